@@ -1,0 +1,1 @@
+"""Tiny random-weight models with real tokenizers, one per architecture family the suites cover."""

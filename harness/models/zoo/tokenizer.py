@@ -1,0 +1,70 @@
+"""A small byte-level BPE tokenizer trained locally, saved in Hugging Face format.
+
+Real tokenizer machinery (``tokenizers`` BPE, byte-level pre-tokenizer and decoder), trained in
+well under a second on a fixed corpus so it is the same on every machine.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CORPUS = """\
+The capital of France is Paris. The capital of Japan is Tokyo. The capital of Italy is Rome.
+What is the weather like today? It is sunny and warm, with a light wind from the west.
+Please call the function get_weather with the city name and the unit of temperature.
+A language model reads a prompt, computes a cache of keys and values, and decodes tokens.
+Prefill processes the prompt in large batches; decoding produces one token at a time.
+def add(a, b):\n    return a + b\n\nclass Point:\n    x: int\n    y: int\n
+{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
+0 1 2 3 4 5 6 7 8 9 10 42 100 1000 3.14 2026-11-22
+user assistant system tool function arguments name content role
+Benchmarks measure throughput in tokens per second and latency in seconds.
+"""
+
+
+def train_tokenizer(
+    out_dir: Path,
+    *,
+    special_tokens: tuple[str, ...],
+    vocab_size: int = 512,
+) -> None:
+    """Train a byte-level BPE on :data:`CORPUS` and write ``tokenizer.json`` into ``out_dir``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    corpus = CORPUS.splitlines() * 4
+    tokenizer.train_from_iterator(corpus, trainer=trainer)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(out_dir / "tokenizer.json"))
+
+
+def write_tokenizer_config(
+    out_dir: Path,
+    *,
+    chat_template: str,
+    bos_token: str | None,
+    eos_token: str,
+    pad_token: str | None = None,
+    extra: dict[str, object] | None = None,
+) -> None:
+    """Write ``tokenizer_config.json`` carrying the family's chat template and special tokens."""
+    config: dict[str, object] = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "chat_template": chat_template,
+        "bos_token": bos_token,
+        "eos_token": eos_token,
+        "pad_token": pad_token or eos_token,
+        "model_max_length": 4096,
+        "clean_up_tokenization_spaces": False,
+    }
+    config.update(extra or {})
+    (out_dir / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
