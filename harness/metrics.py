@@ -1,0 +1,44 @@
+"""Metric definitions: name -> unit, direction of 'better', aggregation and noise floor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.types import Unit
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    unit: Unit
+    higher_is_better: bool
+    description: str
+    aggregation: str = "median"
+    noise_floor: float = 0.02  # relative change under which a difference is never a verdict
+
+
+MEMORY_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        "memory.mlx_peak_bytes", Unit.BYTES, False,
+        "MLX allocator peak during the case (reset before it)",
+    ),
+    MetricSpec(
+        "memory.mlx_active_bytes", Unit.BYTES, False,
+        "MLX allocator active memory at the end of the case",
+    ),
+    MetricSpec(
+        "memory.process_peak_rss_bytes", Unit.BYTES, False,
+        "worker process peak resident set size (reset before the case where the OS allows)",
+    ),
+)
+
+
+def all_specs() -> dict[str, MetricSpec]:
+    """Every metric the built-in and registered scenarios declare, by name."""
+    from harness.scenarios import SCENARIOS
+
+    specs = {spec.name: spec for spec in MEMORY_METRICS}
+    for name in SCENARIOS.names():
+        for spec in SCENARIOS.get(name).metrics:
+            specs[spec.name] = spec
+    return specs

@@ -1,0 +1,19 @@
+"""Scenarios: one module each, registered by name (built-ins and entry points alike)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.registry import Registry
+
+if TYPE_CHECKING:
+    from harness.scenarios.base import Scenario
+
+SCENARIOS: Registry[Scenario] = Registry(
+    "scenario",
+    {
+        "load": "harness.scenarios.load:SCENARIO",
+        "throughput": "harness.scenarios.throughput:SCENARIO",
+    },
+    group="mlx_harness.scenarios",
+)

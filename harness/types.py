@@ -1,0 +1,224 @@
+"""Frozen values and enums shared by every stage: plan, run, store, compare, report.
+
+Units are explicit and SI: seconds, bytes, tokens per second.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+JSONValue = Any  # a value that json.dumps accepts; kept loose on purpose at this boundary
+
+
+class Status(str, Enum):
+    """Outcome of one case. A crash or a timeout is a result, never the end of a run."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+    ERRORED = "errored"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed_out"
+
+    @property
+    def is_ok(self) -> bool:
+        return self in (Status.PASSED, Status.XFAILED, Status.SKIPPED)
+
+
+class Verdict(str, Enum):
+    """Outcome of comparing one case/metric between a baseline run and a current run."""
+
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    UNCHANGED = "unchanged"
+    NOT_COMPARABLE = "not_comparable"
+    NEWLY_FAILING = "newly_failing"
+    FIXED = "fixed"
+    NEW = "new"
+    REMOVED = "removed"
+
+
+class Unit(str, Enum):
+    SECONDS = "s"
+    BYTES = "B"
+    TOKENS_PER_SECOND = "tok/s"
+    TOKENS = "tokens"
+    RATIO = "x"
+    COUNT = "count"
+
+
+class ExpectKind(str, Enum):
+    XFAIL = "xfail"
+    SKIP = "skip"
+
+
+class ModelSource(str, Enum):
+    PATH = "path"
+    HUB = "hub"
+    EMBEDDED = "embedded"
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model as a suite names it, with where it was resolved to (if it could be)."""
+
+    key: str
+    source: ModelSource
+    location: str
+    backend: str
+    tags: tuple[str, ...] = ()
+    path: str | None = None  # resolved local directory, None when unresolved
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """A known outcome declared in the suite: an xfail or a skip, with its reason."""
+
+    kind: ExpectKind
+    reason: str
+    link: str | None = None
+    recheck: str | None = None  # ISO date after which the entry should be re-checked
+    strict: bool = True
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A threshold on one metric's median, absolute (``>= 5``) or relative to a baseline."""
+
+    metric: str
+    op: str  # one of >=, >, <=, <, ==
+    threshold: float
+    relative: bool = False  # threshold is a fraction of the baseline median (e.g. -0.05)
+    expression: str = ""
+
+
+@dataclass(frozen=True)
+class GateResult:
+    gate: Gate
+    measured: float | None
+    passed: bool | None  # None: not evaluated (metric missing or no baseline)
+    message: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """One planned unit of work: a model x scenario x parameter point, with a stable id."""
+
+    case_id: str
+    suite: str
+    suite_path: str
+    model: ModelRef
+    scenario: str
+    params: Mapping[str, JSONValue]
+    point: Mapping[str, JSONValue] = field(default_factory=dict)  # the swept values only
+    repeats: int = 3
+    warmup: int = 1
+    timeout_s: float = 600.0
+    expectation: Expectation | None = None
+    gates: tuple[Gate, ...] = ()
+    marks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One measured quantity with all its raw samples; warm-up samples are kept apart."""
+
+    name: str
+    unit: Unit
+    samples: tuple[float, ...]
+    warmup_samples: tuple[float, ...] = ()
+    view: str | None = None  # for memory: which view (mlx_peak, mlx_active, process_peak_rss)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples) if self.samples else math.nan
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.samples) if self.samples else math.nan
+
+    @property
+    def stddev(self) -> float:
+        return statistics.stdev(self.samples) if len(self.samples) > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What makes two runs of 'the same model' comparable."""
+
+    key: str
+    path: str | None
+    backend: str
+    revision: str | None = None
+    config_sha256: str | None = None
+    chat_template_sha256: str | None = None
+    weights_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case_id: str
+    suite: str
+    model: str
+    scenario: str
+    status: Status
+    params: Mapping[str, JSONValue] = field(default_factory=dict)
+    point: Mapping[str, JSONValue] = field(default_factory=dict)
+    metrics: tuple[Metric, ...] = ()
+    reason: str | None = None  # skip/xfail reason, or the one-line error
+    gates: tuple[GateResult, ...] = ()
+    artifacts: Mapping[str, JSONValue] = field(default_factory=dict)
+    duration_s: float = 0.0
+    started_at: str = ""
+    scenario_version: int = 1
+    link: str | None = None
+
+    def metric(self, name: str) -> Metric | None:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        return None
+
+
+@dataclass(frozen=True)
+class Machine:
+    os: str
+    os_release: str
+    arch: str
+    cpu: str
+    cores: int
+    memory_bytes: int
+    python: str
+    hostname: str = ""
+    blas: str = "unknown"  # e.g. "openblas (LD_PRELOAD /usr/lib/.../libopenblas.so.0)" or "bundled"
+    mlx_device: str = "unknown"  # as seen by the worker: "cpu", "gpu (Apple M2 Max)", ...
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    name: str
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Everything one run measured, with what is needed to judge comparability."""
+
+    schema_version: int
+    run_id: str
+    started_at: str
+    machine: Machine
+    packages: Mapping[str, str | None]
+    git_sha: str | None
+    suites: tuple[SuiteInfo, ...] = ()
+    models: Mapping[str, ModelIdentity] = field(default_factory=dict)
+    results: tuple[CaseResult, ...] = ()
+    finished_at: str | None = None
