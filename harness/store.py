@@ -68,8 +68,11 @@ class RunWriter:
             }
         )
 
-    def model(self, identity: ModelIdentity, *, device: str | None = None) -> None:
-        self._write({"event": "model", "identity": identity, "device": device})
+    def model(
+        self, identity: ModelIdentity, *, device: str | None = None, blas: str | None = None
+    ) -> None:
+        """A model loaded; ``device`` and ``blas`` are what its worker observed."""
+        self._write({"event": "model", "identity": identity, "device": device, "blas": blas})
 
     def case(self, result: CaseResult) -> None:
         self._write({"event": "case", "result": result})
@@ -120,14 +123,18 @@ def load_run(path: Path) -> RunRecord:
     models: dict[str, ModelIdentity] = {}
     results: list[CaseResult] = []
     finished_at: str | None = None
+    observed_device = observed_blas = False
     for event in events[1:]:
         kind = event.get("event")
         if kind == "model":
             identity = identity_from_json(event["identity"])
             models[identity.key] = identity
-            device = event.get("device")
-            if device and machine.mlx_device == "unknown":
-                machine = dataclasses.replace(machine, mlx_device=device)
+            if event.get("device") and not observed_device:
+                observed_device = True
+                machine = dataclasses.replace(machine, mlx_device=event["device"])
+            if event.get("blas") and not observed_blas:
+                observed_blas = True  # what a worker saw mapped beats what was planned
+                machine = dataclasses.replace(machine, blas=event["blas"])
         elif kind == "case":
             results.append(case_result_from_json(event["result"]))
         elif kind == "run_end":

@@ -1,0 +1,19 @@
+"""Backends: one module each, loading a model through a real library (imported lazily)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.registry import Registry
+
+if TYPE_CHECKING:
+    from harness.backends.base import Backend
+
+BACKENDS: Registry[Backend] = Registry(
+    "backend",
+    {
+        "mlx_lm": "harness.backends.mlx_lm:BACKEND",
+        "fake": "harness.backends.fake:BACKEND",
+    },
+    group="mlx_harness.backends",
+)

@@ -1,0 +1,76 @@
+"""The embedded models a suite can name without a path: ``zoo/<family>`` and real models."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.models.cache import models_dir
+
+ZOO_PREFIX = "zoo/"
+MARKER = "harness-model.json"
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    name: str
+    backend: str
+    description: str
+    path: Path
+
+    @property
+    def prepared(self) -> bool:
+        return (self.path / MARKER).is_file()
+
+    @property
+    def size_bytes(self) -> int:
+        if not self.path.is_dir():
+            return 0
+        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+
+
+def embedded_models() -> list[EmbeddedModel]:
+    """Every embedded model, prepared or not, in a stable order."""
+    from harness.models.zoo.families import FAMILIES
+
+    root = models_dir()
+    zoo = [
+        EmbeddedModel(
+            name=f"{ZOO_PREFIX}{family.name}",
+            backend=family.backend,
+            description=f"tiny random-weight {family.name} ({', '.join(family.tags)})",
+            path=root / "zoo" / family.name,
+        )
+        for family in FAMILIES.values()
+    ]
+    return zoo
+
+
+def find_embedded(name: str) -> EmbeddedModel | None:
+    for model in embedded_models():
+        if model.name == name:
+            return model
+    return None
+
+
+def prepare_embedded(name: str, *, force: bool = False) -> Path:
+    """Build or convert one embedded model into the cache; idempotent."""
+    from harness.models.zoo.build import build, is_current
+    from harness.models.zoo.families import FAMILIES
+
+    model = find_embedded(name)
+    if model is None:
+        raise KeyError(name)
+    family = FAMILIES[name.removeprefix(ZOO_PREFIX)]
+    if force or not is_current(model.path, family):
+        build(family, model.path)
+    return model.path
+
+
+def read_marker(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads((path / MARKER).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

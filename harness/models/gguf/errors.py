@@ -1,0 +1,21 @@
+"""The one error type the GGUF importer raises: a single line naming the file, the problem, a fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class GGUFImportError(Exception):
+    """A GGUF file could not be read or converted.
+
+    ``str(error)`` is always one line: ``<file>: <problem>. <fix>``.
+    """
+
+    def __init__(self, path: Path | str, problem: str, fix: str = "") -> None:
+        self.path = Path(path)
+        self.problem = " ".join(problem.split())
+        self.fix = " ".join(fix.split())
+        message = f"{self.path}: {self.problem}"
+        if self.fix:
+            message = f"{message.rstrip('.')}. {self.fix}"
+        super().__init__(message)

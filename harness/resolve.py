@@ -1,0 +1,71 @@
+"""Turn a suite's model entry into a local directory: path, embedded name, or hub id.
+
+Hub ids resolve from the local Hugging Face cache (HF_HOME / HF_HUB_CACHE honoured); the
+network is used only when downloads are allowed by the suite or the command line.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.spec.schema import ModelEntry
+
+
+class ResolveError(Exception):
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def resolve_model(entry: ModelEntry, suite_dir: Path, *, allow_download: bool = False) -> Path:
+    if entry.path:
+        raw = os.path.expandvars(os.path.expanduser(entry.path))
+        path = Path(raw)
+        if not path.is_absolute():
+            path = (suite_dir / path).resolve()
+        if not path.is_dir():
+            raise ResolveError(
+                f"model path '{entry.path}' does not exist (resolved to {path})",
+                "fix the path, or use 'embedded:' / 'hub:'",
+            )
+        return path
+    if entry.embedded:
+        from harness.models.catalog import embedded_models, find_embedded
+
+        model = find_embedded(entry.embedded)
+        if model is None:
+            import difflib
+
+            names = [m.name for m in embedded_models()]
+            close = difflib.get_close_matches(entry.embedded, names, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else "see `mlx-harness models list`"
+            raise ResolveError(f"unknown embedded model '{entry.embedded}'", hint)
+        if not model.prepared:
+            raise ResolveError(
+                f"embedded model '{entry.embedded}' is not prepared ({model.path})",
+                "run `mlx-harness models prepare`",
+            )
+        return model.path
+    return _resolve_hub(str(entry.hub), entry.revision, allow_download=allow_download)
+
+
+def _resolve_hub(repo_id: str, revision: str | None, *, allow_download: bool) -> Path:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        return Path(
+            snapshot_download(repo_id, revision=revision, local_files_only=not allow_download)
+        )
+    except LocalEntryNotFoundError:
+        raise ResolveError(
+            f"hub model '{repo_id}' is not in the local Hugging Face cache",
+            "download it first, or set 'allow_download: true' / pass --allow-download",
+        ) from None
+    except Exception as exc:  # hub client errors vary by version; keep them one line
+        raise ResolveError(
+            f"hub model '{repo_id}' could not be resolved: {str(exc).splitlines()[0]}",
+            "check the id and revision",
+        ) from None

@@ -1,0 +1,1 @@
+"""Running cases: worker subprocesses per model, machine fingerprint, the run session."""

@@ -1,0 +1,124 @@
+"""The supervisor side of one worker process: requests with timeouts, crashes as outcomes."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+
+class WorkerGone(Exception):
+    """The worker died (crash, signal, exit) or went silent past its timeout."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "worker still running"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"worker killed by {name}"
+    return f"worker exited with code {returncode}"
+
+
+def log_tail(path: Path, limit: int = 1) -> str:
+    """Last non-empty line(s) of the worker log, for the one-line reason."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-limit:])
+
+
+class WorkerClient:
+    def __init__(self, env: Mapping[str, str], log_path: Path) -> None:
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log: IO[bytes] = log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.runner.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=dict(env),
+            start_new_session=True,
+        )
+        self._buffer = b""
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def request(self, message: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
+        """Send one request and wait for its reply; raise :class:`WorkerGone` otherwise."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.proc.wait()
+            raise WorkerGone(self._death()) from None
+        return self._read_reply(timeout_s)
+
+    def _read_reply(self, timeout_s: float) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.kill()
+                    raise WorkerGone(f"no reply within {timeout_s:g} s; worker killed",
+                                     timed_out=True)
+                if not selector.select(remaining):
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    self.proc.wait()
+                    raise WorkerGone(self._death())
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def _death(self) -> str:
+        reason = describe_exit(self.proc.returncode)
+        tail = log_tail(self.log_path)
+        return f"{reason}; last log line: {tail}" if tail else reason
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            self.proc.wait()
+
+    def close(self, grace_s: float = 5.0) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(b'{"op": "exit"}\n')
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=grace_s)
+            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+                self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+        self._log.close()

@@ -1,0 +1,47 @@
+"""From what a case measured to its status: gates first, then the suite's expectation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness.metrics import MetricSpec
+from harness.spec.gates import evaluate_gate
+from harness.types import Case, ExpectKind, GateResult, Metric, Status
+
+FAILING = (Status.FAILED, Status.ERRORED, Status.CRASHED, Status.TIMED_OUT)
+
+
+def judge(
+    case: Case,
+    status: Status,
+    metrics: tuple[Metric, ...],
+    reason: str | None,
+    specs: Mapping[str, MetricSpec],
+    baseline: Mapping[str, Metric] | None = None,
+) -> tuple[Status, tuple[GateResult, ...], str | None]:
+    by_name = {m.name: m for m in metrics}
+    gates: tuple[GateResult, ...] = ()
+    if status is Status.PASSED:
+        gates = tuple(
+            evaluate_gate(
+                gate,
+                by_name.get(gate.metric),
+                higher_is_better=specs[gate.metric].higher_is_better
+                if gate.metric in specs else True,
+                baseline=(baseline or {}).get(gate.metric),
+            )
+            for gate in case.gates
+        )
+        failed = [g for g in gates if g.passed is False]
+        if failed:
+            status = Status.FAILED
+            reason = "; ".join(g.message for g in failed)
+    expectation = case.expectation
+    if expectation is not None and expectation.kind is ExpectKind.XFAIL:
+        if status in FAILING:
+            return Status.XFAILED, gates, f"known: {expectation.reason} (got {status.value}: {reason})"
+        if status is Status.PASSED and expectation.strict:
+            return (Status.XPASSED, gates,
+                    f"expected to fail ({expectation.reason}) but passed: fixed upstream? "
+                    "remove the expect entry")
+    return status, gates, reason

@@ -1,0 +1,210 @@
+"""One run: cases go to per-model workers, results are judged and appended as they land.
+
+Both drivers (the pytest plugin and the CLI) use this; neither holds logic the other lacks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.codec import metric_from_json
+from harness.identity import model_identity
+from harness.runner.blas import planned_blas, worker_env
+from harness.runner.client import WorkerClient, WorkerGone
+from harness.runner.judge import judge
+from harness.runner.machine import git_sha, machine, package_versions
+from harness.store import RUN_FILE, RunWriter, load_run
+from harness.types import (
+    Case,
+    CaseResult,
+    ExpectKind,
+    Metric,
+    ModelRef,
+    RunRecord,
+    Status,
+    SuiteInfo,
+    Unit,
+)
+
+
+def new_run_id() -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _memory_metrics(memory: dict[str, Any]) -> list[Metric]:
+    views = (
+        ("memory.mlx_peak_bytes", "mlx_peak_bytes", "MLX peak"),
+        ("memory.mlx_active_bytes", "mlx_active_bytes", "MLX active"),
+        ("memory.process_peak_rss_bytes", "process_peak_rss_bytes",
+         f"process peak RSS ({memory.get('rss_view', '')})"),
+    )
+    return [Metric(name, Unit.BYTES, (float(memory[key]),), view=view)
+            for name, key, view in views if memory.get(key) is not None]
+
+
+@dataclass
+class _LiveModel:
+    ref: ModelRef
+    client: WorkerClient | None = None
+    load_error: str | None = None
+
+
+class RunSession:
+    def __init__(
+        self,
+        report_root: Path,
+        suites: Iterable[SuiteInfo],
+        *,
+        run_id: str | None = None,
+        offline: bool = True,
+        project_root: Path | None = None,
+    ) -> None:
+        from harness.metrics import all_specs
+
+        self.run_id = run_id or new_run_id()
+        self.report_root = report_root
+        self.run_dir = report_root / self.run_id
+        self.env = worker_env(os.environ, offline=offline)
+        self.specs = all_specs()
+        self.writer = RunWriter(self.run_dir / RUN_FILE)
+        self.writer.start(
+            run_id=self.run_id,
+            started_at=now(),
+            machine=machine(planned_blas(self.env)),
+            packages=package_versions(),
+            git_sha=git_sha(project_root or Path.cwd()),
+            suites=list(suites),
+        )
+        self._live: _LiveModel | None = None
+        self._identities: set[str] = set()
+
+    # -- workers ---------------------------------------------------------------------------
+    def _model(self, ref: ModelRef) -> _LiveModel:
+        if self._live is None or self._live.ref != ref:
+            self.close_worker()
+            self._live = _LiveModel(ref)
+        return self._live
+
+    def close_worker(self) -> None:
+        if self._live is not None and self._live.client is not None:
+            self._live.client.close()
+        self._live = None
+
+    def _ensure_loaded(self, live: _LiveModel, timeout_s: float) -> WorkerClient:
+        if live.client is not None and live.client.proc.poll() is None:
+            return live.client
+        log = self.run_dir / "logs" / f"{live.ref.key.replace('/', '_')}.log"
+        client = WorkerClient(self.env, log)
+        live.client = client
+        reply = client.request(
+            {"op": "load", "backend": live.ref.backend, "path": live.ref.path}, timeout_s
+        )
+        if reply.get("op") != "loaded":
+            client.close()
+            live.client = None
+            live.load_error = f"load failed: {reply.get('error', reply)}"
+            raise WorkerGone(live.load_error)
+        if live.ref.key not in self._identities:
+            self._identities.add(live.ref.key)
+            self.writer.model(model_identity(live.ref), device=reply["info"].get("device"),
+                              blas=reply.get("blas"))
+        return client
+
+    # -- cases -----------------------------------------------------------------------------
+    def _execute(self, case: Case) -> tuple[Status, tuple[Metric, ...], str | None, dict[str, Any], int]:
+        live = self._model(case.model)
+        if live.load_error is not None:
+            return Status.ERRORED, (), live.load_error, {}, 1
+        try:
+            client = self._ensure_loaded(live, case.timeout_s)
+        except WorkerGone as exc:
+            status = Status.TIMED_OUT if exc.timed_out else Status.CRASHED
+            if live.load_error is not None:
+                status = Status.ERRORED
+            else:
+                live.load_error = f"load {status.value}: {exc}"
+            live.client = None
+            return status, (), f"during load: {exc}", {}, 1
+        request = {"op": "run", "scenario": case.scenario, "params": dict(case.params),
+                   "repeats": case.repeats, "warmup": case.warmup}
+        try:
+            reply = client.request(request, case.timeout_s)
+        except WorkerGone as exc:
+            live.client = None  # the next case of this model starts a fresh worker
+            return (Status.TIMED_OUT if exc.timed_out else Status.CRASHED), (), str(exc), {}, 1
+        if reply.get("op") == "crash":
+            client.kill()
+            live.client = None
+            return Status.CRASHED, (), reply.get("error"), {}, 1
+        if reply.get("op") != "result":
+            return Status.ERRORED, (), str(reply.get("error", reply)), {}, 1
+        metrics = [metric_from_json(m) for m in reply["metrics"]]
+        metrics.extend(_memory_metrics(reply.get("memory") or {}))
+        return (Status.PASSED, tuple(metrics), None, dict(reply.get("artifacts") or {}),
+                int(reply.get("version", 1)))
+
+    def run_case(self, case: Case) -> CaseResult:
+        started = now()
+        start = time.perf_counter()
+        expectation = case.expectation
+        if expectation is not None and expectation.kind is ExpectKind.SKIP:
+            status, metrics, reason, artifacts, version = (
+                Status.SKIPPED, (), expectation.reason, {}, 1)
+            gates: tuple[Any, ...] = ()
+        else:
+            status, metrics, reason, artifacts, version = self._execute(case)
+            status, gates, reason = judge(case, status, metrics, reason, self.specs)
+        result = CaseResult(
+            case_id=case.case_id,
+            suite=case.suite,
+            model=case.model.key,
+            scenario=case.scenario,
+            status=status,
+            params=dict(case.params),
+            point=dict(case.point),
+            metrics=metrics,
+            reason=reason,
+            gates=gates,
+            artifacts=artifacts,
+            duration_s=time.perf_counter() - start,
+            started_at=started,
+            scenario_version=version,
+            link=expectation.link if expectation else None,
+        )
+        self.writer.case(result)
+        return result
+
+    def finish(self) -> tuple[RunRecord, Path | None]:
+        """Close workers, end the record, render reports; return the run and report.html."""
+        self.close_worker()
+        self.writer.finish(now())
+        self.writer.close()
+        run = load_run(self.run_dir)
+        html = render_reports(run, self.run_dir, self.report_root / "latest")
+        return run, html
+
+
+def render_reports(run: RunRecord, run_dir: Path, latest: Path | None) -> Path:
+    from harness.report import render
+
+    paths = render(run, run_dir)
+    if latest is not None:
+        if latest.exists():
+            shutil.rmtree(latest)
+        latest.mkdir(parents=True)
+        for name in (RUN_FILE, paths.md.name, paths.html.name):
+            shutil.copy2(run_dir / name, latest / name)
+        return latest / paths.html.name
+    return paths.html

@@ -1,0 +1,110 @@
+"""The worker process: loads one model once and runs that model's cases on request.
+
+Protocol: one JSON object per line on stdin (requests) and on the original stdout (replies);
+anything a library prints goes to stderr, which the supervisor keeps as the worker's log.
+
+Requests: ``{"op": "load", "backend": NAME, "path": DIR}``,
+``{"op": "run", "scenario": NAME, "params": {...}, "repeats": N, "warmup": N}``,
+``{"op": "exit"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import IO, Any
+
+from harness.codec import to_json
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class Worker:
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.backend: Any = None
+        self.path: Path | None = None
+        self.model: Any = None
+        self.load_info: Any = None
+
+    def reply(self, message: dict[str, Any]) -> None:
+        self.out.write(json.dumps(to_json(message)) + "\n")
+        self.out.flush()
+
+    def load(self, request: dict[str, Any]) -> None:
+        from harness.backends import BACKENDS
+        from harness.runner.device import blas_in_use
+
+        self.backend = BACKENDS.get(request["backend"])
+        self.path = Path(request["path"])
+        self.model, self.load_info = self.backend.load(self.path)
+        self.reply({"op": "loaded", "info": self.load_info, "blas": blas_in_use(),
+                    "pid": os.getpid()})
+
+    def _reload(self) -> Any:
+        self.model = None
+        self.model, self.load_info = self.backend.load(self.path)
+        return self.model, self.load_info
+
+    def run(self, request: dict[str, Any]) -> None:
+        from harness.runner import device
+        from harness.scenarios import SCENARIOS
+        from harness.scenarios.base import ScenarioContext
+
+        scenario = SCENARIOS.get(request["scenario"])
+        params = scenario.params_model.model_validate(request["params"])
+        ctx = ScenarioContext(
+            model=self.model,
+            load_info=self.load_info,
+            repeats=int(request["repeats"]),
+            warmup=int(request["warmup"]),
+            reload=self._reload,
+        )
+        rss_view = device.reset_peaks()
+        start = time.perf_counter()
+        output = scenario.run(ctx, params)
+        elapsed = time.perf_counter() - start
+        memory = device.snapshot(rss_view)
+        self.reply({"op": "result", "metrics": output.metrics, "artifacts": output.artifacts,
+                    "memory": memory, "elapsed_s": elapsed, "version": scenario.version})
+
+    def serve(self, requests: IO[str]) -> int:
+        for line in requests:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            op = request.get("op")
+            if op == "exit":
+                return 0
+            try:
+                if op == "load":
+                    self.load(request)
+                elif op == "run":
+                    self.run(request)
+                else:
+                    self.reply({"op": "error", "error": f"unknown request '{op}'"})
+            except MemoryError as exc:
+                self.reply({"op": "crash", "error": f"out of memory: {_one_line(exc)}"})
+                return 3
+            except Exception as exc:  # every failure is a result the supervisor records
+                traceback.print_exc(file=sys.stderr)
+                self.reply({"op": "error", "error": _one_line(exc)})
+        return 0
+
+
+def main() -> int:
+    protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)  # library prints must never corrupt the protocol stream
+    sys.stdout = sys.stderr
+    return Worker(protocol).serve(sys.stdin)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Suite files: schema, YAML loading with file:line errors, planning into cases."""

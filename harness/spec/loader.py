@@ -1,0 +1,173 @@
+"""Read a suite file (and its includes) into a validated :class:`LoadedSuite`.
+
+Every problem becomes a :class:`SuiteError` naming file:line:column, what is wrong and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from harness.spec.errors import SuiteError, SuiteInvalid
+from harness.spec.schema import ExpectEntry, IncludeFile, ModelEntry, Suite
+from harness.spec.yamlpos import Located, YamlSyntaxError, load_located
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class SourcedModel:
+    """A model entry with the file and position it came from."""
+
+    entry: ModelEntry
+    path: Path
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class LoadedSuite:
+    path: Path
+    suite: Suite
+    name: str
+    sha256: str
+    located: Located
+    models: tuple[SourcedModel, ...]
+    expect: tuple[ExpectEntry, ...]
+    warnings: tuple[SuiteError, ...] = field(default_factory=tuple)
+
+
+def suite_name(path: Path) -> str:
+    name = path.name
+    for suffix in (".suite.yaml", ".suite.yml", ".yaml", ".yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _describe(error: dict[str, Any], model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, str]:
+    kind = error["type"]
+    where = ".".join(str(p) for p in loc) or "suite"
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        parent = ".".join(str(p) for p in loc[:-1]) or "the suite"
+        allowed = _allowed_keys(model, loc[:-1])
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(allowed)}"
+        return f"unknown key '{key}' in {parent}", hint
+    if kind == "missing":
+        return f"missing required key '{loc[-1]}'", f"add '{loc[-1]}:' here"
+    got = error.get("input")
+    shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
+    message = error["msg"].replace("Value error, ", "")
+    return f"{where}: {message} (got {shown})", "fix the value"
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the pydantic model found by walking ``loc`` from ``model``."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field_info = getattr(current, "model_fields", {}).get(part)
+        if field_info is None:
+            return []
+        annotation = field_info.annotation
+        for arg in getattr(annotation, "__args__", ()) or (annotation,):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                current = arg
+                break
+            inner = getattr(arg, "__args__", ())
+            found = [a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)]
+            if found:
+                current = found[0]
+                break
+        else:
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                current = annotation
+    return sorted(getattr(current, "model_fields", {}))
+
+
+def _validate(model: type[M], located: Located, path: Path) -> tuple[M | None, list[SuiteError]]:
+    data = located.data if located.data is not None else {}
+    if not isinstance(data, dict):
+        return None, [SuiteError(str(path), 1, 1, "the file must be a YAML mapping",
+                                 "start with 'schema_version: 1'")]
+    try:
+        return model.model_validate(data), []
+    except ValidationError as exc:
+        errors = []
+        for error in exc.errors():
+            loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
+            line, col = located.position(loc, prefer_key=error["type"] == "extra_forbidden")
+            message, hint = _describe(dict(error), model, loc)
+            errors.append(SuiteError(str(path), line, col, message, hint))
+        return None, errors
+
+
+def _read(path: Path) -> tuple[Located | None, list[SuiteError]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return None, [SuiteError(str(path), 1, 1, f"cannot read file ({exc.strerror})",
+                                 "check the path")]
+    try:
+        return load_located(text), []
+    except YamlSyntaxError as exc:
+        return None, [SuiteError(str(path), exc.line, exc.column, f"invalid YAML: {exc.message}",
+                                 "check the indentation and colons on this line and the one above")]
+
+
+def load_suite(path: Path) -> LoadedSuite:
+    """Load and validate ``path``; raise :class:`SuiteInvalid` listing every error."""
+    from harness.spec.checks import check_suite
+
+    located, errors = _read(path)
+    if located is None:
+        raise SuiteInvalid(errors)
+    suite, errors = _validate(Suite, located, path)
+    if suite is None:
+        raise SuiteInvalid(errors)
+    models = [
+        SourcedModel(m, path, *located.position(("models", i)))
+        for i, m in enumerate(suite.models)
+    ]
+    expect = list(suite.expect)
+    for i, include in enumerate(suite.include):
+        inc_path = (path.parent / include).resolve()
+        line, col = located.position(("include", i))
+        if not inc_path.is_file():
+            errors.append(SuiteError(str(path), line, col, f"included file '{include}' not found",
+                                     f"looked for {inc_path}"))
+            continue
+        inc_located, inc_errors = _read(inc_path)
+        errors.extend(inc_errors)
+        if inc_located is None:
+            continue
+        included, inc_errors = _validate(IncludeFile, inc_located, inc_path)
+        errors.extend(inc_errors)
+        if included is None:
+            continue
+        models.extend(
+            SourcedModel(m, inc_path, *inc_located.position(("models", j)))
+            for j, m in enumerate(included.models)
+        )
+        expect.extend(included.expect)
+    loaded = LoadedSuite(
+        path=path,
+        suite=suite,
+        name=suite.name or suite_name(path),
+        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        located=located,
+        models=tuple(models),
+        expect=tuple(expect),
+    )
+    errors.extend(check_suite(loaded))
+    if errors:
+        raise SuiteInvalid(errors)
+    return loaded

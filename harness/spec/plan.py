@@ -1,0 +1,107 @@
+"""Planning: a loaded suite becomes cases (models x scenarios x sweep points), grouped by model."""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from harness.spec.gates import parse_gate
+from harness.spec.loader import LoadedSuite, SourcedModel
+from harness.spec.schema import ExpectEntry, ScenarioEntry
+from harness.types import Case, ExpectKind, Expectation, Gate, ModelRef, ModelSource
+
+
+def point_id(point: Mapping[str, Any]) -> str:
+    """Readable, stable id of a sweep point: ``prompt_tokens=128-gen_tokens=32``."""
+    return "-".join(f"{k}={point[k]}" for k in point)
+
+
+def case_name(scenario: str, point: Mapping[str, Any]) -> str:
+    return f"{scenario}[{point_id(point)}]" if point else scenario
+
+
+def _points(entry: ScenarioEntry) -> list[dict[str, Any]]:
+    if not entry.sweep:
+        return [{}]
+    keys = list(entry.sweep)
+    return [dict(zip(keys, combo, strict=True))
+            for combo in itertools.product(*(entry.sweep[k] for k in keys))]
+
+
+def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, str | None]:
+    from harness.resolve import ResolveError, resolve_model
+
+    entry = sourced.entry
+    source = (ModelSource.PATH if entry.path
+              else ModelSource.HUB if entry.hub else ModelSource.EMBEDDED)
+    try:
+        resolved: str | None = str(resolve_model(entry, sourced.path.parent,
+                                                 allow_download=allow_download))
+        problem = None
+    except ResolveError as exc:
+        resolved, problem = None, f"{exc.message} ({exc.hint})"
+    ref = ModelRef(entry.key, source, entry.location, entry.backend, tuple(entry.tags), resolved)
+    return ref, problem
+
+
+def _expectation(expect: tuple[ExpectEntry, ...], model: str, scenario: str
+                 ) -> Expectation | None:
+    for entry in expect:
+        if fnmatch.fnmatchcase(model, entry.model) and fnmatch.fnmatchcase(scenario,
+                                                                            entry.scenario):
+            return Expectation(
+                kind=ExpectKind(entry.status),
+                reason=entry.reason,
+                link=entry.link,
+                recheck=entry.recheck.isoformat() if entry.recheck else None,
+                strict=entry.strict,
+            )
+    return None
+
+
+def _gates(suite_gates: Mapping[str, str], entry: ScenarioEntry) -> tuple[Gate, ...]:
+    gates = [parse_gate(m, e) for m, e in suite_gates.items()
+             if m.split(".")[0] in (entry.scenario, "memory")]
+    gates.extend(parse_gate(m, e) for m, e in entry.gates.items())
+    return tuple(gates)
+
+
+def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
+    """All cases of the suite, ordered so each model's cases are adjacent (one load each)."""
+    from harness.scenarios import SCENARIOS
+
+    suite = loaded.suite
+    allow = allow_download or suite.allow_download
+    refs = [_model_ref(m, allow) for m in loaded.models]
+    cases: list[Case] = []
+    for ref, problem in refs:
+        for entry in suite.scenarios:
+            if entry.models is not None and ref.key not in entry.models:
+                continue
+            params_model = SCENARIOS.get(entry.scenario).params_model
+            for point in _points(entry):
+                params = params_model.model_validate({**entry.params, **point}).model_dump()
+                expectation = _expectation(loaded.expect, ref.key, entry.scenario)
+                if problem is not None and expectation is None:
+                    expectation = Expectation(ExpectKind.SKIP, problem)
+                cases.append(
+                    Case(
+                        case_id=f"{loaded.name}::{ref.key}::{case_name(entry.scenario, point)}",
+                        suite=loaded.name,
+                        suite_path=str(loaded.path),
+                        model=ref,
+                        scenario=entry.scenario,
+                        params=params,
+                        point=point,
+                        repeats=entry.repeats or suite.defaults.repeats,
+                        warmup=entry.warmup if entry.warmup is not None
+                        else suite.defaults.warmup,
+                        timeout_s=entry.timeout_s or suite.defaults.timeout_s,
+                        expectation=expectation,
+                        gates=_gates(suite.gates, entry),
+                        marks=(entry.scenario, ref.backend, *ref.tags),
+                    )
+                )
+    return cases
