@@ -19,15 +19,21 @@ class MetricSpec:
 
 MEMORY_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
-        "memory.mlx_peak_bytes", Unit.BYTES, False,
+        "memory.mlx_peak_bytes",
+        Unit.BYTES,
+        False,
         "MLX allocator peak during the case (reset before it)",
     ),
     MetricSpec(
-        "memory.mlx_active_bytes", Unit.BYTES, False,
+        "memory.mlx_active_bytes",
+        Unit.BYTES,
+        False,
         "MLX allocator active memory at the end of the case",
     ),
     MetricSpec(
-        "memory.process_peak_rss_bytes", Unit.BYTES, False,
+        "memory.process_peak_rss_bytes",
+        Unit.BYTES,
+        False,
         "worker process peak resident set size (reset before the case where the OS allows)",
     ),
 )

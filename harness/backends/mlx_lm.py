@@ -36,7 +36,7 @@ class MlxLmModel:
         return list(self.tokenizer.apply_chat_template(list(messages), **kwargs))
 
     def vocab_size(self) -> int:
-        return int(len(self.tokenizer.get_vocab()))
+        return len(self.tokenizer.get_vocab())
 
     def stream_tokens(
         self,

@@ -83,8 +83,9 @@ class WorkerClient:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self.kill()
-                    raise WorkerGone(f"no reply within {timeout_s:g} s; worker killed",
-                                     timed_out=True)
+                    raise WorkerGone(
+                        f"no reply within {timeout_s:g} s; worker killed", timed_out=True
+                    )
                 if not selector.select(remaining):
                     continue
                 chunk = os.read(fd, 65536)

@@ -27,7 +27,8 @@ def judge(
                 gate,
                 by_name.get(gate.metric),
                 higher_is_better=specs[gate.metric].higher_is_better
-                if gate.metric in specs else True,
+                if gate.metric in specs
+                else True,
                 baseline=(baseline or {}).get(gate.metric),
             )
             for gate in case.gates
@@ -39,9 +40,16 @@ def judge(
     expectation = case.expectation
     if expectation is not None and expectation.kind is ExpectKind.XFAIL:
         if status in FAILING:
-            return Status.XFAILED, gates, f"known: {expectation.reason} (got {status.value}: {reason})"
+            return (
+                Status.XFAILED,
+                gates,
+                f"known: {expectation.reason} (got {status.value}: {reason})",
+            )
         if status is Status.PASSED and expectation.strict:
-            return (Status.XPASSED, gates,
-                    f"expected to fail ({expectation.reason}) but passed: fixed upstream? "
-                    "remove the expect entry")
+            return (
+                Status.XPASSED,
+                gates,
+                f"expected to fail ({expectation.reason}) but passed: fixed upstream? "
+                "remove the expect entry",
+            )
     return status, gates, reason

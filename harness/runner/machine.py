@@ -13,8 +13,19 @@ from pathlib import Path
 from harness.types import Machine
 
 PACKAGES = (
-    "mlx-harness", "mlx", "mlx-cpu", "mlx-metal", "mlx-cuda", "mlx-lm", "mlx-vlm", "mlx-audio",
-    "transformers", "tokenizers", "huggingface_hub", "numpy", "safetensors",
+    "mlx-harness",
+    "mlx",
+    "mlx-cpu",
+    "mlx-metal",
+    "mlx-cuda",
+    "mlx-lm",
+    "mlx-vlm",
+    "mlx-audio",
+    "transformers",
+    "tokenizers",
+    "huggingface_hub",
+    "numpy",
+    "safetensors",
 )
 
 
@@ -75,13 +86,19 @@ def machine(blas: str) -> Machine:
 
 def git_sha(start: Path) -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=start, capture_output=True,
-                             text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=start, capture_output=True, text=True, timeout=5
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     sha = out.stdout.strip()
     if out.returncode != 0 or not sha:
         return None
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=start,
-                           capture_output=True, text=True, timeout=5).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=start,
+        capture_output=True,
+        text=True,
+        timeout=5,
+    ).stdout.strip()
     return f"{sha}-dirty" if dirty else sha

@@ -21,13 +21,13 @@ from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import WorkerClient, WorkerGone
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
+from harness.spec.plan import worker_key
 from harness.store import RUN_FILE, RunWriter, load_run
 from harness.types import (
     Case,
     CaseResult,
     ExpectKind,
     Metric,
-    ModelRef,
     RunRecord,
     Status,
     SuiteInfo,
@@ -47,18 +47,26 @@ def _memory_metrics(memory: dict[str, Any]) -> list[Metric]:
     views = (
         ("memory.mlx_peak_bytes", "mlx_peak_bytes", "MLX peak"),
         ("memory.mlx_active_bytes", "mlx_active_bytes", "MLX active"),
-        ("memory.process_peak_rss_bytes", "process_peak_rss_bytes",
-         f"process peak RSS ({memory.get('rss_view', '')})"),
+        (
+            "memory.process_peak_rss_bytes",
+            "process_peak_rss_bytes",
+            f"process peak RSS ({memory.get('rss_view', '')})",
+        ),
     )
-    return [Metric(name, Unit.BYTES, (float(memory[key]),), view=view)
-            for name, key, view in views if memory.get(key) is not None]
+    return [
+        Metric(name, Unit.BYTES, (float(memory[key]),), view=view)
+        for name, key, view in views
+        if memory.get(key) is not None
+    ]
 
 
 @dataclass
 class _LiveModel:
-    ref: ModelRef
+    case: Case  # the first case that needed this worker; its model is the one loaded
     client: WorkerClient | None = None
     load_error: str | None = None
+    device: str | None = None
+    blas: str | None = None
 
 
 class RunSession:
@@ -91,10 +99,10 @@ class RunSession:
         self._identities: set[str] = set()
 
     # -- workers ---------------------------------------------------------------------------
-    def _model(self, ref: ModelRef) -> _LiveModel:
-        if self._live is None or self._live.ref != ref:
+    def _model(self, case: Case) -> _LiveModel:
+        if self._live is None or worker_key(self._live.case) != worker_key(case):
             self.close_worker()
-            self._live = _LiveModel(ref)
+            self._live = _LiveModel(case)
         return self._live
 
     def close_worker(self) -> None:
@@ -105,26 +113,32 @@ class RunSession:
     def _ensure_loaded(self, live: _LiveModel, timeout_s: float) -> WorkerClient:
         if live.client is not None and live.client.proc.poll() is None:
             return live.client
-        log = self.run_dir / "logs" / f"{live.ref.key.replace('/', '_')}.log"
+        log = self.run_dir / "logs" / f"{live.case.model.key.replace('/', '_')}.log"
         client = WorkerClient(self.env, log)
         live.client = client
         reply = client.request(
-            {"op": "load", "backend": live.ref.backend, "path": live.ref.path}, timeout_s
+            {"op": "load", "backend": live.case.model.backend, "path": live.case.model.path},
+            timeout_s,
         )
         if reply.get("op") != "loaded":
             client.close()
             live.client = None
             live.load_error = f"load failed: {reply.get('error', reply)}"
             raise WorkerGone(live.load_error)
-        if live.ref.key not in self._identities:
-            self._identities.add(live.ref.key)
-            self.writer.model(model_identity(live.ref), device=reply["info"].get("device"),
-                              blas=reply.get("blas"))
+        live.device = reply["info"].get("device")
+        live.blas = reply.get("blas")
         return client
 
+    def _record_identity(self, case: Case, live: _LiveModel) -> None:
+        if case.model.key not in self._identities:
+            self._identities.add(case.model.key)
+            self.writer.model(model_identity(case.model), device=live.device, blas=live.blas)
+
     # -- cases -----------------------------------------------------------------------------
-    def _execute(self, case: Case) -> tuple[Status, tuple[Metric, ...], str | None, dict[str, Any], int]:
-        live = self._model(case.model)
+    def _execute(
+        self, case: Case
+    ) -> tuple[Status, tuple[Metric, ...], str | None, dict[str, Any], int]:
+        live = self._model(case)
         if live.load_error is not None:
             return Status.ERRORED, (), live.load_error, {}, 1
         try:
@@ -137,8 +151,14 @@ class RunSession:
                 live.load_error = f"load {status.value}: {exc}"
             live.client = None
             return status, (), f"during load: {exc}", {}, 1
-        request = {"op": "run", "scenario": case.scenario, "params": dict(case.params),
-                   "repeats": case.repeats, "warmup": case.warmup}
+        self._record_identity(case, live)
+        request = {
+            "op": "run",
+            "scenario": case.scenario,
+            "params": dict(case.params),
+            "repeats": case.repeats,
+            "warmup": case.warmup,
+        }
         try:
             reply = client.request(request, case.timeout_s)
         except WorkerGone as exc:
@@ -152,8 +172,13 @@ class RunSession:
             return Status.ERRORED, (), str(reply.get("error", reply)), {}, 1
         metrics = [metric_from_json(m) for m in reply["metrics"]]
         metrics.extend(_memory_metrics(reply.get("memory") or {}))
-        return (Status.PASSED, tuple(metrics), None, dict(reply.get("artifacts") or {}),
-                int(reply.get("version", 1)))
+        return (
+            Status.PASSED,
+            tuple(metrics),
+            None,
+            dict(reply.get("artifacts") or {}),
+            int(reply.get("version", 1)),
+        )
 
     def run_case(self, case: Case) -> CaseResult:
         started = now()
@@ -161,7 +186,12 @@ class RunSession:
         expectation = case.expectation
         if expectation is not None and expectation.kind is ExpectKind.SKIP:
             status, metrics, reason, artifacts, version = (
-                Status.SKIPPED, (), expectation.reason, {}, 1)
+                Status.SKIPPED,
+                (),
+                expectation.reason,
+                {},
+                1,
+            )
             gates: tuple[Any, ...] = ()
         else:
             status, metrics, reason, artifacts, version = self._execute(case)
@@ -186,14 +216,15 @@ class RunSession:
         self.writer.case(result)
         return result
 
-    def finish(self) -> tuple[RunRecord, Path | None]:
+    def finish(self, *, render: bool = True) -> tuple[RunRecord, Path | None]:
         """Close workers, end the record, render reports; return the run and report.html."""
         self.close_worker()
         self.writer.finish(now())
         self.writer.close()
         run = load_run(self.run_dir)
-        html = render_reports(run, self.run_dir, self.report_root / "latest")
-        return run, html
+        if not render:
+            return run, None
+        return run, render_reports(run, self.run_dir, self.report_root / "latest")
 
 
 def render_reports(run: RunRecord, run_dir: Path, latest: Path | None) -> Path:

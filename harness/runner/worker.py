@@ -45,8 +45,9 @@ class Worker:
         self.backend = BACKENDS.get(request["backend"])
         self.path = Path(request["path"])
         self.model, self.load_info = self.backend.load(self.path)
-        self.reply({"op": "loaded", "info": self.load_info, "blas": blas_in_use(),
-                    "pid": os.getpid()})
+        self.reply(
+            {"op": "loaded", "info": self.load_info, "blas": blas_in_use(), "pid": os.getpid()}
+        )
 
     def _reload(self) -> Any:
         self.model = None
@@ -72,8 +73,16 @@ class Worker:
         output = scenario.run(ctx, params)
         elapsed = time.perf_counter() - start
         memory = device.snapshot(rss_view)
-        self.reply({"op": "result", "metrics": output.metrics, "artifacts": output.artifacts,
-                    "memory": memory, "elapsed_s": elapsed, "version": scenario.version})
+        self.reply(
+            {
+                "op": "result",
+                "metrics": output.metrics,
+                "artifacts": output.artifacts,
+                "memory": memory,
+                "elapsed_s": elapsed,
+                "version": scenario.version,
+            }
+        )
 
     def serve(self, requests: IO[str]) -> int:
         for line in requests:

@@ -11,6 +11,7 @@ ignored. Definitions (same as mlx-lm's own statistics):
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import ClassVar
 
@@ -47,8 +48,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-def timed_run(ctx: ScenarioContext, prompt: list[int], gen_tokens: int, ignore_eos: bool
-              ) -> list[float]:
+def timed_run(
+    ctx: ScenarioContext, prompt: list[int], gen_tokens: int, ignore_eos: bool
+) -> list[float]:
     """Run one generation; return the time (s) of each token since the call started."""
     start = time.perf_counter()
     stamps: list[float] = []
@@ -61,8 +63,15 @@ class ThroughputScenario:
     name: ClassVar[str] = "throughput"
     version: ClassVar[int] = 1
     params_model: ClassVar[type[Params]] = ThroughputParams
-    metrics: ClassVar[tuple[MetricSpec, ...]] = (PREFILL, DECODE, TTFT, ITL_P50, ITL_P90,
-                                                 ITL_P99, E2E)
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (
+        PREFILL,
+        DECODE,
+        TTFT,
+        ITL_P50,
+        ITL_P90,
+        ITL_P99,
+        E2E,
+    )
 
     def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
         assert isinstance(params, ThroughputParams)
@@ -95,7 +104,7 @@ def _figures(stamps: list[float], prompt_len: int) -> tuple[float, ...]:
     if not stamps:
         return (nan,) * 7
     ttft = stamps[0]
-    gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
     decode = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else nan
     return (
         prompt_len / ttft,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from harness.spec.errors import SuiteError
+from harness.spec.errors import SuiteError, describe_value
 from harness.spec.gates import GateSyntaxError, parse_gate
 
 if TYPE_CHECKING:
@@ -33,14 +33,26 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
     for sourced in loaded.models:
         entry, where = sourced.entry, str(sourced.path)
         if entry.key in keys:
-            errors.append(SuiteError(where, sourced.line, sourced.column,
-                                     f"model name '{entry.key}' is used twice",
-                                     "give one of them a distinct 'name:'"))
+            errors.append(
+                SuiteError(
+                    where,
+                    sourced.line,
+                    sourced.column,
+                    f"model name '{entry.key}' is used twice",
+                    "give one of them a distinct 'name:'",
+                )
+            )
         keys[entry.key] = sourced.line
         if entry.backend not in BACKENDS:
-            errors.append(SuiteError(where, sourced.line, sourced.column,
-                                     f"unknown backend '{entry.backend}'",
-                                     _did_you_mean(entry.backend, BACKENDS.names())))
+            errors.append(
+                SuiteError(
+                    where,
+                    sourced.line,
+                    sourced.column,
+                    f"unknown backend '{entry.backend}'",
+                    _did_you_mean(entry.backend, BACKENDS.names()),
+                )
+            )
         if entry.hub:
             continue  # an uncached hub model is a skip at run time, not a suite error
         try:
@@ -53,30 +65,51 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
     for i, entry in enumerate(loaded.suite.scenarios):
         if entry.scenario not in SCENARIOS:
             line, col = pos(("scenarios", i, "scenario"))
-            errors.append(SuiteError(path, line, col, f"unknown scenario '{entry.scenario}'",
-                                     SCENARIOS.hint(entry.scenario)))
+            errors.append(
+                SuiteError(
+                    path,
+                    line,
+                    col,
+                    f"unknown scenario '{entry.scenario}'",
+                    SCENARIOS.hint(entry.scenario),
+                )
+            )
             continue
         errors.extend(_check_params(loaded, i, entry.scenario, entry.params, entry.sweep))
         for j, name in enumerate(entry.models or []):
             if name not in keys:
                 line, col = pos(("scenarios", i, "models", j))
-                errors.append(SuiteError(path, line, col, f"unknown model '{name}'",
-                                         _did_you_mean(name, model_names)))
+                errors.append(
+                    SuiteError(
+                        path, line, col, f"unknown model '{name}'", _did_you_mean(name, model_names)
+                    )
+                )
         for metric, expression in entry.gates.items():
-            errors.extend(_check_gate(loaded, ("scenarios", i, "gates", metric), metric,
-                                      expression, specs))
+            errors.extend(
+                _check_gate(loaded, ("scenarios", i, "gates", metric), metric, expression, specs)
+            )
     for metric, expression in loaded.suite.gates.items():
         errors.extend(_check_gate(loaded, ("gates", metric), metric, expression, specs))
     for i, expect in enumerate(loaded.suite.expect):
         if not any(ch in expect.model for ch in "*?[") and expect.model not in keys:
             line, col = pos(("expect", i, "model"))
-            errors.append(SuiteError(path, line, col, f"expect names unknown model "
-                                     f"'{expect.model}'", _did_you_mean(expect.model, model_names)))
+            errors.append(
+                SuiteError(
+                    path,
+                    line,
+                    col,
+                    f"expect names unknown model '{expect.model}'",
+                    _did_you_mean(expect.model, model_names),
+                )
+            )
     return errors
 
 
 def _check_params(
-    loaded: LoadedSuite, index: int, scenario: str, params: dict[str, Any],
+    loaded: LoadedSuite,
+    index: int,
+    scenario: str,
+    params: dict[str, Any],
     sweep: dict[str, list[Any]],
 ) -> list[SuiteError]:
     from harness.scenarios import SCENARIOS
@@ -102,34 +135,44 @@ def _check_params(
                     loc = (*loc, key)
                 elif key not in sweep:
                     continue  # reported once, at params
-                text = (f"unknown parameter '{key}' for scenario '{scenario}'"
-                        if error["type"] == "extra_forbidden"
-                        else f"parameter '{key}' of '{scenario}': {error['msg']} "
-                             f"(got {error.get('input')!r})")
+                if error["type"] == "extra_forbidden":
+                    text = f"unknown parameter '{key}' for scenario '{scenario}'"
+                    hint = _did_you_mean(key, allowed)
+                else:
+                    text, hint = describe_value(f"parameter '{key}' of '{scenario}'", key, error)
                 if text in seen:
                     continue
                 seen.add(text)
                 line, col = pos(loc, prefer_key=error["type"] == "extra_forbidden")
-                hint = (_did_you_mean(key, allowed) if error["type"] == "extra_forbidden"
-                        else "fix the value")
                 errors.append(SuiteError(path, line, col, text, hint))
     return errors
 
 
 def _check_gate(
-    loaded: LoadedSuite, loc: tuple[str | int, ...], metric: str, expression: str,
+    loaded: LoadedSuite,
+    loc: tuple[str | int, ...],
+    metric: str,
+    expression: str,
     specs: dict[str, Any],
 ) -> list[SuiteError]:
     path = str(loaded.path)
     errors: list[SuiteError] = []
     if metric not in specs:
         line, col = loaded.located.position(loc, prefer_key=True)
-        errors.append(SuiteError(path, line, col, f"unknown metric '{metric}' in gates",
-                                 _did_you_mean(metric, list(specs))))
+        errors.append(
+            SuiteError(
+                path,
+                line,
+                col,
+                f"unknown metric '{metric}' in gates",
+                _did_you_mean(metric, list(specs)),
+            )
+        )
     try:
         parse_gate(metric, expression)
     except GateSyntaxError as exc:
         line, col = loaded.located.position(loc)
-        errors.append(SuiteError(path, line, col, str(exc).split(";")[0],
-                                 str(exc).split("; ", 1)[-1]))
+        errors.append(
+            SuiteError(path, line, col, str(exc).split(";")[0], str(exc).split("; ", 1)[-1])
+        )
     return errors

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -24,3 +26,32 @@ class SuiteInvalid(Exception):
     def __init__(self, errors: list[SuiteError]) -> None:
         super().__init__("\n".join(str(e) for e in errors))
         self.errors = errors
+
+
+# pydantic error type -> (what was expected, an example value)
+EXPECTED = {
+    "int_parsing": ("a whole number", "3"),
+    "int_type": ("a whole number", "3"),
+    "int_from_float": ("a whole number", "3"),
+    "float_parsing": ("a number", "2.5"),
+    "float_type": ("a number", "2.5"),
+    "bool_parsing": ("true or false", "true"),
+    "bool_type": ("true or false", "true"),
+    "string_type": ("text", "my-model"),
+    "list_type": ("a list", "[a, b]"),
+    "dict_type": ("a mapping", "{key: value}"),
+    "model_type": ("a mapping", "{key: value}"),
+    "date_from_datetime_parsing": ("a date", "2026-12-31"),
+    "date_parsing": ("a date", "2026-12-31"),
+}
+
+
+def describe_value(where: str, key: str, error: Mapping[str, Any]) -> tuple[str, str]:
+    """Message and hint for a pydantic value error at ``where`` (``key`` is the last part)."""
+    got = error.get("input")
+    shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
+    expected = EXPECTED.get(str(error.get("type")))
+    if expected is not None:
+        return f"{where}: expected {expected[0]}, got {shown}", f"e.g. {key}: {expected[1]}"
+    message = str(error.get("msg", "invalid value")).replace("Value error, ", "")
+    return f"{where}: {message} (got {shown})", "fix the value"

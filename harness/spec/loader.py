@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from harness.spec.errors import SuiteError, SuiteInvalid
+from harness.spec.errors import SuiteError, SuiteInvalid, describe_value
 from harness.spec.schema import ExpectEntry, IncludeFile, ModelEntry, Suite
 from harness.spec.yamlpos import Located, YamlSyntaxError, load_located
 
@@ -50,7 +50,9 @@ def suite_name(path: Path) -> str:
     return name
 
 
-def _describe(error: dict[str, Any], model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, str]:
+def _describe(
+    error: dict[str, Any], model: type[BaseModel], loc: tuple[Any, ...]
+) -> tuple[str, str]:
     kind = error["type"]
     where = ".".join(str(p) for p in loc) or "suite"
     if kind == "extra_forbidden":
@@ -62,10 +64,7 @@ def _describe(error: dict[str, Any], model: type[BaseModel], loc: tuple[Any, ...
         return f"unknown key '{key}' in {parent}", hint
     if kind == "missing":
         return f"missing required key '{loc[-1]}'", f"add '{loc[-1]}:' here"
-    got = error.get("input")
-    shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
-    message = error["msg"].replace("Value error, ", "")
-    return f"{where}: {message} (got {shown})", "fix the value"
+    return describe_value(where, str(loc[-1]) if loc else "", error)
 
 
 def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
@@ -96,8 +95,11 @@ def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 def _validate(model: type[M], located: Located, path: Path) -> tuple[M | None, list[SuiteError]]:
     data = located.data if located.data is not None else {}
     if not isinstance(data, dict):
-        return None, [SuiteError(str(path), 1, 1, "the file must be a YAML mapping",
-                                 "start with 'schema_version: 1'")]
+        return None, [
+            SuiteError(
+                str(path), 1, 1, "the file must be a YAML mapping", "start with 'schema_version: 1'"
+            )
+        ]
     try:
         return model.model_validate(data), []
     except ValidationError as exc:
@@ -114,13 +116,21 @@ def _read(path: Path) -> tuple[Located | None, list[SuiteError]]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        return None, [SuiteError(str(path), 1, 1, f"cannot read file ({exc.strerror})",
-                                 "check the path")]
+        return None, [
+            SuiteError(str(path), 1, 1, f"cannot read file ({exc.strerror})", "check the path")
+        ]
     try:
         return load_located(text), []
     except YamlSyntaxError as exc:
-        return None, [SuiteError(str(path), exc.line, exc.column, f"invalid YAML: {exc.message}",
-                                 "check the indentation and colons on this line and the one above")]
+        return None, [
+            SuiteError(
+                str(path),
+                exc.line,
+                exc.column,
+                f"invalid YAML: {exc.message}",
+                "check the indentation and colons on this line and the one above",
+            )
+        ]
 
 
 def load_suite(path: Path) -> LoadedSuite:
@@ -134,16 +144,22 @@ def load_suite(path: Path) -> LoadedSuite:
     if suite is None:
         raise SuiteInvalid(errors)
     models = [
-        SourcedModel(m, path, *located.position(("models", i)))
-        for i, m in enumerate(suite.models)
+        SourcedModel(m, path, *located.position(("models", i))) for i, m in enumerate(suite.models)
     ]
     expect = list(suite.expect)
     for i, include in enumerate(suite.include):
         inc_path = (path.parent / include).resolve()
         line, col = located.position(("include", i))
         if not inc_path.is_file():
-            errors.append(SuiteError(str(path), line, col, f"included file '{include}' not found",
-                                     f"looked for {inc_path}"))
+            errors.append(
+                SuiteError(
+                    str(path),
+                    line,
+                    col,
+                    f"included file '{include}' not found",
+                    f"looked for {inc_path}",
+                )
+            )
             continue
         inc_located, inc_errors = _read(inc_path)
         errors.extend(inc_errors)

@@ -4,13 +4,38 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from harness.spec.gates import parse_gate
 from harness.spec.loader import LoadedSuite, SourcedModel
 from harness.spec.schema import ExpectEntry, ScenarioEntry
-from harness.types import Case, ExpectKind, Expectation, Gate, ModelRef, ModelSource
+from harness.types import Case, Expectation, ExpectKind, Gate, ModelRef, ModelSource
+
+T = TypeVar("T")
+
+
+def group_by_first_seen(items: Sequence[T], key: Callable[[T], Hashable | None]) -> list[T]:
+    """Stable reorder so items with the same key are adjacent, at the first one's place.
+
+    Items whose key is None keep their own place. Used to load each model once per run.
+    """
+    first: dict[Hashable, int] = {}
+    for index, item in enumerate(items):
+        k = key(item)
+        if k is not None:
+            first.setdefault(k, index)
+
+    def rank(pair: tuple[int, T]) -> tuple[int, int]:
+        k = key(pair[1])
+        return (first[k] if k is not None else pair[0], pair[0])
+
+    return [item for _, item in sorted(enumerate(items), key=rank)]
+
+
+def worker_key(case: Case) -> tuple[str, str]:
+    """Cases with the same key share one worker (one load)."""
+    return (case.model.backend, case.model.path or case.model.location)
 
 
 def point_id(point: Mapping[str, Any]) -> str:
@@ -26,19 +51,23 @@ def _points(entry: ScenarioEntry) -> list[dict[str, Any]]:
     if not entry.sweep:
         return [{}]
     keys = list(entry.sweep)
-    return [dict(zip(keys, combo, strict=True))
-            for combo in itertools.product(*(entry.sweep[k] for k in keys))]
+    return [
+        dict(zip(keys, combo, strict=True))
+        for combo in itertools.product(*(entry.sweep[k] for k in keys))
+    ]
 
 
 def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, str | None]:
     from harness.resolve import ResolveError, resolve_model
 
     entry = sourced.entry
-    source = (ModelSource.PATH if entry.path
-              else ModelSource.HUB if entry.hub else ModelSource.EMBEDDED)
+    source = (
+        ModelSource.PATH if entry.path else ModelSource.HUB if entry.hub else ModelSource.EMBEDDED
+    )
     try:
-        resolved: str | None = str(resolve_model(entry, sourced.path.parent,
-                                                 allow_download=allow_download))
+        resolved: str | None = str(
+            resolve_model(entry, sourced.path.parent, allow_download=allow_download)
+        )
         problem = None
     except ResolveError as exc:
         resolved, problem = None, f"{exc.message} ({exc.hint})"
@@ -46,11 +75,11 @@ def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, s
     return ref, problem
 
 
-def _expectation(expect: tuple[ExpectEntry, ...], model: str, scenario: str
-                 ) -> Expectation | None:
+def _expectation(expect: tuple[ExpectEntry, ...], model: str, scenario: str) -> Expectation | None:
     for entry in expect:
-        if fnmatch.fnmatchcase(model, entry.model) and fnmatch.fnmatchcase(scenario,
-                                                                            entry.scenario):
+        if fnmatch.fnmatchcase(model, entry.model) and fnmatch.fnmatchcase(
+            scenario, entry.scenario
+        ):
             return Expectation(
                 kind=ExpectKind(entry.status),
                 reason=entry.reason,
@@ -62,8 +91,11 @@ def _expectation(expect: tuple[ExpectEntry, ...], model: str, scenario: str
 
 
 def _gates(suite_gates: Mapping[str, str], entry: ScenarioEntry) -> tuple[Gate, ...]:
-    gates = [parse_gate(m, e) for m, e in suite_gates.items()
-             if m.split(".")[0] in (entry.scenario, "memory")]
+    gates = [
+        parse_gate(m, e)
+        for m, e in suite_gates.items()
+        if m.split(".")[0] in (entry.scenario, "memory")
+    ]
     gates.extend(parse_gate(m, e) for m, e in entry.gates.items())
     return tuple(gates)
 
@@ -96,8 +128,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
                         params=params,
                         point=point,
                         repeats=entry.repeats or suite.defaults.repeats,
-                        warmup=entry.warmup if entry.warmup is not None
-                        else suite.defaults.warmup,
+                        warmup=entry.warmup if entry.warmup is not None else suite.defaults.warmup,
                         timeout_s=entry.timeout_s or suite.defaults.timeout_s,
                         expectation=expectation,
                         gates=_gates(suite.gates, entry),

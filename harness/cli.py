@@ -1,0 +1,216 @@
+"""The command-line driver: thin wrappers over the same functions the pytest plugin uses."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+
+class CliError(Exception):
+    """A one-line error for the user; printed without a traceback, exit status 2."""
+
+
+def _suite_paths(paths: Iterable[str]) -> list[Path]:
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(sorted(path.rglob("*.suite.yaml")))
+        elif path.exists():
+            found.append(path)
+        else:
+            raise CliError(f"{raw}: no such file or directory")
+    return found
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from harness.spec.errors import SuiteInvalid
+    from harness.spec.loader import load_suite
+    from harness.spec.plan import plan
+
+    failed = 0
+    for path in _suite_paths(args.paths):
+        try:
+            loaded = load_suite(path)
+        except SuiteInvalid as exc:
+            failed += 1
+            for error in exc.errors:
+                print(error, file=sys.stderr)
+            continue
+        cases = plan(loaded)
+        print(f"{path}: ok ({len(loaded.models)} models, {len(cases)} cases)")
+    return 1 if failed else 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from harness.spec.schema import json_schema
+
+    print(json.dumps(json_schema(), indent=2))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.report import terminal_summary
+    from harness.runner.session import RunSession
+    from harness.spec.errors import SuiteInvalid
+    from harness.spec.loader import load_suite
+    from harness.spec.plan import group_by_first_seen, plan, worker_key
+    from harness.types import SuiteInfo
+
+    loaded = []
+    for path in _suite_paths(args.paths):
+        try:
+            loaded.append(load_suite(path))
+        except SuiteInvalid as exc:
+            for error in exc.errors:
+                print(error, file=sys.stderr)
+            return 1
+    cases = [c for s in loaded for c in plan(s, allow_download=args.allow_download)]
+    if args.k:
+        cases = [c for c in cases if args.k in c.case_id]
+    cases = group_by_first_seen(cases, worker_key)
+    session = RunSession(
+        Path(args.report_dir),
+        [SuiteInfo(s.name, str(s.path), s.sha256) for s in loaded],
+        run_id=args.run_id,
+        offline=not args.allow_download,
+    )
+    for case in cases:
+        result = session.run_case(case)
+        print(
+            f"{result.status.value:>9}  {case.case_id}"
+            + (f"  ({result.reason})" if result.reason else ""),
+            flush=True,
+        )
+    run, html = session.finish()
+    print("\n".join(terminal_summary(run)))
+    if html is not None:
+        print(f"report: {html}")
+    return 0 if all(r.status.is_ok for r in run.results) else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from harness.runner.session import render_reports
+    from harness.store import load_run
+
+    path = Path(args.run)
+    run = load_run(path)
+    run_dir = path if path.is_dir() else path.parent
+    html = render_reports(run, run_dir, None)
+    print(f"report: {html}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from harness.store import export_csv, load_run
+
+    out = export_csv(load_run(Path(args.run)), Path(args.csv))
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_models_list(args: argparse.Namespace) -> int:
+    from harness.models.catalog import embedded_models
+
+    models = embedded_models()
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": m.name,
+                        "backend": m.backend,
+                        "path": str(m.path),
+                        "prepared": m.prepared,
+                        "size_bytes": m.size_bytes,
+                        "description": m.description,
+                    }
+                    for m in models
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    width = max(len(m.name) for m in models)
+    for m in models:
+        state = "prepared" if m.prepared else "not prepared"
+        size = f"{m.size_bytes / 2**20:8.1f} MiB" if m.prepared else " " * 12
+        print(f"{m.name:<{width}}  {m.backend:<9} {state:<12} {size}  {m.path}")
+    return 0
+
+
+def cmd_models_prepare(args: argparse.Namespace) -> int:
+    from harness.models.catalog import embedded_models, prepare_embedded
+
+    known = {m.name: m for m in embedded_models()}
+    names = args.names or list(known)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise CliError(
+            f"unknown embedded model(s): {', '.join(unknown)}; see `mlx-harness models list`"
+        )
+    for name in names:
+        path = prepare_embedded(name, force=args.force)
+        print(f"{name}: {path}", flush=True)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mlx-harness", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="check suites without running them")
+    p.add_argument("paths", nargs="+", help="suite files or directories")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("schema", help="print the suite JSON Schema (for editors)")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("run", help="run suites without pytest")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--report-dir", default="reports")
+    p.add_argument("--run-id", default=None)
+    p.add_argument("-k", default=None, help="only cases whose id contains this text")
+    p.add_argument("--allow-download", action="store_true")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("report", help="render report.md/report.html from a run record")
+    p.add_argument("run", help="run directory or run.jsonl")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("export", help="export a run's raw samples")
+    p.add_argument("run")
+    p.add_argument("--csv", required=True, help="output CSV path")
+    p.set_defaults(func=cmd_export)
+
+    models = sub.add_parser("models", help="embedded models").add_subparsers(
+        dest="models_command", required=True
+    )
+    p = models.add_parser("list", help="embedded models and whether they are prepared")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_models_list)
+    p = models.add_parser("prepare", help="build/convert embedded models into the cache")
+    p.add_argument("names", nargs="*")
+    p.add_argument("--force", action="store_true")
+    p.set_defaults(func=cmd_models_prepare)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from harness.store import RunFileError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (CliError, RunFileError) as exc:
+        print(f"mlx-harness: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""The pytest driver: ``pytest suites/`` collects ``*.suite.yaml`` and runs each case in a worker.
+
+Hierarchy: suite file -> model -> case, so node ids read
+``suites/smoke.suite.yaml::tiny-llama::throughput[prompt_tokens=128]``. Items are ordered so
+each model loads once; the run record is appended case by case; reports render at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.types import Case, CaseResult, ExpectKind, Status, SuiteInfo
+
+MARKER_PREFIX_HELP = "mlx-harness: "
+
+
+@dataclass
+class HarnessState:
+    """Everything the plugin keeps for one pytest session (lives on ``config.stash``)."""
+
+    suites: dict[str, SuiteInfo] = field(default_factory=dict)
+    session: Any = None  # harness.runner.session.RunSession, created on the first case
+    results: list[CaseResult] = field(default_factory=list)
+    run: Any = None
+    report_html: Path | None = None
+    markers: set[str] = field(default_factory=set)
+
+
+STATE = pytest.StashKey[HarnessState]()
+
+
+class CaseFailed(Exception):
+    """A case that did not pass; shown as one short line, not a traceback."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mlx-harness", "mlx-harness suites")
+    group.addoption(
+        "--report-dir",
+        default=None,
+        help="where runs and reports land (default: <rootdir>/reports)",
+    )
+    group.addoption("--run-id", default=None, help="name of this run's directory")
+    group.addoption(
+        "--allow-download",
+        action="store_true",
+        default=False,
+        help="allow hub downloads for models not in the local cache",
+    )
+    group.addoption(
+        "--no-report",
+        action="store_true",
+        default=False,
+        help="record the run but do not render Markdown/HTML reports",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[STATE] = HarnessState()
+    config.addinivalue_line("markers", "harness_case: a case planned from a *.suite.yaml file")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name.endswith((".suite.yaml", ".suite.yml")):
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _register_marker(config: pytest.Config, name: str) -> None:
+    state = config.stash[STATE]
+    if name not in state.markers:
+        state.markers.add(name)
+        config.addinivalue_line("markers", f"{name}: {MARKER_PREFIX_HELP}scenario/backend/tag")
+
+
+def _safe_mark(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+class SuiteFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        from harness.spec.loader import load_suite
+        from harness.spec.plan import plan
+
+        loaded = load_suite(self.path)
+        state = self.config.stash[STATE]
+        state.suites[str(self.path)] = SuiteInfo(loaded.name, str(self.path), loaded.sha256)
+        cases = plan(loaded, allow_download=bool(self.config.getoption("allow_download")))
+        groups: dict[str, list[Case]] = {}
+        for case in cases:
+            groups.setdefault(case.model.key, []).append(case)
+        for key, model_cases in groups.items():
+            yield ModelGroup.from_parent(self, name=key, cases=model_cases)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        from harness.spec.errors import SuiteInvalid
+
+        if isinstance(excinfo.value, SuiteInvalid):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class ModelGroup(pytest.Collector):
+    def __init__(self, *, cases: list[Case], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cases = cases
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from harness.spec.plan import case_name
+
+        for case in self.cases:
+            yield CaseItem.from_parent(self, name=case_name(case.scenario, case.point), case=case)
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.add_marker("harness_case")
+        for mark in case.marks:
+            name = _safe_mark(mark)
+            _register_marker(self.config, name)
+            self.add_marker(name)
+        expectation = case.expectation
+        if expectation is not None:
+            if expectation.kind is ExpectKind.SKIP:
+                self.add_marker(pytest.mark.skip(reason=expectation.reason))
+            else:
+                reason = expectation.reason + (f" ({expectation.link})" if expectation.link else "")
+                self.add_marker(
+                    pytest.mark.xfail(reason=reason, strict=expectation.strict, raises=CaseFailed)
+                )
+
+    @property
+    def worker_key(self) -> tuple[str, str]:
+        from harness.spec.plan import worker_key
+
+        return worker_key(self.case)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, self.case.case_id
+
+    def runtest(self) -> None:
+        result = _session(self.config).run_case(self.case)
+        self.config.stash[STATE].results.append(result)
+        self.user_properties.append(("status", result.status.value))
+        for metric in result.metrics:
+            self.user_properties.append(
+                (f"{metric.name} [{metric.unit.value}]", f"{metric.median:.6g}")
+            )
+        if result.status in (Status.PASSED, Status.XPASSED):
+            return
+        if result.status is Status.SKIPPED:
+            pytest.skip(result.reason or "skipped")
+        raise CaseFailed(f"{result.status.value}: {result.reason}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed):
+            return f"{self.case.case_id}: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+
+def _session(config: pytest.Config) -> Any:
+    from harness.runner.session import RunSession
+
+    state = config.stash[STATE]
+    if state.session is None:
+        option = config.getoption("report_dir")
+        root = Path(option) if option else Path(config.rootpath) / "reports"
+        state.session = RunSession(
+            root,
+            list(state.suites.values()),
+            run_id=config.getoption("run_id"),
+            offline=not config.getoption("allow_download"),
+            project_root=Path(config.rootpath),
+        )
+    return state.session
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Stable-sort harness items so all cases of one model (across suites) run together."""
+    from harness.spec.plan import group_by_first_seen
+
+    items[:] = group_by_first_seen(
+        items, lambda item: item.worker_key if isinstance(item, CaseItem) else None
+    )
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop a model's worker as soon as its last case has run (frees its memory)."""
+    state = item.config.stash[STATE]
+    if not isinstance(item, CaseItem) or state.session is None:
+        return
+    if not isinstance(nextitem, CaseItem) or nextitem.worker_key != item.worker_key:
+        state.session.close_worker()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if (
+        isinstance(item, CaseItem)
+        and call.when == "setup"
+        and report.skipped
+        and item.case.expectation is not None
+        and item.case.expectation.kind is ExpectKind.SKIP
+    ):
+        result = _session(item.config).run_case(item.case)  # records the skip with its reason
+        item.config.stash[STATE].results.append(result)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is None or state.session is None:
+        return
+    state.run, state.report_html = state.session.finish(
+        render=not session.config.getoption("no_report")
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None or state.run is None:
+        return
+    from harness.report import terminal_summary
+
+    terminalreporter.section("mlx-harness")
+    for line in terminal_summary(state.run):
+        terminalreporter.write_line(line)
+    if state.report_html is not None:
+        terminalreporter.write_line(f"report: {state.report_html}")
