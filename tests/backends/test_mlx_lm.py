@@ -1,0 +1,63 @@
+"""The mlx-lm adapter on a real tiny model generated in the test run (no downloads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends.mlx_lm import BACKEND
+
+
+@pytest.fixture(scope="module")
+def loaded(tiny_llama: Path):  # type: ignore[no-untyped-def]
+    return BACKEND.load(tiny_llama)
+
+
+def test_load_info(loaded, tiny_llama: Path) -> None:  # type: ignore[no-untyped-def]
+    _model, info = loaded
+    assert info.load_s > 0
+    assert info.weights_bytes == (tiny_llama / "model.safetensors").stat().st_size
+    assert info.device.startswith(("cpu", "gpu"))
+    assert info.details["mlx_active_bytes"] > 0
+
+
+def test_stream_ignores_eos_and_matches_mlx_lm(loaded) -> None:  # type: ignore[no-untyped-def]
+    from mlx_lm import stream_generate
+
+    model, _info = loaded
+    prompt = model.encode("The capital of France is")
+    ours = list(model.stream_tokens(prompt, max_tokens=12, ignore_eos=True))
+    assert len(ours) == 12
+    assert ours == list(model.stream_tokens(prompt, max_tokens=12))  # greedy is deterministic
+    saved = model.tokenizer._eos_token_ids
+    model.tokenizer._eos_token_ids = set()  # as mlx_lm.benchmark does, to avoid early stops
+    try:
+        theirs = [r.token for r in stream_generate(model.model, model.tokenizer, prompt,
+                                                   max_tokens=12)]
+    finally:
+        model.tokenizer._eos_token_ids = saved
+    assert ours == theirs
+
+
+def test_stops_at_eos_when_asked(loaded) -> None:  # type: ignore[no-untyped-def]
+    model, _ = loaded
+    prompt = model.encode("hello")
+    tokens = list(model.stream_tokens(prompt, max_tokens=200, ignore_eos=False))
+    assert not set(tokens) & model.eos_token_ids
+
+
+def test_chat_template_is_applied(loaded) -> None:  # type: ignore[no-untyped-def]
+    model, _ = loaded
+    tokens = model.chat_tokens([{"role": "user", "content": "hi"}])
+    text = model.decode(tokens)
+    assert "<|im_start|>user" in text and text.rstrip().endswith("<|im_start|>assistant")
+
+
+def test_load_error_is_one_line(tmp_path: Path) -> None:
+    from harness.backends.base import BackendError
+
+    (tmp_path / "config.json").write_text('{"model_type": "no_such_arch"}')
+    with pytest.raises(BackendError) as info:
+        BACKEND.load(tmp_path)
+    assert "\n" not in str(info.value) and str(info.value).startswith("mlx_lm.load failed")

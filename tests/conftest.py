@@ -1,0 +1,35 @@
+"""Shared fixtures: a fake model directory and a real tiny mlx-lm model built in the test run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends.fake import write_fake_model
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real tiny random-weight llama (mlx-lm format), generated here in ~2 s."""
+    from harness.models.zoo.build import build
+    from harness.models.zoo.families import FAMILIES
+
+    return build(FAMILIES["llama"], tmp_path_factory.mktemp("zoo") / "llama")
+
+
+@pytest.fixture()
+def fake_model(tmp_path: Path) -> Path:
+    return write_fake_model(tmp_path / "fake-model", per_token_s=0.001)
+
+
+@pytest.fixture()
+def write_suite(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Write a suite file into tmp_path and return its path."""
+
+    def write(text: str, name: str = "t.suite.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return write

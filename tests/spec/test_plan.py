@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.spec.loader import load_suite
+from harness.spec.plan import group_by_first_seen, plan
+from harness.types import ExpectKind
+
+SUITE = """\
+schema_version: 1
+defaults: {{repeats: 2, warmup: 0, timeout_s: 30}}
+models:
+  - name: a
+    path: {a}
+    backend: fake
+    tags: [small]
+  - name: b
+    path: {b}
+    backend: fake
+scenarios:
+  - scenario: load
+  - scenario: throughput
+    params: {{gen_tokens: 4}}
+    sweep: {{prompt_tokens: [8, 16], ignore_eos: [true]}}
+    repeats: 5
+    gates: {{throughput.ttft_s: "< 1"}}
+  - scenario: load
+    models: [b]
+    params: {{reloads: 1}}
+expect:
+  - model: b
+    scenario: throughput
+    status: xfail
+    reason: known slow
+    link: https://example.invalid/1
+gates:
+  throughput.decode_tps: ">= 1"
+  memory.mlx_peak_bytes: "< 1e12"
+"""
+
+
+def _plan(write_suite, tmp_path: Path):  # type: ignore[no-untyped-def]
+    from harness.backends.fake import write_fake_model
+
+    a = write_fake_model(tmp_path / "a")
+    b = write_fake_model(tmp_path / "b")
+    return plan(load_suite(write_suite(SUITE.format(a=a, b=b))))
+
+
+def test_ids_are_stable_and_readable(write_suite, tmp_path: Path) -> None:
+    ids = [c.case_id for c in _plan(write_suite, tmp_path)]
+    assert ids == [
+        "t::a::load",
+        "t::a::throughput[prompt_tokens=8-ignore_eos=True]",
+        "t::a::throughput[prompt_tokens=16-ignore_eos=True]",
+        "t::b::load",
+        "t::b::throughput[prompt_tokens=8-ignore_eos=True]",
+        "t::b::throughput[prompt_tokens=16-ignore_eos=True]",
+        "t::b::load",
+    ]
+    assert ids == [c.case_id for c in _plan(write_suite, tmp_path)]
+
+
+def test_params_defaults_overrides_and_gates(write_suite, tmp_path: Path) -> None:
+    cases = _plan(write_suite, tmp_path)
+    load, thr = cases[0], cases[1]
+    assert load.params == {"reloads": 0} and load.repeats == 2 and load.timeout_s == 30
+    assert thr.params == {"prompt_tokens": 8, "gen_tokens": 4, "ignore_eos": True}
+    assert thr.point == {"prompt_tokens": 8, "ignore_eos": True}
+    assert thr.repeats == 5 and thr.warmup == 0
+    assert {g.metric for g in thr.gates} == {
+        "throughput.decode_tps", "memory.mlx_peak_bytes", "throughput.ttft_s"}
+    assert {g.metric for g in load.gates} == {"memory.mlx_peak_bytes"}
+    assert thr.marks == ("throughput", "fake", "small")
+
+
+def test_expectations_match_model_and_scenario(write_suite, tmp_path: Path) -> None:
+    cases = _plan(write_suite, tmp_path)
+    marked = {c.case_id: c.expectation for c in cases if c.expectation}
+    assert set(marked) == {c.case_id for c in cases if c.model.key == "b"
+                           and c.scenario == "throughput"}
+    exp = next(iter(marked.values()))
+    assert exp is not None and exp.kind is ExpectKind.XFAIL and exp.link
+
+
+def test_uncached_hub_model_becomes_a_skip_with_reason(write_suite, tmp_path: Path,
+                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    suite = write_suite("schema_version: 1\nmodels:\n  - hub: org/not-here\n"
+                        "scenarios:\n  - scenario: load\n")
+    (case,) = plan(load_suite(suite))
+    assert case.model.path is None
+    assert case.expectation is not None and case.expectation.kind is ExpectKind.SKIP
+    assert "not in the local Hugging Face cache" in case.expectation.reason
+
+
+def test_group_by_first_seen_keeps_unkeyed_items_in_place() -> None:
+    items = ["a1", "x", "b1", "a2", "b2", "y"]
+    out = group_by_first_seen(items, lambda s: None if s in "xy" else s[0])
+    assert out == ["a1", "a2", "x", "b1", "b2", "y"]
