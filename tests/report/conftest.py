@@ -112,28 +112,48 @@ def throughput_metrics(
         metric("throughput.itl_p90_s", Unit.SECONDS, *noisy(1.15 / decode)),
         metric("throughput.itl_p99_s", Unit.SECONDS, *noisy(1.6 / decode)),
         metric("throughput.e2e_s", Unit.SECONDS, *noisy(prompt / prefill + 128 / decode)),
-        metric("memory.mlx_peak_bytes", Unit.BYTES, weights * 1.05 + prompt * 96 * 1024,
-               view="mlx_peak"),
+        metric(
+            "memory.mlx_peak_bytes",
+            Unit.BYTES,
+            weights * 1.05 + prompt * 96 * 1024,
+            view="mlx_peak",
+        ),
         metric("memory.mlx_active_bytes", Unit.BYTES, weights * 1.02, view="mlx_active"),
-        metric("memory.process_peak_rss_bytes", Unit.BYTES, weights * 1.1 + 310 * MIB,
-               view="process_peak_rss"),
+        metric(
+            "memory.process_peak_rss_bytes",
+            Unit.BYTES,
+            weights * 1.1 + 310 * MIB,
+            view="process_peak_rss",
+        ),
     ]
 
 
 def realistic_run(*, finished: bool = True) -> RunRecord:
     """A smoke run over six models with every status, the way a nightly might look."""
     rng = random.Random(7)
-    speeds = {"llama-3.2-1b-instruct-4bit": 62.0, "qwen2.5-0.5b-instruct-bf16": 95.0,
-              "gemma-2-2b-it-4bit": 31.0}
+    speeds = {
+        "llama-3.2-1b-instruct-4bit": 62.0,
+        "qwen2.5-0.5b-instruct-bf16": 95.0,
+        "gemma-2-2b-it-4bit": 31.0,
+    }
     results: list[CaseResult] = []
     for model, speed in speeds.items():
         weights = int(GIB * 40 / speed)
-        results.append(case(model, "load", metrics=[
-            metric("load.load_s", Unit.SECONDS, *(0.4 + 30 / speed * rng.uniform(0.9, 1.1)
-                                                  for _ in range(3))),
-            metric("load.weights_bytes", Unit.BYTES, weights),
-            metric("load.mlx_active_bytes", Unit.BYTES, weights * 1.02),
-        ]))
+        results.append(
+            case(
+                model,
+                "load",
+                metrics=[
+                    metric(
+                        "load.load_s",
+                        Unit.SECONDS,
+                        *(0.4 + 30 / speed * rng.uniform(0.9, 1.1) for _ in range(3)),
+                    ),
+                    metric("load.weights_bytes", Unit.BYTES, weights),
+                    metric("load.mlx_active_bytes", Unit.BYTES, weights * 1.02),
+                ],
+            )
+        )
         for prompt in (128, 512, 2048):
             status, reason, gates = Status.PASSED, None, ()
             decode = metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, speed)
@@ -142,45 +162,111 @@ def realistic_run(*, finished: bool = True) -> RunRecord:
                 gate = Gate("throughput.decode_tps", ">=", 30.0, expression="decode_tps >= 30")
                 gates = (GateResult(gate, 27.4, False, "decode_tps 27.4 tok/s < 30 tok/s"),)
                 decode = metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, 27.4)
-            ms = [m if m.name != "throughput.decode_tps" or status is Status.PASSED else decode
-                  for m in throughput_metrics(rng, prompt, speed, weights)]
-            results.append(case(model, "throughput", status, point={"prompt_tokens": prompt},
-                                params={"gen_tokens": 128}, metrics=ms, reason=reason,
-                                gates=gates))
-        results.append(case(model, "prompt_cache", metrics=[
-            metric("prompt_cache.speedup", Unit.RATIO, 3.1, 3.3, 3.2),
-            metric("prompt_cache.cached_tokens", Unit.TOKENS, 1920, 1920, 1920),
-        ]))
+            ms = [
+                m if m.name != "throughput.decode_tps" or status is Status.PASSED else decode
+                for m in throughput_metrics(rng, prompt, speed, weights)
+            ]
+            results.append(
+                case(
+                    model,
+                    "throughput",
+                    status,
+                    point={"prompt_tokens": prompt},
+                    params={"gen_tokens": 128},
+                    metrics=ms,
+                    reason=reason,
+                    gates=gates,
+                )
+            )
+        results.append(
+            case(
+                model,
+                "prompt_cache",
+                metrics=[
+                    metric("prompt_cache.speedup", Unit.RATIO, 3.1, 3.3, 3.2),
+                    metric("prompt_cache.cached_tokens", Unit.TOKENS, 1920, 1920, 1920),
+                ],
+            )
+        )
     results += [
-        case("qwen2.5-0.5b-instruct-bf16", "tool_calls", Status.FAILED,
-             reason=f"tool call not parseable; model said: {EVIL}"),
-        case("llama-3.2-1b-instruct-4bit", "tool_calls", Status.XFAILED,
-             reason="llama3 json parser drops nested arguments",
-             link="https://github.com/ml-explore/mlx-lm/issues/123"),
-        case("gemma-2-2b-it-4bit", "tool_calls", Status.SKIPPED,
-             reason="model has no tool-calling chat template"),
-        case("phi-3.5-mini-4bit", "load", Status.CRASHED,
-             reason="worker died: signal 9 (SIGKILL, likely out of memory)\nlast stderr: Killed"),
-        case("phi-3.5-mini-4bit", "throughput", Status.SKIPPED, point={"prompt_tokens": 128},
-             params={"gen_tokens": 128}, reason="load crashed"),
-        case("mistral-7b-instruct-v0.3-4bit", "load", Status.PASSED, metrics=[
-            metric("load.load_s", Unit.SECONDS, 4.2, 4.4, 4.1),
-            metric("load.weights_bytes", Unit.BYTES, 4.1 * GIB),
-        ]),
-        case("mistral-7b-instruct-v0.3-4bit", "throughput", Status.TIMED_OUT,
-             point={"prompt_tokens": 2048}, params={"gen_tokens": 128},
-             reason="case exceeded its 600 s timeout", duration_s=600.0),
-        case("smolvlm-256m", "load", Status.ERRORED,
-             reason="ImportError: mlx_vlm is not installed (pip install mlx-vlm)"),
-        case("smolvlm-256m", "throughput", Status.XPASSED, point={"prompt_tokens": 128},
-             params={"gen_tokens": 128}, reason="expected to fail: known regression",
-             link="https://github.com/ml-explore/mlx-vlm/issues/77",
-             metrics=[metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND)]),
+        case(
+            "qwen2.5-0.5b-instruct-bf16",
+            "tool_calls",
+            Status.FAILED,
+            reason=f"tool call not parseable; model said: {EVIL}",
+        ),
+        case(
+            "llama-3.2-1b-instruct-4bit",
+            "tool_calls",
+            Status.XFAILED,
+            reason="llama3 json parser drops nested arguments",
+            link="https://github.com/ml-explore/mlx-lm/issues/123",
+        ),
+        case(
+            "gemma-2-2b-it-4bit",
+            "tool_calls",
+            Status.SKIPPED,
+            reason="model has no tool-calling chat template",
+        ),
+        case(
+            "phi-3.5-mini-4bit",
+            "load",
+            Status.CRASHED,
+            reason="worker died: signal 9 (SIGKILL, likely out of memory)\nlast stderr: Killed",
+        ),
+        case(
+            "phi-3.5-mini-4bit",
+            "throughput",
+            Status.SKIPPED,
+            point={"prompt_tokens": 128},
+            params={"gen_tokens": 128},
+            reason="load crashed",
+        ),
+        case(
+            "mistral-7b-instruct-v0.3-4bit",
+            "load",
+            Status.PASSED,
+            metrics=[
+                metric("load.load_s", Unit.SECONDS, 4.2, 4.4, 4.1),
+                metric("load.weights_bytes", Unit.BYTES, 4.1 * GIB),
+            ],
+        ),
+        case(
+            "mistral-7b-instruct-v0.3-4bit",
+            "throughput",
+            Status.TIMED_OUT,
+            point={"prompt_tokens": 2048},
+            params={"gen_tokens": 128},
+            reason="case exceeded its 600 s timeout",
+            duration_s=600.0,
+        ),
+        case(
+            "smolvlm-256m",
+            "load",
+            Status.ERRORED,
+            reason="ImportError: mlx_vlm is not installed (pip install mlx-vlm)",
+        ),
+        case(
+            "smolvlm-256m",
+            "throughput",
+            Status.XPASSED,
+            point={"prompt_tokens": 128},
+            params={"gen_tokens": 128},
+            reason="expected to fail: known regression",
+            link="https://github.com/ml-explore/mlx-vlm/issues/77",
+            metrics=[metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND)],
+        ),
     ]
     models = {
-        key: ModelIdentity(key=key, path=f"/models/{key}", backend="mlx_lm", revision="a1b2c3d",
-                           config_sha256="c" * 64, chat_template_sha256="d" * 64,
-                           weights_bytes=int(GIB * 40 / speed))
+        key: ModelIdentity(
+            key=key,
+            path=f"/models/{key}",
+            backend="mlx_lm",
+            revision="a1b2c3d",
+            config_sha256="c" * 64,
+            chat_template_sha256="d" * 64,
+            weights_bytes=int(GIB * 40 / speed),
+        )
         for key, speed in speeds.items()
     }
     return make_run(results, finished=finished, models=models)

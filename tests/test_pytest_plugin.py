@@ -1,0 +1,188 @@
+"""The pytest driver, exercised through ``pytester`` on fake-backend models (plumbing only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.backends.fake import write_fake_model
+from harness.store import load_run
+from harness.types import Status
+
+
+@pytest.fixture()
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project with three fake models: fast, one that gets SIGKILLed mid-case, one that hangs."""
+    root = pytester.path
+    write_fake_model(root / "models" / "fast", per_token_s=0.001)
+    write_fake_model(root / "models" / "killed", on_generate="sigkill")
+    write_fake_model(root / "models" / "hangs", on_generate="hang")
+    return pytester
+
+
+SUITE = """\
+schema_version: 1
+defaults: {repeats: 2, warmup: 1, timeout_s: 20}
+models:
+  - {name: fast, path: models/fast, backend: fake, tags: [quick]}
+scenarios:
+  - scenario: load
+  - scenario: throughput
+    params: {gen_tokens: 4}
+    sweep: {prompt_tokens: [8, 16]}
+gates:
+  throughput.decode_tps: ">= 1"
+"""
+
+
+def _run_record(pytester: pytest.Pytester):  # type: ignore[no-untyped-def]
+    return load_run(pytester.path / "reports" / "latest")
+
+
+def test_collects_stable_readable_ids(project: pytest.Pytester) -> None:
+    project.makefile(".suite.yaml", smoke=SUITE)
+    result = project.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines([
+        "smoke.suite.yaml::fast::load",
+        "smoke.suite.yaml::fast::throughput[[]prompt_tokens=8[]]",
+        "smoke.suite.yaml::fast::throughput[[]prompt_tokens=16[]]",
+    ])
+    assert not (project.path / "reports").exists()  # collecting runs nothing
+
+
+def test_run_records_and_reports(project: pytest.Pytester) -> None:
+    project.makefile(".suite.yaml", smoke=SUITE)
+    result = project.runpytest()
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*mlx-harness*", "*fast*throughput*passed*",
+                                 "report: *reports/latest/report.html"])
+    latest = project.path / "reports" / "latest"
+    assert (latest / "report.md").is_file() and (latest / "report.html").is_file()
+    run = _run_record(project)
+    assert [r.status for r in run.results] == [Status.PASSED] * 3
+    assert run.finished_at is not None and run.suites[0].name == "smoke"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-k", "throughput and 16"], ["fast::throughput[prompt_tokens=16]"]),
+        (["-m", "load"], ["fast::load"]),
+        (["-m", "quick and throughput"], ["fast::throughput[prompt_tokens=8]",
+                                          "fast::throughput[prompt_tokens=16]"]),
+    ],
+)
+def test_selection_with_k_and_m(project: pytest.Pytester, args: list[str],
+                                expected: list[str]) -> None:
+    project.makefile(".suite.yaml", smoke=SUITE)
+    result = project.runpytest(*args)
+    result.assert_outcomes(passed=len(expected))
+    assert [r.case_id for r in _run_record(project).results] == [f"smoke::{e}" for e in expected]
+
+
+def test_failed_gate_fails_the_item_with_a_short_message(project: pytest.Pytester) -> None:
+    project.makefile(".suite.yaml", smoke=SUITE.replace('">= 1"', '">= 1e9"'))
+    result = project.runpytest("-x")
+    assert result.ret == 1
+    result.assert_outcomes(passed=1, failed=1)  # load passes; -x stops after the first failure
+    result.stdout.fnmatch_lines([
+        "*smoke::fast::throughput[[]prompt_tokens=8[]]: failed: throughput.decode_tps FAILED: "
+        "expected >= 1e+09 tok/s, measured * tok/s (median of 2)*"
+    ])
+    assert "Traceback" not in result.stdout.str()
+    run = _run_record(project)
+    assert [r.status for r in run.results] == [Status.PASSED, Status.FAILED]
+
+
+EXPECT_SUITE = """\
+schema_version: 1
+defaults: {repeats: 2, warmup: 0, timeout_s: 20}
+models:
+  - {name: fast, path: models/fast, backend: fake}
+  - {name: killed, path: models/killed, backend: fake}
+  - {name: fast-again, path: models/fast, backend: fake}
+scenarios:
+  - scenario: load
+  - scenario: throughput
+    params: {gen_tokens: 4}
+    sweep: {prompt_tokens: [8, 16]}
+expect:
+  - {model: killed, scenario: throughput, status: xfail, reason: crashes, link: "https://x.invalid/1"}
+  - {model: fast-again, scenario: throughput, status: xfail, reason: was slow}
+  - {model: "*", scenario: load, status: skip, reason: not today}
+"""
+
+
+def test_expect_entries_become_real_marks(project: pytest.Pytester) -> None:
+    project.makefile(".suite.yaml", smoke=EXPECT_SUITE)
+    result = project.runpytest("-rsxX")
+    # fast: 2 passed; killed: 2 xfailed; fast-again: strict XPASS -> 2 failed; 3 loads skipped
+    result.assert_outcomes(passed=2, xfailed=2, failed=2, skipped=3)
+    result.stdout.fnmatch_lines(["*XPASS(strict)*was slow*", "*not today*"])
+    statuses = [r.status for r in _run_record(project).results]
+    assert statuses.count(Status.SKIPPED) == 3
+    assert statuses.count(Status.XFAILED) == 2 and statuses.count(Status.XPASSED) == 2
+
+
+def test_crash_and_timeout_are_outcomes_and_other_models_complete(project: pytest.Pytester
+                                                                  ) -> None:
+    suite = SUITE.replace(
+        "  - {name: fast, path: models/fast, backend: fake, tags: [quick]}\n",
+        "  - {name: killed, path: models/killed, backend: fake}\n"
+        "  - {name: hangs, path: models/hangs, backend: fake}\n"
+        "  - {name: fast, path: models/fast, backend: fake, tags: [quick]}\n",
+    ).replace("timeout_s: 20", "timeout_s: 3")
+    project.makefile(".suite.yaml", smoke=suite)
+    result = project.runpytest("--junitxml=junit.xml")
+    result.assert_outcomes(passed=5, failed=4)
+    run = _run_record(project)
+    by_model: dict[str, list[Status]] = {}
+    for r in run.results:
+        by_model.setdefault(r.model, []).append(r.status)
+    assert by_model == {
+        "killed": [Status.PASSED, Status.CRASHED, Status.CRASHED],
+        "hangs": [Status.PASSED, Status.TIMED_OUT, Status.TIMED_OUT],
+        "fast": [Status.PASSED] * 3,
+    }
+    report = (project.path / "reports" / "latest" / "report.md").read_text()
+    assert "crashed" in report and "timed_out" in report and "SIGKILL" in report
+    junit = (project.path / "junit.xml").read_text()
+    assert 'name="throughput[prompt_tokens=8]"' in junit and "throughput.decode_tps" in junit
+
+
+def test_invalid_suite_is_a_one_line_collection_error(project: pytest.Pytester) -> None:
+    project.makefile(".suite.yaml", smoke=SUITE.replace("repeats: 2", "repeets: 2"))
+    result = project.runpytest()
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # collection error
+    result.stdout.fnmatch_lines(
+        ["*smoke.suite.yaml:2:12: unknown key 'repeets' in defaults; did you mean 'repeats'?"]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_models_shared_across_suites_load_once(project: pytest.Pytester) -> None:
+    other = ("schema_version: 1\nmodels:\n  - {name: other, path: models/hangs, backend: fake}\n"
+             "scenarios:\n  - scenario: load\n")
+    project.makefile(".suite.yaml", a=SUITE, m=other, z=SUITE.replace("name: fast", "name: quick"))
+    result = project.runpytest("-v")
+    result.assert_outcomes(passed=7)
+    order = [r.model for r in _run_record(project).results]
+    assert order == ["fast"] * 3 + ["quick"] * 3 + ["other"]  # z's cases moved up to a's
+    logs = sorted(p.name for p in (project.path / "reports").glob("*/logs/*.log"))
+    assert logs == ["fast.log", "other.log"]  # quick reused fast's worker
+
+
+def test_no_report_option_still_records(project: pytest.Pytester) -> None:
+    project.makefile(".suite.yaml", smoke=SUITE)
+    project.runpytest("--no-report", "--run-id", "myrun").assert_outcomes(passed=3)
+    run_dir = project.path / "reports" / "myrun"
+    assert (run_dir / "run.jsonl").is_file() and not (run_dir / "report.html").exists()
+    lines = [json.loads(x) for x in (run_dir / "run.jsonl").read_text().splitlines()]
+    assert [x["event"] for x in lines][0] == "run_start" and lines[-1]["event"] == "run_end"
+
+
+def test_plain_python_tests_still_work(project: pytest.Pytester, tmp_path: Path) -> None:
+    project.makepyfile(test_x="def test_ok():\n    assert True\n")
+    project.runpytest().assert_outcomes(passed=1)
