@@ -7,7 +7,7 @@ each model loads once; the run record is appended case by case; reports render a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,7 +97,7 @@ class SuiteFile(pytest.File):
         for key, model_cases in groups.items():
             yield ModelGroup.from_parent(self, name=key, cases=model_cases)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         from harness.spec.errors import SuiteInvalid
 
         if isinstance(excinfo.value, SuiteInvalid):
@@ -162,7 +162,7 @@ class CaseItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
             return f"{self.case.case_id}: {excinfo.value}"
-        return super().repr_failure(excinfo)
+        return super().repr_failure(excinfo, style=style)
 
 
 def _session(config: pytest.Config) -> Any:
@@ -202,10 +202,11 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         state.session.close_worker()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     if (
         isinstance(item, CaseItem)
         and call.when == "setup"
@@ -215,6 +216,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     ):
         result = _session(item.config).run_case(item.case)  # records the skip with its reason
         item.config.stash[STATE].results.append(result)
+    return report
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

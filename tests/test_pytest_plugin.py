@@ -44,11 +44,13 @@ def _run_record(pytester: pytest.Pytester):  # type: ignore[no-untyped-def]
 def test_collects_stable_readable_ids(project: pytest.Pytester) -> None:
     project.makefile(".suite.yaml", smoke=SUITE)
     result = project.runpytest("--collect-only", "-q")
-    result.stdout.fnmatch_lines([
-        "smoke.suite.yaml::fast::load",
-        "smoke.suite.yaml::fast::throughput[[]prompt_tokens=8[]]",
-        "smoke.suite.yaml::fast::throughput[[]prompt_tokens=16[]]",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "smoke.suite.yaml::fast::load",
+            "smoke.suite.yaml::fast::throughput[[]prompt_tokens=8[]]",
+            "smoke.suite.yaml::fast::throughput[[]prompt_tokens=16[]]",
+        ]
+    )
     assert not (project.path / "reports").exists()  # collecting runs nothing
 
 
@@ -56,8 +58,9 @@ def test_run_records_and_reports(project: pytest.Pytester) -> None:
     project.makefile(".suite.yaml", smoke=SUITE)
     result = project.runpytest()
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*mlx-harness*", "*fast*throughput*passed*",
-                                 "report: *reports/latest/report.html"])
+    result.stdout.fnmatch_lines(
+        ["*mlx-harness*", "*fast*throughput*passed*", "report: *reports/latest/report.html"]
+    )
     latest = project.path / "reports" / "latest"
     assert (latest / "report.md").is_file() and (latest / "report.html").is_file()
     run = _run_record(project)
@@ -70,12 +73,15 @@ def test_run_records_and_reports(project: pytest.Pytester) -> None:
     [
         (["-k", "throughput and 16"], ["fast::throughput[prompt_tokens=16]"]),
         (["-m", "load"], ["fast::load"]),
-        (["-m", "quick and throughput"], ["fast::throughput[prompt_tokens=8]",
-                                          "fast::throughput[prompt_tokens=16]"]),
+        (
+            ["-m", "quick and throughput"],
+            ["fast::throughput[prompt_tokens=8]", "fast::throughput[prompt_tokens=16]"],
+        ),
     ],
 )
-def test_selection_with_k_and_m(project: pytest.Pytester, args: list[str],
-                                expected: list[str]) -> None:
+def test_selection_with_k_and_m(
+    project: pytest.Pytester, args: list[str], expected: list[str]
+) -> None:
     project.makefile(".suite.yaml", smoke=SUITE)
     result = project.runpytest(*args)
     result.assert_outcomes(passed=len(expected))
@@ -87,10 +93,12 @@ def test_failed_gate_fails_the_item_with_a_short_message(project: pytest.Pyteste
     result = project.runpytest("-x")
     assert result.ret == 1
     result.assert_outcomes(passed=1, failed=1)  # load passes; -x stops after the first failure
-    result.stdout.fnmatch_lines([
-        "*smoke::fast::throughput[[]prompt_tokens=8[]]: failed: throughput.decode_tps FAILED: "
-        "expected >= 1e+09 tok/s, measured * tok/s (median of 2)*"
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*smoke::fast::throughput[[]prompt_tokens=8[]]: failed: throughput.decode_tps FAILED: "
+            "expected >= 1e+09 tok/s, measured * tok/s (median of 2)*"
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     run = _run_record(project)
     assert [r.status for r in run.results] == [Status.PASSED, Status.FAILED]
@@ -126,8 +134,7 @@ def test_expect_entries_become_real_marks(project: pytest.Pytester) -> None:
     assert statuses.count(Status.XFAILED) == 2 and statuses.count(Status.XPASSED) == 2
 
 
-def test_crash_and_timeout_are_outcomes_and_other_models_complete(project: pytest.Pytester
-                                                                  ) -> None:
+def test_crash_and_timeout_are_outcomes_and_other_models_complete(project: pytest.Pytester) -> None:
     suite = SUITE.replace(
         "  - {name: fast, path: models/fast, backend: fake, tags: [quick]}\n",
         "  - {name: killed, path: models/killed, backend: fake}\n"
@@ -163,8 +170,10 @@ def test_invalid_suite_is_a_one_line_collection_error(project: pytest.Pytester) 
 
 
 def test_models_shared_across_suites_load_once(project: pytest.Pytester) -> None:
-    other = ("schema_version: 1\nmodels:\n  - {name: other, path: models/hangs, backend: fake}\n"
-             "scenarios:\n  - scenario: load\n")
+    other = (
+        "schema_version: 1\nmodels:\n  - {name: other, path: models/hangs, backend: fake}\n"
+        "scenarios:\n  - scenario: load\n"
+    )
     project.makefile(".suite.yaml", a=SUITE, m=other, z=SUITE.replace("name: fast", "name: quick"))
     result = project.runpytest("-v")
     result.assert_outcomes(passed=7)
@@ -180,7 +189,7 @@ def test_no_report_option_still_records(project: pytest.Pytester) -> None:
     run_dir = project.path / "reports" / "myrun"
     assert (run_dir / "run.jsonl").is_file() and not (run_dir / "report.html").exists()
     lines = [json.loads(x) for x in (run_dir / "run.jsonl").read_text().splitlines()]
-    assert [x["event"] for x in lines][0] == "run_start" and lines[-1]["event"] == "run_end"
+    assert lines[0]["event"] == "run_start" and lines[-1]["event"] == "run_end"
 
 
 def test_plain_python_tests_still_work(project: pytest.Pytester, tmp_path: Path) -> None:

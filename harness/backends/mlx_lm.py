@@ -58,7 +58,7 @@ class MlxLmModel:
         steps = generate_step(
             mx.array(list(prompt)), self.model, max_tokens=max_tokens, sampler=sampler
         )
-        with wired_limit(self.model, [generation_stream]):
+        with wired_limit(self.model, [generation_stream]):  # type: ignore[list-item]
             for token, _logprobs in steps:
                 token_id = int(token)
                 if not ignore_eos and token_id in eos:

@@ -11,7 +11,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from harness.types import (
     Case,
     CaseResult,
     ExpectKind,
+    GateResult,
     Metric,
     RunRecord,
     Status,
@@ -58,6 +59,17 @@ def _memory_metrics(memory: dict[str, Any]) -> list[Metric]:
         for name, key, view in views
         if memory.get(key) is not None
     ]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a worker made of one case, before gates and expectations are applied."""
+
+    status: Status
+    reason: str | None = None
+    metrics: tuple[Metric, ...] = ()
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    version: int = 1
 
 
 @dataclass
@@ -135,22 +147,19 @@ class RunSession:
             self.writer.model(model_identity(case.model), device=live.device, blas=live.blas)
 
     # -- cases -----------------------------------------------------------------------------
-    def _execute(
-        self, case: Case
-    ) -> tuple[Status, tuple[Metric, ...], str | None, dict[str, Any], int]:
+    def _execute(self, case: Case) -> Outcome:
         live = self._model(case)
         if live.load_error is not None:
-            return Status.ERRORED, (), live.load_error, {}, 1
+            return Outcome(Status.ERRORED, live.load_error)
         try:
             client = self._ensure_loaded(live, case.timeout_s)
         except WorkerGone as exc:
-            status = Status.TIMED_OUT if exc.timed_out else Status.CRASHED
-            if live.load_error is not None:
-                status = Status.ERRORED
-            else:
-                live.load_error = f"load {status.value}: {exc}"
             live.client = None
-            return status, (), f"during load: {exc}", {}, 1
+            if live.load_error is not None:  # the backend said no: same answer for every case
+                return Outcome(Status.ERRORED, live.load_error)
+            status = Status.TIMED_OUT if exc.timed_out else Status.CRASHED
+            live.load_error = f"load {status.value}: {exc}"
+            return Outcome(status, f"during load: {exc}")
         self._record_identity(case, live)
         request = {
             "op": "run",
@@ -163,19 +172,19 @@ class RunSession:
             reply = client.request(request, case.timeout_s)
         except WorkerGone as exc:
             live.client = None  # the next case of this model starts a fresh worker
-            return (Status.TIMED_OUT if exc.timed_out else Status.CRASHED), (), str(exc), {}, 1
+            return Outcome(Status.TIMED_OUT if exc.timed_out else Status.CRASHED, str(exc))
         if reply.get("op") == "crash":
             client.kill()
             live.client = None
-            return Status.CRASHED, (), reply.get("error"), {}, 1
+            return Outcome(Status.CRASHED, reply.get("error"))
         if reply.get("op") != "result":
-            return Status.ERRORED, (), str(reply.get("error", reply)), {}, 1
+            return Outcome(Status.ERRORED, str(reply.get("error", reply)))
         metrics = [metric_from_json(m) for m in reply["metrics"]]
         metrics.extend(_memory_metrics(reply.get("memory") or {}))
-        return (
+        return Outcome(
             Status.PASSED,
-            tuple(metrics),
             None,
+            tuple(metrics),
             dict(reply.get("artifacts") or {}),
             int(reply.get("version", 1)),
         )
@@ -184,18 +193,15 @@ class RunSession:
         started = now()
         start = time.perf_counter()
         expectation = case.expectation
+        gates: tuple[GateResult, ...] = ()
         if expectation is not None and expectation.kind is ExpectKind.SKIP:
-            status, metrics, reason, artifacts, version = (
-                Status.SKIPPED,
-                (),
-                expectation.reason,
-                {},
-                1,
-            )
-            gates: tuple[Any, ...] = ()
+            outcome = Outcome(Status.SKIPPED, expectation.reason)
+            status, reason = outcome.status, outcome.reason
         else:
-            status, metrics, reason, artifacts, version = self._execute(case)
-            status, gates, reason = judge(case, status, metrics, reason, self.specs)
+            outcome = self._execute(case)
+            status, gates, reason = judge(
+                case, outcome.status, outcome.metrics, outcome.reason, self.specs
+            )
         result = CaseResult(
             case_id=case.case_id,
             suite=case.suite,
@@ -204,13 +210,13 @@ class RunSession:
             status=status,
             params=dict(case.params),
             point=dict(case.point),
-            metrics=metrics,
+            metrics=outcome.metrics,
             reason=reason,
             gates=gates,
-            artifacts=artifacts,
+            artifacts=outcome.artifacts,
             duration_s=time.perf_counter() - start,
             started_at=started,
-            scenario_version=version,
+            scenario_version=outcome.version,
             link=expectation.link if expectation else None,
         )
         self.writer.case(result)

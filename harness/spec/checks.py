@@ -62,21 +62,21 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
 
     model_names = list(keys)
     specs = all_specs()
-    for i, entry in enumerate(loaded.suite.scenarios):
-        if entry.scenario not in SCENARIOS:
+    for i, scenario in enumerate(loaded.suite.scenarios):
+        if scenario.scenario not in SCENARIOS:
             line, col = pos(("scenarios", i, "scenario"))
             errors.append(
                 SuiteError(
                     path,
                     line,
                     col,
-                    f"unknown scenario '{entry.scenario}'",
-                    SCENARIOS.hint(entry.scenario),
+                    f"unknown scenario '{scenario.scenario}'",
+                    SCENARIOS.hint(scenario.scenario),
                 )
             )
             continue
-        errors.extend(_check_params(loaded, i, entry.scenario, entry.params, entry.sweep))
-        for j, name in enumerate(entry.models or []):
+        errors.extend(_check_params(loaded, i, scenario.scenario, scenario.params, scenario.sweep))
+        for j, name in enumerate(scenario.models or []):
             if name not in keys:
                 line, col = pos(("scenarios", i, "models", j))
                 errors.append(
@@ -84,7 +84,7 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
                         path, line, col, f"unknown model '{name}'", _did_you_mean(name, model_names)
                     )
                 )
-        for metric, expression in entry.gates.items():
+        for metric, expression in scenario.gates.items():
             errors.extend(
                 _check_gate(loaded, ("scenarios", i, "gates", metric), metric, expression, specs)
             )

@@ -54,4 +54,4 @@ def describe_value(where: str, key: str, error: Mapping[str, Any]) -> tuple[str,
     if expected is not None:
         return f"{where}: expected {expected[0]}, got {shown}", f"e.g. {key}: {expected[1]}"
     message = str(error.get("msg", "invalid value")).replace("Value error, ", "")
-    return f"{where}: {message} (got {shown})", "fix the value"
+    return f"{where}: {message} (got {shown})", "change the value to one that is allowed"

@@ -33,8 +33,9 @@ def test_stream_ignores_eos_and_matches_mlx_lm(loaded) -> None:  # type: ignore[
     saved = model.tokenizer._eos_token_ids
     model.tokenizer._eos_token_ids = set()  # as mlx_lm.benchmark does, to avoid early stops
     try:
-        theirs = [r.token for r in stream_generate(model.model, model.tokenizer, prompt,
-                                                   max_tokens=12)]
+        theirs = [
+            r.token for r in stream_generate(model.model, model.tokenizer, prompt, max_tokens=12)
+        ]
     finally:
         model.tokenizer._eos_token_ids = saved
     assert ours == theirs

@@ -26,13 +26,14 @@ def _case(path: Path, scenario: str, params: dict, timeout_s: float = 120.0) -> 
     )
 
 
-def test_throughput_records_raw_samples_and_warmups_apart(tiny_llama: Path, tmp_path: Path
-                                                          ) -> None:
+def test_throughput_records_raw_samples_and_warmups_apart(tiny_llama: Path, tmp_path: Path) -> None:
     session = RunSession(tmp_path / "reports", [], run_id="r")
     try:
-        result = session.run_case(_case(tiny_llama, "throughput",
-                                        {"prompt_tokens": 64, "gen_tokens": 8,
-                                         "ignore_eos": True}))
+        result = session.run_case(
+            _case(
+                tiny_llama, "throughput", {"prompt_tokens": 64, "gen_tokens": 8, "ignore_eos": True}
+            )
+        )
     finally:
         session.close_worker()
     assert result.status is Status.PASSED, result.reason
@@ -49,8 +50,7 @@ def test_throughput_records_raw_samples_and_warmups_apart(tiny_llama: Path, tmp_
     assert peak is not None and peak.view == "MLX peak" and peak.median > 0
 
 
-def test_external_sigkill_mid_case_is_recorded_as_crashed(tiny_llama: Path, tmp_path: Path
-                                                          ) -> None:
+def test_external_sigkill_mid_case_is_recorded_as_crashed(tiny_llama: Path, tmp_path: Path) -> None:
     session = RunSession(tmp_path / "reports", [], run_id="r")
     load = session.run_case(_case(tiny_llama, "load", {"reloads": 0}))
     assert load.status is Status.PASSED
@@ -63,8 +63,9 @@ def test_external_sigkill_mid_case_is_recorded_as_crashed(tiny_llama: Path, tmp_
 
     killer = threading.Thread(target=kill_soon)
     killer.start()
-    long_case = _case(tiny_llama, "throughput",
-                      {"prompt_tokens": 64, "gen_tokens": 100000, "ignore_eos": True})
+    long_case = _case(
+        tiny_llama, "throughput", {"prompt_tokens": 64, "gen_tokens": 100000, "ignore_eos": True}
+    )
     result = session.run_case(long_case)
     killer.join()
     assert result.status is Status.CRASHED and "SIGKILL" in (result.reason or "")

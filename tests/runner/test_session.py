@@ -9,11 +9,17 @@ import pytest
 from harness.backends.fake import write_fake_model
 from harness.runner.session import RunSession
 from harness.store import load_run
-from harness.types import Case, ExpectKind, Expectation, ModelRef, ModelSource, Status
+from harness.types import Case, Expectation, ExpectKind, ModelRef, ModelSource, Status
 
 
-def _case(path: Path, scenario: str = "throughput", *, key: str | None = None,
-          timeout_s: float = 20.0, expectation: Expectation | None = None) -> Case:
+def _case(
+    path: Path,
+    scenario: str = "throughput",
+    *,
+    key: str | None = None,
+    timeout_s: float = 20.0,
+    expectation: Expectation | None = None,
+) -> Case:
     key = key or path.name
     return Case(
         case_id=f"t::{key}::{scenario}",
@@ -22,7 +28,8 @@ def _case(path: Path, scenario: str = "throughput", *, key: str | None = None,
         model=ModelRef(key, ModelSource.PATH, str(path), "fake", (), str(path)),
         scenario=scenario,
         params={"prompt_tokens": 8, "gen_tokens": 4, "ignore_eos": True}
-        if scenario == "throughput" else {"reloads": 0},
+        if scenario == "throughput"
+        else {"reloads": 0},
         repeats=2,
         warmup=1,
         timeout_s=timeout_s,
@@ -49,8 +56,9 @@ MISBEHAVIOURS = [
 ]
 
 
-@pytest.mark.parametrize(("behaviour", "status", "reason"), MISBEHAVIOURS,
-                         ids=[m[0] for m in MISBEHAVIOURS])
+@pytest.mark.parametrize(
+    ("behaviour", "status", "reason"), MISBEHAVIOURS, ids=[m[0] for m in MISBEHAVIOURS]
+)
 def test_misbehaving_worker_is_a_result_and_the_run_goes_on(
     session: RunSession, tmp_path: Path, behaviour: str, status: Status, reason: str
 ) -> None:
@@ -70,8 +78,9 @@ def test_misbehaving_worker_is_a_result_and_the_run_goes_on(
     assert run.results[3].metric("throughput.decode_tps") is not None
 
 
-def test_load_failure_errors_every_case_of_that_model_once(session: RunSession,
-                                                           tmp_path: Path) -> None:
+def test_load_failure_errors_every_case_of_that_model_once(
+    session: RunSession, tmp_path: Path
+) -> None:
     bad = write_fake_model(tmp_path / "bad", on_load="error")
     first = session.run_case(_case(bad))
     second = session.run_case(_case(bad, "load"))

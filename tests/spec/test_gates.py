@@ -8,8 +8,14 @@ from harness.types import Metric, Unit
 
 @pytest.mark.parametrize(
     ("expression", "op", "threshold", "relative"),
-    [(">= 5", ">=", 5.0, False), ("<0.25", "<", 0.25, False), ("== 3", "==", 3.0, False),
-     ("> 1e3", ">", 1000.0, False), ("-5%", "within", 0.05, True), ("10 %", "within", 0.1, True)],
+    [
+        (">= 5", ">=", 5.0, False),
+        ("<0.25", "<", 0.25, False),
+        ("== 3", "==", 3.0, False),
+        ("> 1e3", ">", 1000.0, False),
+        ("-5%", "within", 0.05, True),
+        ("10 %", "within", 0.1, True),
+    ],
 )
 def test_parse(expression: str, op: str, threshold: float, relative: bool) -> None:
     gate = parse_gate("throughput.decode_tps", expression)
@@ -18,7 +24,7 @@ def test_parse(expression: str, op: str, threshold: float, relative: bool) -> No
 
 @pytest.mark.parametrize("expression", ["fast", ">=", "5", "=> 5", "%"])
 def test_parse_rejects(expression: str) -> None:
-    with pytest.raises(GateSyntaxError, match="write e.g."):
+    with pytest.raises(GateSyntaxError, match=r"write e\.g\."):
         parse_gate("m", expression)
 
 

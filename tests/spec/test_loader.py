@@ -132,8 +132,9 @@ def test_good_suite_loads(write_suite, fake_model: Path) -> None:
     assert len(loaded.sha256) == 64
 
 
-@pytest.mark.parametrize(("text", "position", "fragments"), [b[1:] for b in BAD],
-                         ids=[b[0] for b in BAD])
+@pytest.mark.parametrize(
+    ("text", "position", "fragments"), [b[1:] for b in BAD], ids=[b[0] for b in BAD]
+)
 def test_bad_suite_gives_one_clear_line(
     write_suite, fake_model: Path, text: str, position: str, fragments: list[str]
 ) -> None:
@@ -155,14 +156,17 @@ def test_include_merges_models_and_reports_errors_in_the_included_file(
     (tmp_path / "models.yaml").write_text(
         f"models:\n  - name: shared\n    path: {fake_model}\n    backend: fake\n"
     )
-    suite = write_suite("schema_version: 1\ninclude: [models.yaml]\nscenarios:\n"
-                        "  - scenario: load\n")
+    suite = write_suite(
+        "schema_version: 1\ninclude: [models.yaml]\nscenarios:\n  - scenario: load\n"
+    )
     assert [m.entry.key for m in load_suite(suite).models] == ["shared"]
 
     (tmp_path / "models.yaml").write_text("models:\n  - name: shared\n    pth: x\n")
     with pytest.raises(SuiteInvalid) as info:
         load_suite(suite)
-    assert str(info.value.errors[0]).startswith(f"{tmp_path / 'models.yaml'}:3:5: unknown key 'pth'")
+    assert str(info.value.errors[0]).startswith(
+        f"{tmp_path / 'models.yaml'}:3:5: unknown key 'pth'"
+    )
 
 
 def test_missing_include_is_an_error(write_suite) -> None:
@@ -171,10 +175,12 @@ def test_missing_include_is_an_error(write_suite) -> None:
         load_suite(suite)
 
 
-def test_unprepared_embedded_model_names_the_fix(write_suite, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unprepared_embedded_model_names_the_fix(
+    write_suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MLX_HARNESS_CACHE", str(tmp_path / "empty-cache"))
-    suite = write_suite("schema_version: 1\nmodels:\n  - embedded: zoo/llama\nscenarios:\n"
-                        "  - scenario: load\n")
+    suite = write_suite(
+        "schema_version: 1\nmodels:\n  - embedded: zoo/llama\nscenarios:\n  - scenario: load\n"
+    )
     with pytest.raises(SuiteInvalid, match="run `mlx-harness models prepare`"):
         load_suite(suite)

@@ -69,7 +69,10 @@ def test_params_defaults_overrides_and_gates(write_suite, tmp_path: Path) -> Non
     assert thr.point == {"prompt_tokens": 8, "ignore_eos": True}
     assert thr.repeats == 5 and thr.warmup == 0
     assert {g.metric for g in thr.gates} == {
-        "throughput.decode_tps", "memory.mlx_peak_bytes", "throughput.ttft_s"}
+        "throughput.decode_tps",
+        "memory.mlx_peak_bytes",
+        "throughput.ttft_s",
+    }
     assert {g.metric for g in load.gates} == {"memory.mlx_peak_bytes"}
     assert thr.marks == ("throughput", "fake", "small")
 
@@ -77,18 +80,21 @@ def test_params_defaults_overrides_and_gates(write_suite, tmp_path: Path) -> Non
 def test_expectations_match_model_and_scenario(write_suite, tmp_path: Path) -> None:
     cases = _plan(write_suite, tmp_path)
     marked = {c.case_id: c.expectation for c in cases if c.expectation}
-    assert set(marked) == {c.case_id for c in cases if c.model.key == "b"
-                           and c.scenario == "throughput"}
+    assert set(marked) == {
+        c.case_id for c in cases if c.model.key == "b" and c.scenario == "throughput"
+    }
     exp = next(iter(marked.values()))
     assert exp is not None and exp.kind is ExpectKind.XFAIL and exp.link
 
 
-def test_uncached_hub_model_becomes_a_skip_with_reason(write_suite, tmp_path: Path,
-                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_uncached_hub_model_becomes_a_skip_with_reason(
+    write_suite, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    suite = write_suite("schema_version: 1\nmodels:\n  - hub: org/not-here\n"
-                        "scenarios:\n  - scenario: load\n")
+    suite = write_suite(
+        "schema_version: 1\nmodels:\n  - hub: org/not-here\nscenarios:\n  - scenario: load\n"
+    )
     (case,) = plan(load_suite(suite))
     assert case.model.path is None
     assert case.expectation is not None and case.expectation.kind is ExpectKind.SKIP

@@ -1,0 +1,51 @@
+# The two commands a newcomer needs:
+#   make demo   - set up, prepare the embedded models, run the default suite (pytest suites/smoke.suite.yaml)
+#   make test   - set up, prepare the embedded models, run the test suite
+# Both create or reuse a local virtualenv in .venv; nothing is downloaded from a model hub.
+
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+PYTEST_ARGS ?=
+
+.PHONY: demo test setup system-deps models lint typecheck
+
+demo: models
+	$(PY) -m pytest suites/smoke.suite.yaml $(PYTEST_ARGS)
+
+test: models
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+setup: system-deps $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Debian/Ubuntu: OpenBLAS for MLX's CPU backend (10-70x on dense float32) and espeak-ng for
+# reference speech. Installed when we are root or have sudo; otherwise a warning, never a failure.
+DEBIAN_PACKAGES := libopenblas0-pthread espeak-ng
+system-deps:
+	@if [ -f /etc/debian_version ]; then \
+	  missing=""; for p in $(DEBIAN_PACKAGES); do \
+	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; \
+	    else echo "warning: install$$missing for full speed/coverage"; exit 0; fi; \
+	    echo "installing$$missing"; \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	  fi; \
+	fi
+
+models: setup
+	$(VENV)/bin/mlx-harness models prepare
+
+lint: setup
+	$(VENV)/bin/ruff check harness tests conftest.py
+	$(VENV)/bin/mypy
+
+typecheck: setup
+	$(VENV)/bin/mypy

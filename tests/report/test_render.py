@@ -1,0 +1,233 @@
+"""Whole-report properties: both files written, untrusted text escaped, nothing external."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+from pathlib import Path
+
+import pytest
+from report_fixtures import EVIL, case, make_run, metric, realistic_run
+
+from harness.report import default_sections, render, render_html, render_markdown
+from harness.report.sections import Section
+from harness.store import RunWriter, load_run
+from harness.types import RunRecord, Status, Unit
+
+UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+TEMPLATES = Path(__file__).parents[2] / "harness" / "report" / "templates"
+
+
+def every_status_run(*, finished: bool = True) -> RunRecord:
+    results = [
+        case("m", f"s-{status.value}", status, reason=f"because {status.value}")
+        for status in Status
+    ]
+    return make_run(results, finished=finished)
+
+
+def md_tables(md: str) -> list[list[str]]:
+    tables: list[list[str]] = []
+    current: list[str] = []
+    for line in md.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    if current:
+        tables.append(current)
+    return tables
+
+
+def test_render_writes_both_files(tmp_path: Path) -> None:
+    paths = render(realistic_run(), tmp_path / "out")
+    assert paths.md == tmp_path / "out" / "report.md"
+    assert paths.html == tmp_path / "out" / "report.html"
+    assert paths.md.read_text(encoding="utf-8").startswith("# mlx-harness report")
+    assert paths.html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_render_is_deterministic() -> None:
+    run = realistic_run()
+    assert render_markdown(run) == render_markdown(run)
+    assert render_html(run) == render_html(run)
+
+
+def test_rendering_a_stored_run(tmp_path: Path) -> None:
+    writer = RunWriter(tmp_path / "run.jsonl")
+    run = realistic_run()
+    writer.start(
+        run_id=run.run_id,
+        started_at=run.started_at,
+        machine=run.machine,
+        packages=run.packages,
+        git_sha=run.git_sha,
+        suites=run.suites,
+    )
+    for result in run.results:
+        writer.case(result)
+    writer.close()  # no finish: the run was cut short
+    loaded = load_run(tmp_path / "run.jsonl")
+    assert "Incomplete run" in render_markdown(loaded)
+
+
+@pytest.mark.parametrize("status", list(Status))
+def test_every_status_appears_in_both_outputs(status: Status) -> None:
+    run = every_status_run()
+    md, html = render_markdown(run), render_html(run)
+    for text in (md, html):
+        assert f"s-{status.value}" in text
+        assert status.value in text
+    if status is not Status.PASSED:
+        assert f"because {status.value}" in md
+        assert f"because {status.value}" in html
+
+
+def test_model_output_is_escaped_in_html() -> None:
+    html = render_html(realistic_run())
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert html.count("<script") == 1  # ours: the sortable-table script
+    assert 'href="http://evil' not in html
+
+
+def test_model_output_is_escaped_in_markdown() -> None:
+    md = render_markdown(realistic_run())
+    assert "<script" not in md
+    assert "&lt;script>alert(1)&lt;/script>" in md
+    assert r"\| \`code\`" in md
+    assert re.search(r"(?<!\\)\]\(http://evil", md) is None  # no link or image injected
+
+
+def test_markdown_tables_keep_their_shape() -> None:
+    """Every row of every table has as many cell separators as its header."""
+    md = render_markdown(realistic_run())
+    tables = md_tables(md)
+    assert len(tables) >= 6
+    for table in tables:
+        expected = len(UNESCAPED_PIPE.findall(table[0]))
+        for row in table[1:]:
+            assert len(UNESCAPED_PIPE.findall(row)) == expected, row
+
+
+def test_newlines_in_reasons_stay_inside_the_cell() -> None:
+    run = make_run([case("m", "s", Status.SKIPPED, reason="one\ntwo | three\n\nfour")])
+    md = render_markdown(run)
+    assert "one<br>two \\| three<br><br>four" in md
+
+
+def test_hostile_model_names_and_links() -> None:
+    run = make_run(
+        [
+            case(
+                "evil|<b>model</b>",
+                "s",
+                Status.XFAILED,
+                reason="known",
+                link="javascript:alert(1)",
+            )
+        ]
+    )
+    html, md = render_html(run), render_markdown(run)
+    assert "javascript:" not in html and "javascript:" not in md
+    assert "<b>model" not in html and "<b>model" not in md
+    assert r"evil\|&lt;b>model&lt;/b>" in md
+
+
+def test_html_loads_nothing_external() -> None:
+    html = render_html(realistic_run())
+    for pattern in (r"\bsrc\s*=", r"<link\b", r"@import", r"url\(", r"<iframe", r"<img"):
+        assert re.search(pattern, html, re.IGNORECASE) is None, pattern
+    # anchors to issues are the only http(s) references besides escaped model text
+    hrefs = re.findall(r'href="(https?://[^"]*)"', html)
+    assert set(hrefs) == {
+        "https://github.com/ml-explore/mlx-lm/issues/123",
+        "https://github.com/ml-explore/mlx-vlm/issues/77",
+    }
+
+
+def test_html_without_links_has_no_urls_at_all() -> None:
+    html = render_html(every_status_run())
+    assert "http://" not in html and "https://" not in html
+
+
+def test_sortable_script_and_tables() -> None:
+    html = render_html(realistic_run())
+    assert 'class="sortable' in html
+    assert 'querySelectorAll("table.sortable")' in html
+    assert "aria-sort" in html
+    assert "<style>" in html
+
+
+@pytest.mark.parametrize("finished", [True, False])
+def test_incomplete_run_is_flagged(finished: bool) -> None:
+    run = realistic_run(finished=finished)
+    md, html = render_markdown(run), render_html(run)
+    assert ("Incomplete run" in md) is not finished
+    assert ("Incomplete run" in html) is not finished
+
+
+def test_machine_and_blas_in_header() -> None:
+    md = render_markdown(realistic_run())
+    assert "AMD EPYC 7B13" in md
+    assert "64.0 GiB" in md
+    assert "openblas (preloaded) (OpenBLAS in use: yes)" in md
+    assert "mlx 0.29.1" in md and "mlx-vlm not installed" in md
+    assert "0123456789ab" in md
+
+
+def test_nan_and_empty_samples_render_as_missing() -> None:
+    run = make_run(
+        [
+            case(
+                "m",
+                "throughput",
+                point={"prompt_tokens": 8},
+                metrics=[
+                    metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND),
+                    metric("throughput.prefill_tps", Unit.TOKENS_PER_SECOND, math.nan, math.nan),
+                    metric("throughput.ttft_s", Unit.SECONDS, 0.01, math.nan, 0.03),
+                ],
+            )
+        ]
+    )
+    md, html = render_markdown(run), render_html(run)
+    for text in (md, html):
+        assert re.search(r"(?<![a-z])nan(?![a-z])", text, re.IGNORECASE) is None
+    row = next(line for line in md.splitlines() if line.startswith("| m | throughput"))
+    assert "| — | — | 20.0 ± 14.1 |" in row  # prefill, decode, TTFT over the finite samples
+
+
+def test_empty_run_renders() -> None:
+    run = make_run([], finished=False)
+    md = render_markdown(run)
+    assert "0 cases" in md and "Incomplete run" in md
+    assert "<!DOCTYPE html>" in render_html(run)
+
+
+def test_a_new_section_is_one_module_and_two_partials(tmp_path: Path) -> None:
+    """Adding a section needs no change to render: a Section value and two templates."""
+    extra = Section("models", "Models again", lambda run: default_sections()[-1].build(run))
+    md = render_markdown(realistic_run(), [*default_sections()[:1], extra])
+    assert "## Models again" in md and "## Compatibility" not in md
+
+
+def test_every_section_has_both_partials() -> None:
+    for section in default_sections():
+        assert (TEMPLATES / section.md_template).is_file(), section.key
+        assert (TEMPLATES / section.html_template).is_file(), section.key
+
+
+def test_templates_are_package_data() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    globs = pyproject["tool"]["setuptools"]["package-data"]["harness"]
+    for path in TEMPLATES.iterdir():
+        relative = path.relative_to(TEMPLATES.parents[1]).as_posix()
+        assert any(fnmatch.fnmatch(relative, g) for g in globs), relative
+
+
+def test_evil_fixture_is_really_evil() -> None:
+    assert "<script>" in EVIL and "|" in EVIL and "\n" in EVIL
