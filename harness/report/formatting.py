@@ -81,6 +81,16 @@ class Scale:
         decimals = self.decimals if self.decimals is not None else _auto_decimals(scaled)
         return f"{scaled:.{decimals}f}"
 
+    def spread(self, value: float, like: float) -> str:
+        """``value`` (a stddev) with the decimals of ``like`` (its median), or up to two more
+        when that would round a non-zero spread to zero."""
+        scaled, reference = value / self.divisor, like / self.divisor
+        decimals = self.decimals if self.decimals is not None else _auto_decimals(reference)
+        for extra in range(3):
+            if scaled == 0 or round(scaled, decimals + extra) != 0:
+                return f"{scaled:.{decimals + extra}f}"
+        return f"{scaled:.{decimals + 2}f}"
+
     def with_unit(self, text: str) -> str:
         return f"{text}{' ' if self.suffix_space else ''}{self.label}"
 
@@ -139,7 +149,7 @@ def format_stat(median: float, stddev: float, n: int, scale: Scale) -> str:
         return MISSING
     text = scale.number(median)
     if n > 1 and math.isfinite(stddev):
-        text += f" ± {scale.number(stddev)}"
+        text += f" ± {scale.spread(stddev, median)}"
     return text
 
 

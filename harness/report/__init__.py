@@ -1,0 +1,17 @@
+"""Reports: one module per section, Markdown and self-contained HTML from jinja2 templates."""
+
+from __future__ import annotations
+
+from harness.report.render import ReportPaths, render, render_html, render_markdown
+from harness.report.sections import Section, default_sections
+from harness.report.terminal import terminal_summary
+
+__all__ = [
+    "ReportPaths",
+    "Section",
+    "default_sections",
+    "render",
+    "render_html",
+    "render_markdown",
+    "terminal_summary",
+]

@@ -1,0 +1,71 @@
+"""Load and memory table: per case, load time, weights size and each memory view labelled
+(MLX peak, MLX active, process peak RSS)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.report.formatting import GIB, MIB, Scale, choose_scale, finite
+from harness.report.sections import Section
+from harness.report.table import MetricColumn, Table, case_metric_table, metric_label
+from harness.types import RunRecord, Unit
+
+PREFIXES = ("memory.", "load.")
+
+COLUMNS: tuple[MetricColumn, ...] = (
+    MetricColumn("load", ("load.load_s",), "time to load the model"),
+    MetricColumn("weights", ("load.weights_bytes",), "size of the weights on disk"),
+    MetricColumn("MLX after load", ("load.mlx_active_bytes",), "MLX allocator active after load"),
+    MetricColumn(
+        "MLX peak", ("memory.mlx_peak_bytes",), "MLX allocator peak during the case (reset before)"
+    ),
+    MetricColumn(
+        "MLX active", ("memory.mlx_active_bytes",), "MLX allocator active at the end of the case"
+    ),
+    MetricColumn(
+        "peak RSS", ("memory.process_peak_rss_bytes",), "worker process peak resident set size"
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Memory:
+    table: Table
+
+
+def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
+    """The known columns, then one per other ``memory.*``/``load.*`` metric (by its view)."""
+    known = {name for column in COLUMNS for name in column.names}
+    extra: dict[str, str | None] = {}
+    for result in run.results:
+        for metric in result.metrics:
+            if metric.name.startswith(PREFIXES) and metric.name not in known:
+                extra.setdefault(metric.name, metric.view)
+    return COLUMNS + tuple(
+        MetricColumn((view or metric_label(name)).replace("_", " "), (name,), name)
+        for name, view in sorted(extra.items())
+    )
+
+
+def memory_scale(unit: Unit, values: list[float]) -> Scale:
+    """Bytes in MiB, so a column reads at a glance; GiB only once values reach 10 GiB."""
+    if unit is not Unit.BYTES:
+        return choose_scale(unit, values)
+    if max((abs(v) for v in finite(values)), default=0.0) >= 10 * GIB:
+        return Scale(GIB, 2, "GiB")
+    return Scale(MIB, 1, "MiB")
+
+
+def build(run: RunRecord) -> Memory | None:
+    table = case_metric_table(
+        run.results, columns_for(run), sample_count=False, scale_for=memory_scale
+    )
+    return Memory(table) if table else None
+
+
+SECTION = Section(
+    "memory",
+    "Load and memory",
+    build,
+    claims=PREFIXES,
+)

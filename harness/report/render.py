@@ -1,0 +1,79 @@
+"""Render a run as ``report.md`` and a self-contained ``report.html`` from jinja2 templates.
+
+HTML is autoescaped by jinja2; Markdown values go through ``md_escape`` (the environment's
+``finalize``), so model output can neither break a table nor inject markup in either file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from harness.report.escape import md_finalize, md_url
+from harness.report.sections import BuiltSection, Section, default_sections
+from harness.types import RunRecord
+
+MD_FILE = "report.md"
+HTML_FILE = "report.html"
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    md: Path
+    html: Path
+
+
+def _environment(kind: str) -> jinja2.Environment:
+    """A fresh environment per render: autoescaped HTML, or Markdown escaped by finalize."""
+    html = kind == "html"
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("harness.report", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=html,
+        finalize=None if html else md_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["mdurl"] = md_url
+    return env
+
+
+def build_sections(
+    run: RunRecord, sections: Sequence[Section] | None = None, *, kind: str
+) -> list[BuiltSection]:
+    built = []
+    for section in default_sections() if sections is None else sections:
+        data = section.build(run)
+        if data is None:
+            continue
+        template = section.html_template if kind == "html" else section.md_template
+        built.append(BuiltSection(section.key, section.title, data, template))
+    return built
+
+
+def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> str:
+    env = _environment(kind)
+    template = env.get_template(f"report.{kind}.j2")
+    built = build_sections(run, sections, kind=kind)
+    return template.render(run=run, sections=built)
+
+
+def render_markdown(run: RunRecord, sections: Sequence[Section] | None = None) -> str:
+    return _render(run, sections, "md")
+
+
+def render_html(run: RunRecord, sections: Sequence[Section] | None = None) -> str:
+    return _render(run, sections, "html")
+
+
+def render(run: RunRecord, out_dir: Path, sections: Sequence[Section] | None = None) -> ReportPaths:
+    """Write ``out_dir/report.md`` and ``out_dir/report.html`` (same content) and return them."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = ReportPaths(md=out_dir / MD_FILE, html=out_dir / HTML_FILE)
+    paths.md.write_text(render_markdown(run, sections), encoding="utf-8")
+    paths.html.write_text(render_html(run, sections), encoding="utf-8")
+    return paths

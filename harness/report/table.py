@@ -1,0 +1,204 @@
+"""Plain table values shared by the sections, and the case x metric table builder.
+
+A section builds :class:`Table` values (strings already formatted, raw values kept for
+sorting); the ``table.md.j2`` and ``table.html.j2`` partials lay any of them out.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from harness.report.escape import safe_link
+from harness.report.formatting import (
+    MISSING,
+    Scale,
+    choose_scale,
+    finite,
+    format_stat,
+    params_label,
+    status_css,
+    status_label,
+)
+from harness.types import CaseResult, Metric, Unit
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    sort: float | str | None = None  # raw value the HTML table sorts by (text when None)
+    note: str | None = None  # a second, smaller line
+    title: str | None = None  # tooltip in HTML
+    css: str | None = None
+    link: str | None = None  # an http(s) link, already checked by safe_link
+
+    @staticmethod
+    def linked(
+        text: str,
+        link: str | None,
+        *,
+        sort: float | str | None = None,
+        note: str | None = None,
+        title: str | None = None,
+        css: str | None = None,
+    ) -> Cell:
+        """A cell whose link is kept only when it is a plain http(s) URL."""
+        return Cell(text, sort=sort, note=note, title=title, css=css, link=safe_link(link))
+
+
+@dataclass(frozen=True)
+class Column:
+    label: str
+    numeric: bool = False
+    title: str | None = None
+    css: str = ""  # class for the column's cells in HTML, e.g. "nowrap"
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    css: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+
+@dataclass(frozen=True)
+class MetricColumn:
+    """A table column filled by the first metric of ``names`` that a case has."""
+
+    label: str
+    names: tuple[str, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Stats:
+    median: float
+    stddev: float
+    n: int
+    dropped: int  # samples that were NaN or infinite
+
+
+def stats(metric: Metric) -> Stats:
+    """Median and spread over the finite samples only (a NaN sample does not poison them)."""
+    values = finite(metric.samples)
+    dropped = len(metric.samples) - len(values)
+    if not values:
+        return Stats(math.nan, math.nan, 0, dropped)
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    return Stats(statistics.median(values), spread, len(values), dropped)
+
+
+def find_metric(result: CaseResult, names: Iterable[str]) -> Metric | None:
+    for name in names:
+        metric = result.metric(name)
+        if metric is not None:
+            return metric
+    return None
+
+
+def metric_cell(metric: Metric | None, scale: Scale, *, spread: bool = True) -> Cell:
+    if metric is None:
+        return Cell("", sort=None)
+    st = stats(metric)
+    if st.n == 0:
+        return Cell(MISSING, title=f"{metric.name}: no finite samples")
+    text = format_stat(st.median, st.stddev if spread else math.nan, st.n, scale)
+    tip = f"{metric.name}: median of n={st.n}"
+    if st.n > 1:
+        tip += f", stddev {scale.with_unit(scale.number(st.stddev))}"
+    if st.dropped:
+        tip += f"; {st.dropped} non-finite sample(s) left out"
+    if metric.view:
+        tip += f"; view: {metric.view}"
+    return Cell(text, sort=st.median, title=tip)
+
+
+def case_cells(result: CaseResult) -> tuple[Cell, ...]:
+    """The leading cells every per-case table shares: model, scenario, params, status."""
+    return (
+        Cell(result.model),
+        Cell(result.scenario),
+        Cell(params_label(result.point, result.params), title=result.case_id),
+        Cell(status_label(result.status), css=status_css(result.status)),
+    )
+
+
+CASE_COLUMNS: tuple[Column, ...] = (
+    Column("model", css="nowrap"),
+    Column("scenario", css="nowrap"),
+    Column("params", title="ppN = N prompt tokens, tgN = N generated tokens", css="nowrap"),
+    Column("status"),
+)
+
+
+def _sample_counts(metrics: Sequence[Metric | None]) -> Cell:
+    counts = sorted({stats(m).n for m in metrics if m is not None})
+    if not counts:
+        return Cell("")
+    text = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    return Cell(text, sort=counts[-1], title="samples per metric (warm-ups not counted)")
+
+
+def case_metric_table(
+    results: Sequence[CaseResult],
+    columns: Sequence[MetricColumn],
+    *,
+    spread: bool = True,
+    sample_count: bool = True,
+    scale_for: Callable[[Unit, list[float]], Scale] = choose_scale,
+) -> Table:
+    """One row per case that has any of ``columns``' metrics; empty columns are left out.
+
+    Each metric column shares one unit (ms or s, MiB or GiB) chosen from its values, and
+    names it in the header.
+    """
+    rows = [r for r in results if any(find_metric(r, c.names) for c in columns)]
+    found = {c: [find_metric(r, c.names) for r in rows] for c in columns}
+    used = [c for c in columns if any(m is not None for m in found[c])]
+    header = list(CASE_COLUMNS)
+    scales: dict[MetricColumn, Scale] = {}
+    for column in used:
+        present = [m for m in found[column] if m is not None]
+        scale = scale_for(present[0].unit, [stats(m).median for m in present])
+        scales[column] = scale
+        label = f"{column.label} ({scale.label})" if scale.label else column.label
+        header.append(Column(label, numeric=True, title=column.description or None))
+    if sample_count:
+        header.append(Column("n", numeric=True, title="samples per metric"))
+    body: list[tuple[Cell, ...]] = []
+    for index, result in enumerate(rows):
+        row = [found[c][index] for c in used]
+        cells = [*case_cells(result)]
+        cells += [metric_cell(m, scales[c], spread=spread) for c, m in zip(used, row, strict=True)]
+        if sample_count:
+            cells.append(_sample_counts(row))
+        body.append(tuple(cells))
+    return Table(tuple(header), tuple(body))
+
+
+def metric_label(name: str) -> str:
+    """A column label for a metric nobody named: ``prompt_cache.hit_ratio`` -> ``hit ratio``."""
+    short = name.split(".", 1)[-1]
+    for suffix in ("_bytes", "_tps", "_s"):
+        if short.endswith(suffix):
+            short = short[: -len(suffix)]
+            break
+    return short.replace("_", " ")
+
+
+def claimed(name: str, claims: Iterable[str]) -> bool:
+    """Whether ``name`` is one of ``claims`` (exact names, or prefixes ending in a dot)."""
+    return any(name == c or (c.endswith(".") and name.startswith(c)) for c in claims)
+
+
+def case_reason(result: CaseResult) -> str:
+    """Why a case is not plain passed: its reason, else the messages of its failed gates."""
+    if result.reason:
+        return result.reason
+    failed = [g.message for g in result.gates if g.passed is False and g.message]
+    return "\n".join(failed)

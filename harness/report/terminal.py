@@ -1,0 +1,84 @@
+"""A compact fixed-width table for the end of a pytest run: no colours, no escapes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.report.escape import plain
+from harness.report.formatting import MISSING, format_value, params_label
+from harness.report.header import count_statuses
+from harness.report.table import stats
+from harness.types import CaseResult, RunRecord, Unit
+
+# (header, widest allowed, right-aligned)
+COLUMNS: tuple[tuple[str, int, bool], ...] = (
+    ("model", 32, False),
+    ("scenario", 16, False),
+    ("point", 24, False),
+    ("status", 9, False),
+    ("decode tok/s", 12, True),
+    ("prefill tok/s", 13, True),
+    ("TTFT", 10, True),
+)
+
+
+def _median(result: CaseResult, name: str, unit: Unit) -> str:
+    metric = result.metric(name)
+    if metric is None:
+        return ""
+    st = stats(metric)
+    if st.n == 0:
+        return MISSING
+    if unit is Unit.TOKENS_PER_SECOND:
+        return f"{st.median:.1f}"
+    return format_value(st.median, unit)
+
+
+def _row(result: CaseResult) -> tuple[str, ...]:
+    return (
+        result.model,
+        result.scenario,
+        params_label(result.point, result.params),
+        result.status.value,
+        _median(result, "throughput.decode_tps", Unit.TOKENS_PER_SECOND),
+        _median(result, "throughput.prefill_tps", Unit.TOKENS_PER_SECOND),
+        _median(result, "throughput.ttft_s", Unit.SECONDS),
+    )
+
+
+def _layout(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [
+        min(limit, max(len(header), *(len(row[i]) for row in rows)))
+        for i, (header, limit, _) in enumerate(COLUMNS)
+    ]
+    lines = []
+    for row in rows:
+        cells = []
+        for text, width, (_, _, right) in zip(row, widths, COLUMNS, strict=True):
+            text = plain(text, width)
+            cells.append(text.rjust(width) if right else text.ljust(width))
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def status_line(run: RunRecord) -> str:
+    counts = ", ".join(f"{c.count} {c.status}" for c in count_statuses(run))
+    line = f"{len(run.results)} cases: {counts or 'none'}"
+    if run.finished_at is None:
+        line += " (INCOMPLETE RUN: no finish record)"
+    return line
+
+
+def terminal_summary(run: RunRecord) -> list[str]:
+    """Lines to print at the end of a run: one per case, then the status counts."""
+    header = tuple(name for name, _, _ in COLUMNS)
+    rows = [_row(r) for r in run.results]
+    table = _layout([header, *rows])
+    widest = max(len(line) for line in table)
+    return [
+        f"mlx-harness run {plain(run.run_id)}",
+        table[0],
+        "-" * widest,
+        *table[1:],
+        status_line(run),
+    ]
