@@ -75,6 +75,7 @@ class MlxLmBackend:
 
         from harness.runner.device import mlx_device
 
+        mx.reset_peak_memory()
         start = time.perf_counter()
         try:
             model, tokenizer = load(str(path))[:2]
@@ -87,7 +88,10 @@ class MlxLmBackend:
             load_s=load_s,
             weights_bytes=weights_bytes(path),
             device=mlx_device(),
-            details={"mlx_active_bytes": int(mx.get_active_memory())},
+            details={
+                "mlx_active_bytes": int(mx.get_active_memory()),
+                "mlx_peak_bytes": int(mx.get_peak_memory()),
+            },
         )
         return MlxLmModel(model, tokenizer), info
 

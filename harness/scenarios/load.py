@@ -12,6 +12,9 @@ from harness.types import Metric, Unit
 
 LOAD_S = MetricSpec("load.load_s", Unit.SECONDS, False, "wall time of backend load")
 WEIGHTS = MetricSpec("load.weights_bytes", Unit.BYTES, False, "weight files on disk")
+LOAD_PEAK = MetricSpec(
+    "load.mlx_peak_bytes", Unit.BYTES, False, "MLX peak memory during the load"
+)
 ACTIVE = MetricSpec(
     "load.mlx_active_bytes", Unit.BYTES, False, "MLX active memory right after load"
 )
@@ -25,27 +28,19 @@ class LoadScenario:
     name: ClassVar[str] = "load"
     version: ClassVar[int] = 1
     params_model: ClassVar[type[Params]] = LoadParams
-    metrics: ClassVar[tuple[MetricSpec, ...]] = (LOAD_S, WEIGHTS, ACTIVE)
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (LOAD_S, WEIGHTS, ACTIVE, LOAD_PEAK)
 
     def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
         assert isinstance(params, LoadParams)
-        times = [ctx.load_info.load_s]
-        actives: list[float] = []
-        first_active = ctx.load_info.details.get("mlx_active_bytes")
-        if first_active is not None:
-            actives.append(float(first_active))
-        for _ in range(params.reloads):
-            _model, info = ctx.reload()
-            times.append(info.load_s)
-            active = info.details.get("mlx_active_bytes")
-            if active is not None:
-                actives.append(float(active))
+        infos = [ctx.load_info] + [ctx.reload()[1] for _ in range(params.reloads)]
         metrics: list[Metric] = [
-            metric(LOAD_S, times),
+            metric(LOAD_S, [info.load_s for info in infos]),
             metric(WEIGHTS, [float(ctx.load_info.weights_bytes)]),
         ]
-        if actives:
-            metrics.append(metric(ACTIVE, actives))
+        for spec, key in ((ACTIVE, "mlx_active_bytes"), (LOAD_PEAK, "mlx_peak_bytes")):
+            values = [float(info.details[key]) for info in infos if key in info.details]
+            if values:
+                metrics.append(metric(spec, values))
         return ScenarioOutput(tuple(metrics), {"device": ctx.load_info.device})
 
 
