@@ -22,7 +22,7 @@ setup: system-deps $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,all]'
 	touch $(STAMP)
 
 # Debian/Ubuntu: OpenBLAS for MLX's CPU backend (10-70x on dense float32) and espeak-ng for

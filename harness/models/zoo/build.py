@@ -1,25 +1,34 @@
-"""Generate a zoo model directory: random weights (seeded), real tokenizer, family template."""
+"""Generate a zoo model directory: random weights (seeded), real tokenizer, family template.
+
+``build`` dispatches on ``Family.backend``: mlx-lm model classes for text, mlx-vlm's for vision,
+mlx-audio's for audio. Each writes into a temporary sibling directory that replaces ``out_dir``
+only when complete, so a reader never sees half a model.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
-import tempfile
+import uuid
 from pathlib import Path
 
 from harness.models.zoo.families import FAMILIES, Family
-from harness.models.zoo.tokenizer import train_tokenizer, write_tokenizer_config
 
 MARKER = "harness-model.json"
-ZOO_VERSION = 1
+ZOO_VERSION = 2
 
 
 def build(family: Family, out_dir: Path, *, seed: int = 0) -> Path:
-    """Write ``family`` as an mlx-lm model directory at ``out_dir`` (atomically) and return it."""
+    """Write ``family`` as a model directory for its backend at ``out_dir`` (atomically)."""
+    out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
+    tmp = out_dir.parent / f".{out_dir.name}-{uuid.uuid4().hex[:12]}"
+    tmp.mkdir()  # mode from the umask, unlike mkdtemp's 0700
     try:
-        _write_model(family, tmp, seed=seed)
+        n_params = _write_model(family, tmp, seed=seed)
+        marker = {**_marker(family, seed), "parameters": n_params}
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         tmp.rename(out_dir)
@@ -30,42 +39,49 @@ def build(family: Family, out_dir: Path, *, seed: int = 0) -> Path:
 
 
 def is_current(out_dir: Path, family: Family, *, seed: int = 0) -> bool:
-    """True when ``out_dir`` holds this family built by this zoo version and seed."""
-    marker = out_dir / MARKER
+    """True when ``out_dir`` holds this family, as now defined, built by this zoo version/seed."""
+    marker = Path(out_dir) / MARKER
     if not marker.is_file():
         return False
     try:
         data = json.loads(marker.read_text())
     except (OSError, ValueError):
         return False
+    if not isinstance(data, dict):
+        return False
+    data.pop("parameters", None)
     return bool(data == _marker(family, seed))
-
-
-def _marker(family: Family, seed: int) -> dict[str, object]:
-    return {"source": f"zoo/{family.name}", "zoo_version": ZOO_VERSION, "seed": seed}
-
-
-def _write_model(family: Family, out_dir: Path, *, seed: int) -> None:
-    import mlx.core as mx
-    from mlx_lm.utils import _get_classes, save_model
-
-    config = dict(family.config)
-    train_tokenizer(out_dir, special_tokens=family.special_tokens, vocab_size=config["vocab_size"])
-    write_tokenizer_config(
-        out_dir,
-        chat_template=family.chat_template,
-        bos_token=family.bos_token,
-        eos_token=family.eos_token,
-    )
-    mx.random.seed(seed)
-    model_cls, args_cls = _get_classes(config)
-    model = model_cls(args_cls.from_dict(config))
-    mx.eval(model.parameters())
-    save_model(out_dir, model)
-    (out_dir / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    (out_dir / MARKER).write_text(json.dumps(_marker(family, seed), indent=2) + "\n")
 
 
 def family_names() -> list[str]:
     """Names of all zoo families, in table order."""
     return list(FAMILIES)
+
+
+def _marker(family: Family, seed: int) -> dict[str, object]:
+    digest = hashlib.sha256(
+        json.dumps(family.fingerprint(), sort_keys=True).encode("utf-8")
+    ).hexdigest()
+    return {
+        "source": f"zoo/{family.name}",
+        "zoo_version": ZOO_VERSION,
+        "seed": seed,
+        "backend": family.backend,
+        "family_sha256": digest,
+    }
+
+
+def _write_model(family: Family, out_dir: Path, *, seed: int) -> int:
+    if family.backend == "mlx_lm":
+        from harness.models.zoo.build_text import write_text_model
+
+        return write_text_model(family, out_dir, seed=seed)
+    if family.backend == "mlx_vlm":
+        from harness.models.zoo.build_vision import write_vision_model
+
+        return write_vision_model(family, out_dir, seed=seed)
+    if family.backend == "mlx_audio":
+        from harness.models.zoo.build_audio import write_audio_model
+
+        return write_audio_model(family, out_dir, seed=seed)
+    raise ValueError(f"{family.name}: unknown backend {family.backend!r}")

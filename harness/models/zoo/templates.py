@@ -1,23 +1,125 @@
-"""Chat templates of the families in the zoo, each with that family's tool-call markup."""
+"""Chat templates of the families in the zoo, each with that family's tool-call markup.
+
+The templates live as ``chat_templates/*.jinja`` files, written the way the real models ship
+them (same whitespace control, same tool-call markup), so the tokenizer wrapper of mlx-lm infers
+the same tool parser from them as it does from the real checkpoint (``_infer_tool_parser`` in
+``mlx_lm/tokenizer_utils.py``). Next to each template: the special tokens its markup needs.
+"""
 
 from __future__ import annotations
 
-# ChatML with Hermes-style tool calls (Qwen 2/2.5/3, SmolLM, many llama fine-tunes).
-# mlx-lm infers its ``json_tools`` parser from ``<tool_call>`` and ``tool_call.name``.
-CHATML_TOOLS = (
-    "{%- if tools %}<|im_start|>system\nYou may call functions. Available tools:\n"
-    "{%- for tool in tools %}\n{{ tool | tojson }}{%- endfor %}\n"
-    "Return a call as <tool_call>{\"name\": <name>, \"arguments\": <args>}</tool_call><|im_end|>\n"
-    "{%- endif %}"
-    "{%- for message in messages %}"
-    "{%- if message.tool_calls %}<|im_start|>assistant\n"
-    "{%- for tool_call in message.tool_calls %}"
-    "{%- if tool_call.function %}{%- set tool_call = tool_call.function %}{%- endif %}"
-    "<tool_call>\n{\"name\": \"{{ tool_call.name }}\", \"arguments\": "
-    "{{ tool_call.arguments | tojson }}}\n</tool_call>{%- endfor %}<|im_end|>\n"
-    "{%- else %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{%- endif %}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}"
+from pathlib import Path
+
+TEMPLATE_DIR = Path(__file__).parent / "chat_templates"
+
+
+def load_template(name: str) -> str:
+    """The chat template ``chat_templates/<name>.jinja``, without the file's final newline."""
+    text = (TEMPLATE_DIR / f"{name}.jinja").read_text(encoding="utf-8")
+    return text[:-1] if text.endswith("\n") else text
+
+
+# ChatML with Hermes-style tool calls (Hermes fine-tunes of Llama, SmolLM3, ...): the Qwen 2.5
+# template without its default system prompt. mlx-lm infers ``json_tools`` from ``<tool_call>``
+# and ``tool_call.name``.
+CHATML_TOOLS = load_template("chatml_hermes")
+CHATML_SPECIAL_TOKENS = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<tool_call>",
+    "</tool_call>",
 )
 
-CHATML_SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>")
+# Qwen2.5-Instruct: ChatML, default system prompt, Hermes ``<tool_call>`` JSON -> json_tools.
+QWEN2_5 = load_template("qwen2_5")
+QWEN2_5_SPECIAL_TOKENS = CHATML_SPECIAL_TOKENS
+
+# Qwen3: ChatML with ``<think>`` blocks and the same Hermes JSON tool calls -> json_tools.
+QWEN3 = load_template("qwen3")
+QWEN3_SPECIAL_TOKENS = (
+    *CHATML_SPECIAL_TOKENS,
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+)
+
+# Qwen3-Coder (a qwen3_moe model): XML calls ``<tool_call>\n<function=NAME>\n<parameter=...>``
+# -> qwen3_coder.
+QWEN3_CODER = load_template("qwen3_coder")
+QWEN3_CODER_SPECIAL_TOKENS = QWEN3_SPECIAL_TOKENS
+
+# Mistral-7B-Instruct-v0.3: ``[AVAILABLE_TOOLS]`` in the prompt, the model answers
+# ``[TOOL_CALLS] [{"name": ..., "arguments": ...}]`` -> mistral. Token order as in v0.3.
+MISTRAL_V3 = load_template("mistral_v3")
+MISTRAL_V3_SPECIAL_TOKENS = (
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[TOOL_CALLS]",
+    "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]",
+)
+
+# Phi-4-mini-instruct (model_type phi3): tools go in the system message between ``<|tool|>`` and
+# ``<|/tool|>``; the model answers ``<|tool_call|>[...]<|/tool_call|>``. mlx-lm knows none of
+# these markers, so no parser is inferred (Phi-3-mini's template has no tool support at all).
+PHI4_MINI = load_template("phi4_mini")
+PHI4_MINI_SPECIAL_TOKENS = (
+    "<|endoftext|>",
+    "<|system|>",
+    "<|user|>",
+    "<|assistant|>",
+    "<|end|>",
+    "<|tool|>",
+    "<|/tool|>",
+    "<|tool_call|>",
+    "<|/tool_call|>",
+    "<|tool_response|>",
+)
+
+# Gemma 3: no tool markup in the template. Gemma's convention is prompt-level: tools described in
+# the user turn, calls written as a ```tool_code fenced Python call; mlx-lm has no parser for it.
+GEMMA3 = load_template("gemma3")
+GEMMA3_SPECIAL_TOKENS = ("<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>")
+
+# LFM2: tools listed between ``<|tool_list_start|>`` and ``<|tool_list_end|>``; calls are Python
+# lists ``<|tool_call_start|>[f(x=1)]<|tool_call_end|>`` -> pythonic. Token order as in LFM2.
+LFM2 = load_template("lfm2")
+LFM2_SPECIAL_TOKENS = (
+    "<|pad|>",
+    "<|startoftext|>",
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|tool_list_start|>",
+    "<|tool_list_end|>",
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
+    "<|tool_response_start|>",
+    "<|tool_response_end|>",
+)
+
+# Qwen2-VL-Instruct (chat_template.json): ChatML, ``<|vision_start|><|image_pad|>...``; no tools.
+QWEN2_VL = load_template("qwen2_vl")
+QWEN2_VL_SPECIAL_TOKENS = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+)
+
+# llava-1.5-hf (chat_template.json): ``USER: <image>\n... ASSISTANT:``; Llama 2 tokenizer with
+# ``<image>`` and ``<pad>`` appended after the vocabulary. No tools.
+LLAVA_1_5 = load_template("llava_1_5")
+LLAVA_1_5_SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
+LLAVA_1_5_APPENDED_TOKENS = ("<image>", "<pad>")

@@ -28,9 +28,27 @@ def train_tokenizer(
     *,
     special_tokens: tuple[str, ...],
     vocab_size: int = 512,
-) -> None:
-    """Train a byte-level BPE on :data:`CORPUS` and write ``tokenizer.json`` into ``out_dir``."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    bos_token: str | None = None,
+    appended_special_tokens: tuple[str, ...] = (),
+    appended_tokens: tuple[str, ...] = (),
+) -> dict[str, int]:
+    """Train a byte-level BPE on :data:`CORPUS` and write ``tokenizer.json`` into ``out_dir``.
+
+    ``special_tokens`` take the first ids (as in Mistral, Gemma, LFM2), ``vocab_size`` counts
+    them. ``appended_special_tokens`` then ``appended_tokens`` (not special, e.g. Whisper's
+    timestamps) come after the trained vocabulary, the layout of Qwen and Whisper, whose
+    decoders treat ids below the first special token as text. With ``bos_token`` the tokenizer
+    prepends it to every encoding, like Gemma's and Mistral's. Returns the whole vocabulary.
+    """
+    from tokenizers import (
+        AddedToken,
+        Tokenizer,
+        decoders,
+        models,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
 
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -43,28 +61,44 @@ def train_tokenizer(
     )
     corpus = CORPUS.splitlines() * 4
     tokenizer.train_from_iterator(corpus, trainer=trainer)
+    tokenizer.add_special_tokens(list(appended_special_tokens))
+    tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in appended_tokens])
+    if bos_token is not None:
+        bos_id = tokenizer.token_to_id(bos_token)
+        if bos_id is None:
+            raise ValueError(f"bos token {bos_token!r} is not among the special tokens")
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single=f"{bos_token} $A",
+            pair=f"{bos_token} $A {bos_token} $B",
+            special_tokens=[(bos_token, bos_id)],
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(out_dir / "tokenizer.json"))
+    return dict(tokenizer.get_vocab(with_added_tokens=True))
 
 
 def write_tokenizer_config(
     out_dir: Path,
     *,
-    chat_template: str,
+    chat_template: str | None,
     bos_token: str | None,
     eos_token: str,
     pad_token: str | None = None,
     extra: dict[str, object] | None = None,
 ) -> None:
-    """Write ``tokenizer_config.json`` carrying the family's chat template and special tokens."""
+    """Write ``tokenizer_config.json`` carrying the family's chat template and special tokens.
+
+    ``chat_template=None`` leaves the key out (Whisper has none). ``extra`` adds or overrides keys.
+    """
     config: dict[str, object] = {
         "tokenizer_class": "PreTrainedTokenizerFast",
-        "chat_template": chat_template,
         "bos_token": bos_token,
         "eos_token": eos_token,
         "pad_token": pad_token or eos_token,
         "model_max_length": 4096,
         "clean_up_tokenization_spaces": False,
     }
+    if chat_template is not None:
+        config["chat_template"] = chat_template
     config.update(extra or {})
     (out_dir / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")

@@ -1,0 +1,35 @@
+"""Write a text family as an mlx-lm model directory (mlx-lm's own model classes, random weights)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.models.zoo.common import (
+    check_float32,
+    model_config,
+    seeded_init,
+    write_extra_files,
+    write_json,
+    write_tokenizer,
+)
+from harness.models.zoo.family import Family
+
+
+def write_text_model(family: Family, out_dir: Path, *, seed: int) -> int:
+    """Write tokenizer, config and seeded float32 weights of ``family``; return the parameter count.
+
+    The model class comes from ``mlx_lm.utils._get_classes``, the way ``mlx_lm.load`` resolves
+    ``model_type`` (including remappings such as mistral -> llama).
+    """
+    from mlx_lm.utils import _get_classes, save_model
+
+    vocab = write_tokenizer(family, out_dir)
+    config = model_config(family, vocab)
+    model_cls, args_cls = _get_classes(config)
+    seeded_init(seed)
+    model = model_cls(args_cls.from_dict(config))
+    n_params = check_float32(model)
+    save_model(out_dir, model)
+    write_json(out_dir / "config.json", config)
+    write_extra_files(family, out_dir)
+    return n_params

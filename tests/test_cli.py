@@ -1,0 +1,96 @@
+"""The command-line driver: same functions as the plugin, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.backends.fake import write_fake_model
+from harness.cli import main
+
+BAD_SUITES = {
+    "typo.suite.yaml": "schema_version: 1\ndefaults:\n  repeets: 3\nscenarios:\n  - scenario: load\n",
+    "type.suite.yaml": "schema_version: 1\ndefaults:\n  repeats: many\nscenarios:\n"
+    "  - scenario: load\n",
+    "indent.suite.yaml": "schema_version: 1\nmodels:\n  - path: x\n   backend: fake\n"
+    "scenarios:\n  - scenario: load\n",
+    "missing.suite.yaml": "schema_version: 1\nmodels:\n  - path: ./nope\nscenarios:\n"
+    "  - scenario: load\n",
+}
+
+
+def test_validate_prints_one_line_per_problem_and_fails(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    for name, text in BAD_SUITES.items():
+        (tmp_path / name).write_text(text)
+    assert main(["validate", str(tmp_path)]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 4
+    expected = {
+        "indent.suite.yaml:4:4: invalid YAML",
+        "missing.suite.yaml:3:5: model path './nope' does not exist",
+        "type.suite.yaml:3:12: defaults.repeats: expected a whole number, got 'many'",
+        "typo.suite.yaml:3:3: unknown key 'repeets' in defaults; did you mean 'repeats'?",
+    }
+    for line, fragment in zip(sorted(lines), sorted(expected), strict=True):
+        assert fragment in line
+
+
+def test_validate_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = write_fake_model(tmp_path / "m")
+    suite = tmp_path / "ok.suite.yaml"
+    suite.write_text(f"schema_version: 1\nmodels:\n  - {{path: {model}, backend: fake}}\n"
+                     "scenarios:\n  - scenario: load\n")
+    assert main(["validate", str(suite)]) == 0
+    assert "ok (1 models, 1 cases)" in capsys.readouterr().out
+
+
+def test_schema_is_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "mlx-harness suite"
+    assert {"schema_version", "models", "scenarios", "gates"} <= set(schema["properties"])
+    assert schema["additionalProperties"] is False
+
+
+def test_run_report_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = write_fake_model(tmp_path / "m")
+    suite = tmp_path / "s.suite.yaml"
+    suite.write_text(f"schema_version: 1\ndefaults: {{repeats: 2}}\nmodels:\n"
+                     f"  - {{name: m, path: {model}, backend: fake}}\n"
+                     "scenarios:\n  - scenario: throughput\n    params: {gen_tokens: 4}\n")
+    reports = tmp_path / "reports"
+    assert main(["run", str(suite), "--report-dir", str(reports), "--run-id", "r"]) == 0
+    out = capsys.readouterr().out
+    assert "passed  s::m::throughput" in out and "report:" in out
+    assert main(["report", str(reports / "r")]) == 0
+    assert main(["export", str(reports / "r"), "--csv", str(tmp_path / "x.csv")]) == 0
+    assert "throughput.decode_tps" in (tmp_path / "x.csv").read_text()
+
+
+def test_unreadable_run_is_a_one_line_error(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "run.jsonl").write_text("garbage\n")
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlx-harness: error: ") and err.count("\n") == 1
+
+
+def test_models_list_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MLX_HARNESS_CACHE", str(tmp_path))
+    assert main(["models", "list", "--json"]) == 0
+    models = json.loads(capsys.readouterr().out)
+    assert "zoo/llama" in [m["name"] for m in models]
+    assert all(m["prepared"] is False for m in models)
+
+
+def test_console_script_entry_point() -> None:
+    out = subprocess.run([sys.executable, "-m", "harness.cli", "--help"], capture_output=True,
+                         text=True, check=True)
+    assert "validate" in out.stdout and "schema" in out.stdout
