@@ -1,0 +1,245 @@
+"""Baseline vs current run -> verdicts per case and metric. Returns data; never formats.
+
+A metric regresses only when the difference is both significant (Mann-Whitney U on the raw
+samples) and larger than its minimum effect (the metric's noise floor or the caller's minimum,
+whichever is larger); the direction of "better" comes from the metric's definition. Cases whose
+model files, chat template, scenario version, parameters or machine changed are "not comparable",
+with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from harness.metrics import MetricSpec
+from harness.stats import bootstrap_ratio_ci, mann_whitney_u
+from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
+
+FAILING = frozenset({Status.FAILED, Status.ERRORED, Status.CRASHED, Status.TIMED_OUT})
+WORKING = frozenset({Status.PASSED, Status.XPASSED})
+MACHINE_FIELDS = ("cpu", "cores", "memory_bytes", "os", "arch", "mlx_device", "blas")
+IDENTITY_FIELDS = (
+    ("config_sha256", "model config changed"),
+    ("chat_template_sha256", "chat template changed"),
+    ("weights_bytes", "model weights changed"),
+    ("backend", "backend changed"),
+)
+SINGLE_SAMPLE_EFFECT = 0.10  # without repeats no test is possible: only large changes count
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    alpha: float = 0.05
+    min_effect: float = 0.03
+    allow_machine_change: bool = False
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    metric: str
+    unit: Unit
+    higher_is_better: bool
+    baseline_median: float
+    current_median: float
+    baseline_samples: tuple[float, ...]
+    current_samples: tuple[float, ...]
+    change: float  # (current - baseline) / |baseline|
+    p_value: float | None
+    ratio_ci: tuple[float, float] | None
+    verdict: Verdict
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CaseDelta:
+    case_id: str
+    model: str
+    scenario: str
+    point: Mapping[str, object]
+    baseline_status: Status | None
+    current_status: Status | None
+    verdict: Verdict
+    reasons: tuple[str, ...] = ()
+    metrics: tuple[MetricDelta, ...] = ()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline_run: str
+    current_run: str
+    machine_changes: tuple[str, ...]
+    package_changes: tuple[str, ...]
+    git: tuple[str | None, str | None]
+    cases: tuple[CaseDelta, ...] = field(default_factory=tuple)
+
+    def counts(self) -> Counter[Verdict]:
+        return Counter(c.verdict for c in self.cases)
+
+    @property
+    def regressions(self) -> tuple[CaseDelta, ...]:
+        bad = (Verdict.REGRESSED, Verdict.NEWLY_FAILING)
+        return tuple(c for c in self.cases if c.verdict in bad)
+
+
+def machine_changes(baseline: Machine, current: Machine) -> tuple[str, ...]:
+    return tuple(
+        f"{name}: {getattr(baseline, name)} -> {getattr(current, name)}"
+        for name in MACHINE_FIELDS
+        if getattr(baseline, name) != getattr(current, name)
+    )
+
+
+def package_changes(baseline: RunRecord, current: RunRecord) -> tuple[str, ...]:
+    names = sorted(set(baseline.packages) | set(current.packages))
+    return tuple(
+        f"{n}: {baseline.packages.get(n)} -> {current.packages.get(n)}"
+        for n in names
+        if baseline.packages.get(n) != current.packages.get(n)
+    )
+
+
+def compare_metric(
+    spec: MetricSpec | None, base: Metric, cur: Metric, thresholds: Thresholds
+) -> MetricDelta:
+    higher = spec.higher_is_better if spec else True
+    floor = max(spec.noise_floor if spec else 0.0, thresholds.min_effect)
+    b, c = base.median, cur.median
+    change = (c - b) / abs(b) if b not in (0.0,) and not math.isnan(b) else math.nan
+    few = min(len(base.samples), len(cur.samples)) < 3
+    p_value = None if few else mann_whitney_u(base.samples, cur.samples)
+    ci = None if few else bootstrap_ratio_ci(base.samples, cur.samples)
+    if math.isnan(change):
+        verdict, note = Verdict.UNCHANGED, "no baseline value to compare"
+    else:
+        effect = SINGLE_SAMPLE_EFFECT if few else floor
+        significant = few or (p_value is not None and p_value < thresholds.alpha)
+        better = change > 0 if higher else change < 0
+        if significant and abs(change) >= effect:
+            verdict = Verdict.IMPROVED if better else Verdict.REGRESSED
+        else:
+            verdict = Verdict.UNCHANGED
+        note = (
+            f"single sample: only changes over {effect:.0%} count"
+            if few
+            else f"p={p_value:.3g}, minimum effect {effect:.0%}"
+        )
+    return MetricDelta(
+        metric=base.name,
+        unit=cur.unit,
+        higher_is_better=higher,
+        baseline_median=b,
+        current_median=c,
+        baseline_samples=base.samples,
+        current_samples=cur.samples,
+        change=change,
+        p_value=p_value,
+        ratio_ci=ci,
+        verdict=verdict,
+        note=note,
+    )
+
+
+def _not_comparable(
+    base: CaseResult, cur: CaseResult, baseline: RunRecord, current: RunRecord
+) -> list[str]:
+    reasons: list[str] = []
+    if base.scenario_version != cur.scenario_version:
+        reasons.append(f"scenario version {base.scenario_version} -> {cur.scenario_version}")
+    changed = sorted(k for k in set(base.params) | set(cur.params)
+                     if base.params.get(k) != cur.params.get(k))
+    if changed:
+        reasons.append("params changed: " + ", ".join(
+            f"{k} {base.params.get(k)!r} -> {cur.params.get(k)!r}" for k in changed))
+    b_id, c_id = baseline.models.get(base.model), current.models.get(cur.model)
+    if b_id is not None and c_id is not None:
+        for name, text in IDENTITY_FIELDS:
+            if getattr(b_id, name) != getattr(c_id, name):
+                reasons.append(text)
+    return reasons
+
+
+def _case_delta(
+    base: CaseResult | None,
+    cur: CaseResult | None,
+    baseline: RunRecord,
+    current: RunRecord,
+    specs: Mapping[str, MetricSpec],
+    thresholds: Thresholds,
+    machine_reasons: tuple[str, ...],
+) -> CaseDelta:
+    ref = cur or base
+    assert ref is not None
+    head = {
+        "case_id": ref.case_id,
+        "model": ref.model,
+        "scenario": ref.scenario,
+        "point": dict(ref.point),
+        "baseline_status": base.status if base else None,
+        "current_status": cur.status if cur else None,
+    }
+    if base is None:
+        return CaseDelta(**head, verdict=Verdict.NEW)  # type: ignore[arg-type]
+    if cur is None:
+        return CaseDelta(**head, verdict=Verdict.REMOVED)  # type: ignore[arg-type]
+    if base.status in WORKING and cur.status in FAILING:
+        return CaseDelta(**head, verdict=Verdict.NEWLY_FAILING,  # type: ignore[arg-type]
+                         reasons=(cur.reason or cur.status.value,))
+    if base.status in FAILING and cur.status in WORKING:
+        return CaseDelta(**head, verdict=Verdict.FIXED)  # type: ignore[arg-type]
+    if not (base.status in WORKING and cur.status in WORKING):
+        return CaseDelta(**head, verdict=Verdict.UNCHANGED)  # type: ignore[arg-type]
+    reasons = [*machine_reasons, *_not_comparable(base, cur, baseline, current)]
+    if reasons:
+        return CaseDelta(**head, verdict=Verdict.NOT_COMPARABLE,  # type: ignore[arg-type]
+                         reasons=tuple(reasons))
+    deltas = tuple(
+        compare_metric(specs.get(m.name), m, other, thresholds)
+        for m in base.metrics
+        if (other := cur.metric(m.name)) is not None and m.samples and other.samples
+    )
+    verdicts = {d.verdict for d in deltas}
+    verdict = (
+        Verdict.REGRESSED if Verdict.REGRESSED in verdicts
+        else Verdict.IMPROVED if Verdict.IMPROVED in verdicts
+        else Verdict.UNCHANGED
+    )
+    return CaseDelta(**head, verdict=verdict, metrics=deltas)  # type: ignore[arg-type]
+
+
+def compare_runs(
+    baseline: RunRecord,
+    current: RunRecord,
+    *,
+    specs: Mapping[str, MetricSpec] | None = None,
+    thresholds: Thresholds | None = None,
+) -> Comparison:
+    """Compare every case of ``current`` with the same case id in ``baseline``."""
+    if specs is None:
+        from harness.metrics import all_specs
+
+        specs = all_specs()
+    thresholds = thresholds or Thresholds()
+    machine = machine_changes(baseline.machine, current.machine)
+    machine_reasons = (
+        () if thresholds.allow_machine_change or not machine
+        else (f"machine changed ({'; '.join(machine)})",)
+    )
+    base_by_id = {r.case_id: r for r in baseline.results}
+    cur_by_id = {r.case_id: r for r in current.results}
+    order = list(cur_by_id) + [cid for cid in base_by_id if cid not in cur_by_id]
+    cases = tuple(
+        _case_delta(base_by_id.get(cid), cur_by_id.get(cid), baseline, current, specs,
+                    thresholds, machine_reasons)
+        for cid in order
+    )
+    return Comparison(
+        baseline_run=baseline.run_id,
+        current_run=current.run_id,
+        machine_changes=machine,
+        package_changes=package_changes(baseline, current),
+        git=(baseline.git_sha, current.git_sha),
+        cases=cases,
+    )
