@@ -107,8 +107,67 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from harness.store import export_csv, load_run
 
-    out = export_csv(load_run(Path(args.run)), Path(args.csv))
-    print(f"wrote {out}")
+    if not (args.csv or args.benchmark_json):
+        raise CliError("export needs --csv PATH and/or --benchmark-json PATH")
+    run = load_run(Path(args.run))
+    if args.csv:
+        print(f"wrote {export_csv(run, Path(args.csv))}")
+    if args.benchmark_json:
+        from harness.benchmark_json import pytest_benchmark_json
+
+        Path(args.benchmark_json).write_text(json.dumps(pytest_benchmark_json(run), indent=2))
+        print(f"wrote {args.benchmark_json}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.compare import Thresholds, compare_runs
+    from harness.report import render_html, render_markdown
+    from harness.report.comparison import section
+    from harness.store import load_run
+
+    baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
+    comparison = compare_runs(
+        baseline,
+        current,
+        thresholds=Thresholds(
+            alpha=args.alpha,
+            min_effect=args.min_effect,
+            allow_machine_change=args.allow_machine_change,
+        ),
+    )
+    sections = [section(comparison)]
+    markdown = render_markdown(current, sections)
+    print(markdown)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.md").write_text(markdown)
+        (out / "compare.html").write_text(render_html(current, sections))
+        print(f"wrote {out / 'compare.md'} and {out / 'compare.html'}", file=sys.stderr)
+    return 1 if comparison.regressions else 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from harness.history import find_runs, series
+
+    runs = find_runs(Path(p) for p in args.paths)
+    found = series(runs, args.metric, case_filter=args.case, min_effect=args.min_effect)
+    if not found:
+        raise CliError(f"no run under {', '.join(args.paths)} has metric '{args.metric}'")
+    for s in found:
+        print(f"{s.case_id} · {s.metric} · {s.machine}")
+        steps = {step.index: step for step in s.steps}
+        for i, (point, level) in enumerate(zip(s.points, s.levels, strict=True)):
+            mark = ""
+            if i in steps:
+                step = steps[i]
+                mark = f"  <- step {step.change:+.1%}: {'; '.join(step.causes)}"
+            print(
+                f"  {point.started_at}  {point.run_id:<24} {point.median:12.4g}"
+                f"  level {level:.4g}{mark}"
+            )
+        print(f"  {len(s.steps)} step(s) over {len(s.points)} runs")
     return 0
 
 
@@ -183,8 +242,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="export a run's raw samples")
     p.add_argument("run")
-    p.add_argument("--csv", required=True, help="output CSV path")
+    p.add_argument("--csv", help="write every raw sample as CSV")
+    p.add_argument("--benchmark-json", help="write timing metrics as pytest-benchmark JSON")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("compare", help="compare two runs; exit 1 on regressions")
+    p.add_argument("baseline", help="baseline run directory or run.jsonl")
+    p.add_argument("current", help="current run directory or run.jsonl")
+    p.add_argument("--out", help="also write compare.md and compare.html here")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument(
+        "--min-effect",
+        type=float,
+        default=0.03,
+        help="smallest relative change that counts (metrics may require more)",
+    )
+    p.add_argument(
+        "--allow-machine-change",
+        action="store_true",
+        help="compare timings even though the machine changed",
+    )
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("history", help="a metric over runs, with step changes attributed")
+    p.add_argument("paths", nargs="+", help="directories holding run records")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--case", default=None, help="only cases whose id contains this text")
+    p.add_argument("--min-effect", type=float, default=0.05)
+    p.set_defaults(func=cmd_history)
 
     models = sub.add_parser("models", help="embedded models").add_subparsers(
         dest="models_command", required=True

@@ -9,6 +9,7 @@ with the reason.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ IDENTITY_FIELDS = (
     ("backend", "backend changed"),
 )
 SINGLE_SAMPLE_EFFECT = 0.10  # without repeats no test is possible: only large changes count
+TIMER_JITTER_S = 0.001  # differences in seconds below this are scheduler noise, never a verdict
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,8 @@ def compare_metric(
     else:
         effect = SINGLE_SAMPLE_EFFECT if few else floor
         significant = few or (p_value is not None and p_value < thresholds.alpha)
+        if cur.unit is Unit.SECONDS and abs(c - b) < TIMER_JITTER_S:
+            significant = False
         better = change > 0 if higher else change < 0
         if significant and abs(change) >= effect:
             verdict = Verdict.IMPROVED if better else Verdict.REGRESSED
@@ -148,17 +152,30 @@ def _not_comparable(
     reasons: list[str] = []
     if base.scenario_version != cur.scenario_version:
         reasons.append(f"scenario version {base.scenario_version} -> {cur.scenario_version}")
-    changed = sorted(k for k in set(base.params) | set(cur.params)
-                     if base.params.get(k) != cur.params.get(k))
+    changed = sorted(
+        k for k in set(base.params) | set(cur.params) if base.params.get(k) != cur.params.get(k)
+    )
     if changed:
-        reasons.append("params changed: " + ", ".join(
-            f"{k} {base.params.get(k)!r} -> {cur.params.get(k)!r}" for k in changed))
+        reasons.append(
+            "params changed: "
+            + ", ".join(f"{k} {base.params.get(k)!r} -> {cur.params.get(k)!r}" for k in changed)
+        )
     b_id, c_id = baseline.models.get(base.model), current.models.get(cur.model)
     if b_id is not None and c_id is not None:
         for name, text in IDENTITY_FIELDS:
             if getattr(b_id, name) != getattr(c_id, name):
                 reasons.append(text)
     return reasons
+
+
+def _metric_deltas(
+    base: CaseResult, cur: CaseResult, specs: Mapping[str, MetricSpec], thresholds: Thresholds
+) -> tuple[MetricDelta, ...]:
+    return tuple(
+        compare_metric(specs.get(m.name), m, other, thresholds)
+        for m in base.metrics
+        if (other := cur.metric(m.name)) is not None and m.samples and other.samples
+    )
 
 
 def _case_delta(
@@ -172,41 +189,46 @@ def _case_delta(
 ) -> CaseDelta:
     ref = cur or base
     assert ref is not None
-    head = {
-        "case_id": ref.case_id,
-        "model": ref.model,
-        "scenario": ref.scenario,
-        "point": dict(ref.point),
-        "baseline_status": base.status if base else None,
-        "current_status": cur.status if cur else None,
-    }
+    make = functools.partial(
+        CaseDelta,
+        ref.case_id,
+        ref.model,
+        ref.scenario,
+        dict(ref.point),
+        base.status if base else None,
+        cur.status if cur else None,
+    )
     if base is None:
-        return CaseDelta(**head, verdict=Verdict.NEW)  # type: ignore[arg-type]
+        return make(verdict=Verdict.NEW)
     if cur is None:
-        return CaseDelta(**head, verdict=Verdict.REMOVED)  # type: ignore[arg-type]
+        return make(verdict=Verdict.REMOVED)
     if base.status in WORKING and cur.status in FAILING:
-        return CaseDelta(**head, verdict=Verdict.NEWLY_FAILING,  # type: ignore[arg-type]
-                         reasons=(cur.reason or cur.status.value,))
+        # a case failed by a gate still measured: keep its metric deltas for the report
+        return make(
+            verdict=Verdict.NEWLY_FAILING,
+            reasons=(cur.reason or cur.status.value,),
+            metrics=_metric_deltas(base, cur, specs, thresholds),
+        )
     if base.status in FAILING and cur.status in WORKING:
-        return CaseDelta(**head, verdict=Verdict.FIXED)  # type: ignore[arg-type]
+        return make(verdict=Verdict.FIXED)
     if not (base.status in WORKING and cur.status in WORKING):
-        return CaseDelta(**head, verdict=Verdict.UNCHANGED)  # type: ignore[arg-type]
+        return make(verdict=Verdict.UNCHANGED)
     reasons = [*machine_reasons, *_not_comparable(base, cur, baseline, current)]
     if reasons:
-        return CaseDelta(**head, verdict=Verdict.NOT_COMPARABLE,  # type: ignore[arg-type]
-                         reasons=tuple(reasons))
-    deltas = tuple(
-        compare_metric(specs.get(m.name), m, other, thresholds)
-        for m in base.metrics
-        if (other := cur.metric(m.name)) is not None and m.samples and other.samples
-    )
+        return make(
+            verdict=Verdict.NOT_COMPARABLE,
+            reasons=tuple(reasons),
+        )
+    deltas = _metric_deltas(base, cur, specs, thresholds)
     verdicts = {d.verdict for d in deltas}
     verdict = (
-        Verdict.REGRESSED if Verdict.REGRESSED in verdicts
-        else Verdict.IMPROVED if Verdict.IMPROVED in verdicts
+        Verdict.REGRESSED
+        if Verdict.REGRESSED in verdicts
+        else Verdict.IMPROVED
+        if Verdict.IMPROVED in verdicts
         else Verdict.UNCHANGED
     )
-    return CaseDelta(**head, verdict=verdict, metrics=deltas)  # type: ignore[arg-type]
+    return make(verdict=verdict, metrics=deltas)
 
 
 def compare_runs(
@@ -224,15 +246,23 @@ def compare_runs(
     thresholds = thresholds or Thresholds()
     machine = machine_changes(baseline.machine, current.machine)
     machine_reasons = (
-        () if thresholds.allow_machine_change or not machine
+        ()
+        if thresholds.allow_machine_change or not machine
         else (f"machine changed ({'; '.join(machine)})",)
     )
     base_by_id = {r.case_id: r for r in baseline.results}
     cur_by_id = {r.case_id: r for r in current.results}
     order = list(cur_by_id) + [cid for cid in base_by_id if cid not in cur_by_id]
     cases = tuple(
-        _case_delta(base_by_id.get(cid), cur_by_id.get(cid), baseline, current, specs,
-                    thresholds, machine_reasons)
+        _case_delta(
+            base_by_id.get(cid),
+            cur_by_id.get(cid),
+            baseline,
+            current,
+            specs,
+            thresholds,
+            machine_reasons,
+        )
         for cid in order
     )
     return Comparison(

@@ -35,6 +35,7 @@ MEMORY_METRICS: tuple[MetricSpec, ...] = (
         Unit.BYTES,
         False,
         "worker process peak resident set size (reset before the case where the OS allows)",
+        noise_floor=0.05,
     ),
 )
 

@@ -28,6 +28,7 @@ class HarnessState:
     results: list[CaseResult] = field(default_factory=list)
     run: Any = None
     report_html: Path | None = None
+    baseline: Any = None  # harness.types.RunRecord given with --baseline
     markers: set[str] = field(default_factory=set)
 
 
@@ -53,6 +54,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="allow hub downloads for models not in the local cache",
     )
     group.addoption(
+        "--baseline",
+        default=None,
+        help="a run record (run.jsonl or its directory) to compare with; enables relative gates",
+    )
+    group.addoption(
+        "--fail-on-regression",
+        action="store_true",
+        default=False,
+        help="exit non-zero when the comparison with --baseline finds a regression",
+    )
+    group.addoption(
         "--no-report",
         action="store_true",
         default=False,
@@ -61,7 +73,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[STATE] = HarnessState()
+    from harness.store import RunFileError, load_run
+
+    state = HarnessState()
+    baseline = config.getoption("baseline", None)
+    if baseline:
+        try:
+            state.baseline = load_run(Path(baseline))
+        except RunFileError as exc:
+            raise pytest.UsageError(f"--baseline: {exc}") from None
+    config.stash[STATE] = state
     config.addinivalue_line("markers", "harness_case: a case planned from a *.suite.yaml file")
 
 
@@ -178,6 +199,7 @@ def _session(config: pytest.Config) -> Any:
             run_id=config.getoption("run_id"),
             offline=not config.getoption("allow_download"),
             project_root=Path(config.rootpath),
+            baseline=state.baseline,
         )
     return state.session
 
@@ -226,6 +248,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state.run, state.report_html = state.session.finish(
         render=not session.config.getoption("no_report")
     )
+    comparison = state.session.comparison
+    if (
+        comparison is not None
+        and comparison.regressions
+        and session.config.getoption("fail_on_regression")
+        and session.exitstatus == pytest.ExitCode.OK
+    ):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -237,5 +267,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.section("mlx-harness")
     for line in terminal_summary(state.run):
         terminalreporter.write_line(line)
+    comparison = state.session.comparison if state.session is not None else None
+    if comparison is not None:
+        counts = ", ".join(f"{n} {v.value}" for v, n in sorted(comparison.counts().items()))
+        terminalreporter.write_line(f"vs baseline {comparison.baseline_run}: {counts}")
+        for case in comparison.regressions:
+            worst = [d for d in case.metrics if d.verdict.value == "regressed"]
+            detail = "; ".join(f"{d.metric} {d.change:+.1%}" for d in worst) or "; ".join(
+                case.reasons
+            )
+            terminalreporter.write_line(f"  {case.verdict.value}: {case.case_id}: {detail}")
     if state.report_html is not None:
         terminalreporter.write_line(f"report: {state.report_html}")

@@ -37,8 +37,9 @@ def _u_distribution(n1: int, n2: int) -> tuple[int, ...]:
             a = [0] * j + table[i - 1, j]  # largest element is an x: it adds j to U
             b = table[i, j - 1]
             size = max(len(a), len(b))
-            table[i, j] = [(a[k] if k < len(a) else 0) + (b[k] if k < len(b) else 0)
-                           for k in range(size)]
+            table[i, j] = [
+                (a[k] if k < len(a) else 0) + (b[k] if k < len(b) else 0) for k in range(size)
+            ]
     return tuple(table[n1, n2])
 
 
@@ -55,7 +56,7 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> float:
     if n1 * n2 <= 400 and not ties:
         counts = _u_distribution(n1, n2)
         total = sum(counts)
-        tail = sum(counts[: int(math.floor(u)) + 1]) / total
+        tail = sum(counts[: math.floor(u) + 1]) / total
         return min(1.0, 2 * tail)
     n = n1 + n2
     tie_term = 0.0
@@ -70,8 +71,12 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def bootstrap_ratio_ci(
-    baseline: Sequence[float], current: Sequence[float], *, confidence: float = 0.95,
-    resamples: int = 2000, seed: int = 0,
+    baseline: Sequence[float],
+    current: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of median(current) / median(baseline)."""
     rng = random.Random(seed)

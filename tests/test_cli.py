@@ -13,7 +13,8 @@ from harness.backends.fake import write_fake_model
 from harness.cli import main
 
 BAD_SUITES = {
-    "typo.suite.yaml": "schema_version: 1\ndefaults:\n  repeets: 3\nscenarios:\n  - scenario: load\n",
+    "typo.suite.yaml": "schema_version: 1\ndefaults:\n  repeets: 3\nscenarios:\n"
+    "  - scenario: load\n",
     "type.suite.yaml": "schema_version: 1\ndefaults:\n  repeats: many\nscenarios:\n"
     "  - scenario: load\n",
     "indent.suite.yaml": "schema_version: 1\nmodels:\n  - path: x\n   backend: fake\n"
@@ -23,9 +24,9 @@ BAD_SUITES = {
 }
 
 
-def test_validate_prints_one_line_per_problem_and_fails(tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]
-                                                        ) -> None:
+def test_validate_prints_one_line_per_problem_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name, text in BAD_SUITES.items():
         (tmp_path / name).write_text(text)
     assert main(["validate", str(tmp_path)]) == 1
@@ -44,8 +45,10 @@ def test_validate_prints_one_line_per_problem_and_fails(tmp_path: Path,
 def test_validate_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = write_fake_model(tmp_path / "m")
     suite = tmp_path / "ok.suite.yaml"
-    suite.write_text(f"schema_version: 1\nmodels:\n  - {{path: {model}, backend: fake}}\n"
-                     "scenarios:\n  - scenario: load\n")
+    suite.write_text(
+        f"schema_version: 1\nmodels:\n  - {{path: {model}, backend: fake}}\n"
+        "scenarios:\n  - scenario: load\n"
+    )
     assert main(["validate", str(suite)]) == 0
     assert "ok (1 models, 1 cases)" in capsys.readouterr().out
 
@@ -61,9 +64,11 @@ def test_schema_is_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
 def test_run_report_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = write_fake_model(tmp_path / "m")
     suite = tmp_path / "s.suite.yaml"
-    suite.write_text(f"schema_version: 1\ndefaults: {{repeats: 2}}\nmodels:\n"
-                     f"  - {{name: m, path: {model}, backend: fake}}\n"
-                     "scenarios:\n  - scenario: throughput\n    params: {gen_tokens: 4}\n")
+    suite.write_text(
+        f"schema_version: 1\ndefaults: {{repeats: 2}}\nmodels:\n"
+        f"  - {{name: m, path: {model}, backend: fake}}\n"
+        "scenarios:\n  - scenario: throughput\n    params: {gen_tokens: 4}\n"
+    )
     reports = tmp_path / "reports"
     assert main(["run", str(suite), "--report-dir", str(reports), "--run-id", "r"]) == 0
     out = capsys.readouterr().out
@@ -73,16 +78,18 @@ def test_run_report_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "throughput.decode_tps" in (tmp_path / "x.csv").read_text()
 
 
-def test_unreadable_run_is_a_one_line_error(tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_run_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "run.jsonl").write_text("garbage\n")
     assert main(["report", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mlx-harness: error: ") and err.count("\n") == 1
 
 
-def test_models_list_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_models_list_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("MLX_HARNESS_CACHE", str(tmp_path))
     assert main(["models", "list", "--json"]) == 0
     models = json.loads(capsys.readouterr().out)
@@ -91,6 +98,65 @@ def test_models_list_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 def test_console_script_entry_point() -> None:
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "--help"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "--help"], capture_output=True, text=True, check=True
+    )
     assert "validate" in out.stdout and "schema" in out.stdout
+
+
+def _fake_run(tmp_path: Path, run_id: str, per_token_s: float) -> Path:
+    model = write_fake_model(tmp_path / "m", per_token_s=per_token_s, prefill_per_token_s=0.001)
+    suite = tmp_path / "s.suite.yaml"
+    suite.write_text(
+        f"schema_version: 1\ndefaults: {{repeats: 5}}\nmodels:\n"
+        f"  - {{name: m, path: {model}, backend: fake}}\n"
+        "scenarios:\n  - scenario: throughput\n    params: {gen_tokens: 12, prompt_tokens: 20}\n"
+    )
+    assert (
+        main(["run", str(suite), "--report-dir", str(tmp_path / "reports"), "--run-id", run_id])
+        == 0
+    )
+    return tmp_path / "reports" / run_id
+
+
+def test_compare_history_and_benchmark_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = _fake_run(tmp_path, "a", 0.002)
+    _fake_run(tmp_path, "b", 0.002)
+    slow = _fake_run(tmp_path, "c", 0.006)
+    capsys.readouterr()
+    assert (
+        main(
+            ["compare", str(base), str(tmp_path / "reports" / "b"), "--out", str(tmp_path / "cmp")]
+        )
+        == 0
+    )
+    assert main(["compare", str(base), str(slow)]) == 1
+    out = capsys.readouterr().out
+    assert "🔻 regressed" in out and "throughput.decode_tps" in out
+    assert (tmp_path / "cmp" / "compare.html").read_text().count("<svg") == 0  # nothing moved
+
+    assert (
+        main(
+            [
+                "history",
+                str(tmp_path / "reports"),
+                "--metric",
+                "throughput.decode_tps",
+                "--min-effect",
+                "0.2",
+            ]
+        )
+        == 0
+    )
+    history = capsys.readouterr().out
+    assert "step -6" in history and "1 step(s) over 3 runs" in history
+
+    out_json = tmp_path / "bench.json"
+    assert main(["export", str(base), "--benchmark-json", str(out_json)]) == 0
+    bench = json.loads(out_json.read_text())
+    names = {b["name"].rsplit("::", 1)[1] for b in bench["benchmarks"]}
+    assert "throughput.ttft_s" in names and "throughput.decode_tps" not in names
+    first = bench["benchmarks"][0]["stats"]
+    assert first["rounds"] == 5 and len(first["data"]) == 5 and first["min"] <= first["median"]

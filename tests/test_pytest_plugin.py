@@ -195,3 +195,51 @@ def test_no_report_option_still_records(project: pytest.Pytester) -> None:
 def test_plain_python_tests_still_work(project: pytest.Pytester, tmp_path: Path) -> None:
     project.makepyfile(test_x="def test_ok():\n    assert True\n")
     project.runpytest().assert_outcomes(passed=1)
+
+
+BASELINE_SUITE = """\
+schema_version: 1
+defaults: {repeats: 5, warmup: 1, timeout_s: 20}
+models:
+  - {name: m, path: models/m, backend: fake}
+scenarios:
+  - scenario: throughput
+    params: {gen_tokens: 12, prompt_tokens: 8}
+gates:
+  throughput.decode_tps: "-20%"
+"""
+
+
+def test_baseline_relative_gate_and_comparison(pytester: pytest.Pytester) -> None:
+    model = pytester.path / "models" / "m"
+    write_fake_model(model, per_token_s=0.002)
+    pytester.makefile(".suite.yaml", s=BASELINE_SUITE)
+    pytester.runpytest("--run-id", "base").assert_outcomes(passed=1)
+    base = pytester.path / "reports" / "base"
+
+    same = pytester.runpytest("--run-id", "same", "--baseline", str(base), "--fail-on-regression")
+    same.assert_outcomes(passed=1)
+    assert same.ret == 0
+    same.stdout.fnmatch_lines(["vs baseline base: *"])
+
+    write_fake_model(model, per_token_s=0.006)  # three times slower decode
+    slow = pytester.runpytest("--run-id", "slow", "--baseline", str(base))
+    slow.assert_outcomes(failed=1)
+    slow.stdout.fnmatch_lines(
+        [
+            "*throughput.decode_tps FAILED: allowed 20.0% worse than baseline*",
+            "vs baseline base: 1 newly_failing",
+            "  newly_failing: s::m::throughput: throughput.decode_tps -6*%*",
+        ]
+    )
+    report = (pytester.path / "reports" / "slow" / "report.md").read_text()
+    assert "## Comparison with baseline" in report and "newly failing" in report
+    assert "🔻 regressed | m | throughput | — | throughput.decode_tps" in report
+
+
+def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--baseline", "nowhere")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: --baseline: nowhere: cannot read run record (No such file or directory)"]
+    )

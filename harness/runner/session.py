@@ -10,7 +10,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,7 @@ class RunSession:
         run_id: str | None = None,
         offline: bool = True,
         project_root: Path | None = None,
+        baseline: RunRecord | None = None,
     ) -> None:
         from harness.metrics import all_specs
 
@@ -107,6 +108,9 @@ class RunSession:
             git_sha=git_sha(project_root or Path.cwd()),
             suites=list(suites),
         )
+        self.baseline = baseline
+        self.comparison: Any = None  # harness.compare.Comparison once finished with a baseline
+        self._baseline_cases = {r.case_id: r for r in baseline.results} if baseline else {}
         self._live: _LiveModel | None = None
         self._identities: set[str] = set()
 
@@ -199,8 +203,14 @@ class RunSession:
             status, reason = outcome.status, outcome.reason
         else:
             outcome = self._execute(case)
+            before = self._baseline_cases.get(case.case_id)
             status, gates, reason = judge(
-                case, outcome.status, outcome.metrics, outcome.reason, self.specs
+                case,
+                outcome.status,
+                outcome.metrics,
+                outcome.reason,
+                self.specs,
+                baseline={m.name: m for m in before.metrics} if before else None,
             )
         result = CaseResult(
             case_id=case.case_id,
@@ -228,15 +238,28 @@ class RunSession:
         self.writer.finish(now())
         self.writer.close()
         run = load_run(self.run_dir)
+        if self.baseline is not None:
+            from harness.compare import compare_runs
+
+            self.comparison = compare_runs(self.baseline, run, specs=self.specs)
         if not render:
             return run, None
-        return run, render_reports(run, self.run_dir, self.report_root / "latest")
+        sections = None
+        if self.comparison is not None:
+            from harness.report import default_sections
+            from harness.report.comparison import section
+
+            defaults = default_sections()
+            sections = (defaults[0], section(self.comparison), *defaults[1:])
+        return run, render_reports(run, self.run_dir, self.report_root / "latest", sections)
 
 
-def render_reports(run: RunRecord, run_dir: Path, latest: Path | None) -> Path:
+def render_reports(
+    run: RunRecord, run_dir: Path, latest: Path | None, sections: Sequence[Any] | None = None
+) -> Path:
     from harness.report import render
 
-    paths = render(run, run_dir)
+    paths = render(run, run_dir, sections)
     if latest is not None:
         if latest.exists():
             shutil.rmtree(latest)

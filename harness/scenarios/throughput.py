@@ -24,10 +24,14 @@ from harness.types import Unit
 
 PREFILL = MetricSpec("throughput.prefill_tps", Unit.TOKENS_PER_SECOND, True, "prompt tokens / TTFT")
 DECODE = MetricSpec("throughput.decode_tps", Unit.TOKENS_PER_SECOND, True, "generated tokens/s")
-TTFT = MetricSpec("throughput.ttft_s", Unit.SECONDS, False, "time to first token")
+TTFT = MetricSpec("throughput.ttft_s", Unit.SECONDS, False, "time to first token", noise_floor=0.05)
 ITL_P50 = MetricSpec("throughput.itl_p50_s", Unit.SECONDS, False, "inter-token latency p50")
-ITL_P90 = MetricSpec("throughput.itl_p90_s", Unit.SECONDS, False, "inter-token latency p90")
-ITL_P99 = MetricSpec("throughput.itl_p99_s", Unit.SECONDS, False, "inter-token latency p99")
+ITL_P90 = MetricSpec(
+    "throughput.itl_p90_s", Unit.SECONDS, False, "inter-token latency p90", noise_floor=0.08
+)
+ITL_P99 = MetricSpec(
+    "throughput.itl_p99_s", Unit.SECONDS, False, "inter-token latency p99", noise_floor=0.15
+)
 E2E = MetricSpec("throughput.e2e_s", Unit.SECONDS, False, "end-to-end time of one request")
 
 

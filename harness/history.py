@@ -1,0 +1,195 @@
+"""A metric over many runs, with step changes found and attributed to what changed.
+
+Runs are grouped per machine (a speed on one machine says nothing about another), ordered by
+start time. Steps come from a piecewise-constant fit of the per-run medians in log space
+(dynamic programming, a penalty per extra segment, in the spirit of asv's step detection);
+a step is reported when its size exceeds the minimum effect. Each step names what changed
+between the two runs around it: package versions, model files, project commit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.compare import IDENTITY_FIELDS, machine_changes, package_changes
+from harness.store import RUN_FILE, RunFileError, load_run
+from harness.types import Machine, RunRecord
+
+
+@dataclass(frozen=True)
+class Point:
+    run_id: str
+    started_at: str
+    median: float
+    samples: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int  # first point of the new level
+    before: float
+    after: float
+    change: float  # relative
+    causes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Series:
+    machine: str
+    case_id: str
+    metric: str
+    points: tuple[Point, ...]
+    levels: tuple[float, ...]  # fitted level for each point
+    steps: tuple[Step, ...]
+
+
+def machine_key(machine: Machine) -> str:
+    return (
+        f"{machine.cpu} x{machine.cores}, {machine.memory_bytes / 2**30:.0f} GiB, "
+        f"{machine.os} {machine.arch}, {machine.mlx_device}, {machine.blas}"
+    )
+
+
+def find_runs(paths: Iterable[Path]) -> list[RunRecord]:
+    """Every readable run record under ``paths`` (files or directories, searched recursively)."""
+    runs: dict[str, RunRecord] = {}
+    for path in paths:
+        files = [path] if path.is_file() else sorted(path.rglob(RUN_FILE))
+        for file in files:
+            if file.parent.name == "latest":
+                continue  # a copy of another run
+            try:
+                run = load_run(file)
+            except RunFileError:
+                continue
+            runs.setdefault(run.run_id, run)
+    return sorted(runs.values(), key=lambda r: r.started_at)
+
+
+def fit_steps(values: Sequence[float], penalty: float) -> list[int]:
+    """Segment starts of the least-squares piecewise-constant fit with ``penalty`` per segment."""
+    n = len(values)
+    if n == 0:
+        return []
+    prefix = [0.0]
+    prefix_sq = [0.0]
+    for v in values:
+        prefix.append(prefix[-1] + v)
+        prefix_sq.append(prefix_sq[-1] + v * v)
+
+    def cost(i: int, j: int) -> float:  # squared error of values[i:j] around their mean
+        s, sq, m = prefix[j] - prefix[i], prefix_sq[j] - prefix_sq[i], j - i
+        return sq - s * s / m
+
+    best = [0.0] + [math.inf] * n
+    start = [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(j):
+            candidate = best[i] + cost(i, j) + penalty
+            if candidate < best[j]:
+                best[j], start[j] = candidate, i
+    starts: list[int] = []
+    j = n
+    while j > 0:
+        starts.append(start[j])
+        j = start[j]
+    return sorted(starts)
+
+
+def _causes(before: RunRecord, after: RunRecord, model: str) -> tuple[str, ...]:
+    causes = list(package_changes(before, after))
+    if before.git_sha != after.git_sha:
+        causes.append(f"project commit: {before.git_sha} -> {after.git_sha}")
+    b_id, a_id = before.models.get(model), after.models.get(model)
+    if b_id is not None and a_id is not None:
+        causes.extend(
+            text for name, text in IDENTITY_FIELDS if getattr(b_id, name) != getattr(a_id, name)
+        )
+    causes.extend(machine_changes(before.machine, after.machine))
+    return tuple(causes) or ("nothing recorded changed (noise or the environment)",)
+
+
+def series(
+    runs: Sequence[RunRecord],
+    metric: str,
+    *,
+    case_filter: str | None = None,
+    min_effect: float = 0.05,
+) -> list[Series]:
+    """One series per (machine, case) that has ``metric``, with fitted levels and steps."""
+    grouped: dict[tuple[str, str], list[tuple[RunRecord, Point, str]]] = {}
+    for run in runs:
+        for result in run.results:
+            if case_filter and case_filter not in result.case_id:
+                continue
+            found = result.metric(metric)
+            if found is None or not found.samples or found.median <= 0:
+                continue
+            point = Point(run.run_id, run.started_at, found.median, found.samples)
+            key = (machine_key(run.machine), result.case_id)
+            grouped.setdefault(key, []).append((run, point, result.model))
+    out: list[Series] = []
+    for (machine, case_id), entries in grouped.items():
+        logs = [math.log(p.median) for _, p, _ in entries]
+        noise = _noise(logs) if len(logs) >= 6 else _within_run_noise(entries)
+        # a BIC-like price per extra level, never below what a min_effect step would buy
+        penalty = max(
+            3 * noise * noise * math.log(max(len(logs), 3)), math.log1p(min_effect) ** 2 / 2
+        )
+        starts = fit_steps(logs, penalty)
+        levels = _levels(entries, starts)
+        steps = []
+        for s in starts[1:]:
+            before, after = levels[s - 1], levels[s]
+            change = (after - before) / before
+            if abs(change) >= min_effect:
+                steps.append(
+                    Step(
+                        s,
+                        before,
+                        after,
+                        change,
+                        _causes(entries[s - 1][0], entries[s][0], entries[s][2]),
+                    )
+                )
+        out.append(
+            Series(
+                machine,
+                case_id,
+                metric,
+                tuple(p for _, p, _ in entries),
+                tuple(levels),
+                tuple(steps),
+            )
+        )
+    return out
+
+
+def _noise(logs: Sequence[float]) -> float:
+    """Robust run-to-run noise: median absolute successive difference / sqrt(2)."""
+    diffs = [abs(b - a) for a, b in itertools.pairwise(logs)]
+    return statistics.median(diffs) / math.sqrt(2) * 1.4826 if diffs else 0.0
+
+
+def _within_run_noise(entries: Sequence[tuple[RunRecord, Point, str]]) -> float:
+    """Noise of a run's median in log space, from the spread of its own samples."""
+    spreads = []
+    for _, point, _ in entries:
+        logs = [math.log(v) for v in point.samples if v > 0]
+        if len(logs) > 1:
+            spreads.append(statistics.stdev(logs) / math.sqrt(len(logs)))
+    return statistics.median(spreads) if spreads else 0.0
+
+
+def _levels(entries: Sequence[tuple[RunRecord, Point, str]], starts: Sequence[int]) -> list[float]:
+    bounds = [*starts, len(entries)]
+    levels: list[float] = []
+    for a, b in itertools.pairwise(bounds):
+        level = statistics.median(p.median for _, p, _ in entries[a:b])
+        levels.extend([level] * (b - a))
+    return levels
