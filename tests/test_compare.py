@@ -28,17 +28,37 @@ def _decode(samples: list[float]) -> Metric:
 
 
 def _run(run_id: str, results: list[CaseResult], template: str = "t1", **kw: object) -> RunRecord:
-    identity = ModelIdentity("m", "/m", "mlx_lm", config_sha256="c",
-                             chat_template_sha256=template, weights_bytes=10)
-    return RunRecord(1, run_id, "2026-01-01", kw.pop("machine", MACHINE),  # type: ignore[arg-type]
-                     {"mlx": str(kw.pop("mlx", "0.32.4"))}, "sha", models={"m": identity},
-                     results=tuple(results))
+    identity = ModelIdentity(
+        "m", "/m", "mlx_lm", config_sha256="c", chat_template_sha256=template, weights_bytes=10
+    )
+    return RunRecord(
+        1,
+        run_id,
+        "2026-01-01",
+        kw.pop("machine", MACHINE),  # type: ignore[arg-type]
+        {"mlx": str(kw.pop("mlx", "0.32.4"))},
+        "sha",
+        models={"m": identity},
+        results=tuple(results),
+    )
 
 
-def _case(status: Status = Status.PASSED, metrics: tuple[Metric, ...] = (), case_id: str = CASE,
-          **kw: object) -> CaseResult:
-    return CaseResult(case_id, "smoke", "m", "throughput", status, params={"prompt_tokens": 128},
-                      metrics=metrics, **kw)  # type: ignore[arg-type]
+def _case(
+    status: Status = Status.PASSED,
+    metrics: tuple[Metric, ...] = (),
+    case_id: str = CASE,
+    **kw: object,
+) -> CaseResult:
+    return CaseResult(
+        case_id,
+        "smoke",
+        "m",
+        "throughput",
+        status,
+        params={"prompt_tokens": 128},
+        metrics=metrics,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def _noisy(rng: random.Random, mean: float, rel_sd: float, n: int = 5) -> list[float]:
@@ -107,8 +127,10 @@ def test_other_not_comparable_reasons(change: dict[str, object], reason: str) ->
 def test_machine_change_is_not_comparable_unless_allowed() -> None:
     metrics = (_decode([100, 101, 99]),)
     other = dataclasses.replace(MACHINE, blas="bundled")
-    base, cur = _run("a", [_case(metrics=metrics)]), _run("b", [_case(metrics=metrics)],
-                                                          machine=other)
+    base, cur = (
+        _run("a", [_case(metrics=metrics)]),
+        _run("b", [_case(metrics=metrics)], machine=other),
+    )
     comparison = compare_runs(base, cur)
     assert comparison.machine_changes == ("blas: openblas -> bundled",)
     assert comparison.cases[0].verdict is Verdict.NOT_COMPARABLE
@@ -128,8 +150,7 @@ def test_machine_change_is_not_comparable_unless_allowed() -> None:
         (Status.PASSED, None, Verdict.REMOVED),
     ],
 )
-def test_status_transitions(before: Status | None, after: Status | None,
-                            verdict: Verdict) -> None:
+def test_status_transitions(before: Status | None, after: Status | None, verdict: Verdict) -> None:
     base = _run("a", [_case(before)] if before else [])
     cur = _run("b", [_case(after, reason="worker killed by SIGKILL")] if after else [])
     comparison = compare_runs(base, cur)
@@ -140,17 +161,20 @@ def test_status_transitions(before: Status | None, after: Status | None,
 
 def test_package_changes_are_listed_not_blocking() -> None:
     metrics = (_decode([100, 101, 99]),)
-    comparison = compare_runs(_run("a", [_case(metrics=metrics)]),
-                              _run("b", [_case(metrics=metrics)], mlx="0.33.0"))
+    comparison = compare_runs(
+        _run("a", [_case(metrics=metrics)]), _run("b", [_case(metrics=metrics)], mlx="0.33.0")
+    )
     assert comparison.package_changes == ("mlx: 0.32.4 -> 0.33.0",)
     assert comparison.cases[0].verdict is Verdict.UNCHANGED
 
 
 def test_single_samples_need_a_large_change() -> None:
     mem = lambda v: Metric("memory.mlx_peak_bytes", Unit.BYTES, (v,))  # noqa: E731
-    small = compare_runs(_run("a", [_case(metrics=(mem(100.0),))]),
-                         _run("b", [_case(metrics=(mem(105.0),))]))
-    large = compare_runs(_run("a", [_case(metrics=(mem(100.0),))]),
-                         _run("b", [_case(metrics=(mem(130.0),))]))
+    small = compare_runs(
+        _run("a", [_case(metrics=(mem(100.0),))]), _run("b", [_case(metrics=(mem(105.0),))])
+    )
+    large = compare_runs(
+        _run("a", [_case(metrics=(mem(100.0),))]), _run("b", [_case(metrics=(mem(130.0),))])
+    )
     assert small.cases[0].verdict is Verdict.UNCHANGED
     assert large.cases[0].verdict is Verdict.REGRESSED

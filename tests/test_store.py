@@ -12,17 +12,43 @@ from harness.types import CaseResult, Metric, ModelIdentity, Status, Unit
 
 def _write(path: Path, *, finish: bool = True) -> None:
     writer = RunWriter(path)
-    writer.start(run_id="r1", started_at="2026-01-01T00:00:00+00:00", machine=machine("x"),
-                 packages={"mlx": "0.32.4"}, git_sha="abc", suites=[])
+    writer.start(
+        run_id="r1",
+        started_at="2026-01-01T00:00:00+00:00",
+        machine=machine("x"),
+        packages={"mlx": "0.32.4"},
+        git_sha="abc",
+        suites=[],
+    )
     writer.model(ModelIdentity("m", "/models/m", "mlx_lm"), device="cpu", blas="openblas (x)")
-    writer.case(CaseResult(
-        case_id="s::m::throughput[prompt_tokens=8]", suite="s", model="m", scenario="throughput",
-        status=Status.PASSED, point={"prompt_tokens": 8},
-        metrics=(Metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, (10.0, 12.0),
-                        warmup_samples=(3.0,)),),
-    ))
-    writer.case(CaseResult(case_id="s::m::load", suite="s", model="m", scenario="load",
-                           status=Status.CRASHED, reason="worker killed by SIGKILL"))
+    writer.case(
+        CaseResult(
+            case_id="s::m::throughput[prompt_tokens=8]",
+            suite="s",
+            model="m",
+            scenario="throughput",
+            status=Status.PASSED,
+            point={"prompt_tokens": 8},
+            metrics=(
+                Metric(
+                    "throughput.decode_tps",
+                    Unit.TOKENS_PER_SECOND,
+                    (10.0, 12.0),
+                    warmup_samples=(3.0,),
+                ),
+            ),
+        )
+    )
+    writer.case(
+        CaseResult(
+            case_id="s::m::load",
+            suite="s",
+            model="m",
+            scenario="load",
+            status=Status.CRASHED,
+            reason="worker killed by SIGKILL",
+        )
+    )
     if finish:
         writer.finish("2026-01-01T00:01:00+00:00")
     writer.close()

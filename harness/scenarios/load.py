@@ -12,9 +12,7 @@ from harness.types import Metric, Unit
 
 LOAD_S = MetricSpec("load.load_s", Unit.SECONDS, False, "wall time of backend load")
 WEIGHTS = MetricSpec("load.weights_bytes", Unit.BYTES, False, "weight files on disk")
-LOAD_PEAK = MetricSpec(
-    "load.mlx_peak_bytes", Unit.BYTES, False, "MLX peak memory during the load"
-)
+LOAD_PEAK = MetricSpec("load.mlx_peak_bytes", Unit.BYTES, False, "MLX peak memory during the load")
 ACTIVE = MetricSpec(
     "load.mlx_active_bytes", Unit.BYTES, False, "MLX active memory right after load"
 )
