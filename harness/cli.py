@@ -217,6 +217,19 @@ def cmd_models_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_gguf(args: argparse.Namespace) -> int:
+    from harness.models.gguf import GGUFImportError, import_gguf
+
+    try:
+        summary = import_gguf(Path(args.file), Path(args.out), dtype=args.dtype)
+    except GGUFImportError as exc:
+        raise CliError(str(exc)) from None
+    print(f"{summary.architecture} ({summary.model_type}) -> {summary.output}: "
+          f"{summary.output_bytes / 2**20:.1f} MiB in {summary.seconds:.1f} s "
+          f"({summary.kept_quantized} tensors kept quantized, {summary.dequantized} dequantized)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlx-harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -281,6 +294,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*")
     p.add_argument("--force", action="store_true")
     p.set_defaults(func=cmd_models_prepare)
+
+    imports = sub.add_parser("import", help="convert model files to MLX").add_subparsers(
+        dest="import_command", required=True)
+    p = imports.add_parser("gguf", help="a llama-family or gemma3 GGUF -> an mlx-lm directory")
+    p.add_argument("file")
+    p.add_argument("out")
+    p.add_argument("--dtype", default="keep", choices=["keep", "float32", "float16", "bfloat16"],
+                   help="keep: MLX-native quant types stay quantized, K-quants dequantized")
+    p.set_defaults(func=cmd_import_gguf)
     return parser
 
 

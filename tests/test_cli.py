@@ -160,3 +160,38 @@ def test_compare_history_and_benchmark_json(
     assert "throughput.ttft_s" in names and "throughput.decode_tps" not in names
     first = bench["benchmarks"][0]["stats"]
     assert first["rounds"] == 5 and len(first["data"]) == 5 and first["min"] <= first["median"]
+
+
+def _arch_file(path: Path, arch: str) -> Path:
+    import numpy as np
+
+    from harness.models.gguf.synthetic import write_gguf
+
+    return write_gguf(path, arch, {}, {"x.weight": (np.zeros((4, 32), np.float32), "F32")})
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: (p.write_bytes(b"not a gguf at all" * 10), p)[1], "not a GGUF file"),
+        (lambda p: _arch_file(p, "mamba"), "unsupported architecture 'mamba'"),
+        (lambda p: (p.write_bytes(_arch_file(p, "llama").read_bytes()[:60]), p)[1],
+         "truncated"),
+    ],
+    ids=["not-gguf", "unsupported-arch", "truncated"],
+)
+def test_import_gguf_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         make, message: str) -> None:  # type: ignore[no-untyped-def]
+    source = make(tmp_path / "in.gguf")
+    assert main(["import", "gguf", str(source), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlx-harness: error: ") and err.count("\n") == 1 and message in err
+
+
+def test_import_gguf_converts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.models.gguf.synthetic import tiny_llama
+
+    tiny = tiny_llama(tmp_path / "tiny.gguf")
+    assert main(["import", "gguf", str(tiny.path), str(tmp_path / "out")]) == 0
+    assert "llama" in capsys.readouterr().out
+    assert (tmp_path / "out" / "config.json").is_file()

@@ -21,6 +21,7 @@ class EmbeddedModel:
 
     @property
     def prepared(self) -> bool:
+        """A marker is written last, after an atomic rename: present means complete."""
         return (self.path / MARKER).is_file()
 
     @property
@@ -31,10 +32,16 @@ class EmbeddedModel:
 
 
 def embedded_models() -> list[EmbeddedModel]:
-    """Every embedded model, prepared or not, in a stable order."""
+    """Every embedded model, prepared or not, in a stable order: real models, then the zoo."""
+    from harness.models.real import REAL_MODELS, model_path
     from harness.models.zoo.families import FAMILIES
 
     root = models_dir()
+    real = [
+        EmbeddedModel(name=m.name, backend="mlx_lm", description=m.description,
+                      path=model_path(m.name))
+        for m in REAL_MODELS
+    ]
     zoo = [
         EmbeddedModel(
             name=f"{ZOO_PREFIX}{family.name}",
@@ -44,7 +51,7 @@ def embedded_models() -> list[EmbeddedModel]:
         )
         for family in FAMILIES.values()
     ]
-    return zoo
+    return real + zoo
 
 
 def find_embedded(name: str) -> EmbeddedModel | None:
@@ -56,12 +63,17 @@ def find_embedded(name: str) -> EmbeddedModel | None:
 
 def prepare_embedded(name: str, *, force: bool = False) -> Path:
     """Build or convert one embedded model into the cache; idempotent."""
+    from harness.models.real import real_model_names
     from harness.models.zoo.build import build, is_current
     from harness.models.zoo.families import FAMILIES
 
     model = find_embedded(name)
     if model is None:
         raise KeyError(name)
+    if name in real_model_names():
+        from harness.models.real import prepare
+
+        return prepare(name, force=force)
     family = FAMILIES[name.removeprefix(ZOO_PREFIX)]
     if force or not is_current(model.path, family):
         build(family, model.path)

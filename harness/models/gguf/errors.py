@@ -1,4 +1,4 @@
-"""The one error type the GGUF importer raises: a single line naming the file, the problem, a fix."""
+"""The one error the GGUF importer raises: one line naming the file, the problem and a fix."""
 
 from __future__ import annotations
 

@@ -27,12 +27,34 @@ SHORT_ARRAY = 64  # read_gguf_header keeps arrays up to this length, and only co
 
 _STRING, _ARRAY = 8, 9
 _SCALARS: Mapping[int, str] = MappingProxyType(
-    {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q",
-     12: "<d"}
+    {
+        0: "<B",
+        1: "<b",
+        2: "<H",
+        3: "<h",
+        4: "<I",
+        5: "<i",
+        6: "<f",
+        7: "<?",
+        10: "<Q",
+        11: "<q",
+        12: "<d",
+    }
 )
 _NUMPY: Mapping[int, str] = MappingProxyType(
-    {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "|b1", 10: "<u8",
-     11: "<i8", 12: "<f8"}
+    {
+        0: "<u1",
+        1: "<i1",
+        2: "<u2",
+        3: "<i2",
+        4: "<u4",
+        5: "<i4",
+        6: "<f4",
+        7: "|b1",
+        10: "<u8",
+        11: "<i8",
+        12: "<f8",
+    }
 )
 
 
@@ -152,21 +174,24 @@ def _parse(path: Path, keep_arrays: int | None) -> tuple[GGUFFile, dict[str, int
         with path.open("rb") as handle:
             if size < 4 or handle.read(4) != GGUF_MAGIC:
                 raise GGUFImportError(
-                    path, "not a GGUF file (the first 4 bytes are not 'GGUF')",
+                    path,
+                    "not a GGUF file (the first 4 bytes are not 'GGUF')",
                     "Pass a .gguf model file; if it is split in parts, join them in order first.",
                 )
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
                 return _parse_buffer(path, buf, size, keep_arrays)
     except _Truncated:
         raise GGUFImportError(
-            path, f"truncated GGUF file (header ends early; file is {size} bytes)",
+            path,
+            f"truncated GGUF file (header ends early; file is {size} bytes)",
             "Download it again or re-join all of its parts.",
         ) from None
-    except (ValueError, UnicodeError, OverflowError, MemoryError) as exc:
+    except (ValueError, struct.error, OverflowError, MemoryError) as exc:
         raise GGUFImportError(path, f"corrupt GGUF header ({exc})", "Re-create the file.") from None
     except OSError as exc:
-        raise GGUFImportError(path, f"cannot read file ({exc.strerror or exc})",
-                              "Check the path and its permissions.") from None
+        raise GGUFImportError(
+            path, f"cannot read file ({exc.strerror or exc})", "Check the path and its permissions."
+        ) from None
 
 
 def _parse_buffer(
@@ -176,8 +201,11 @@ def _parse_buffer(
     cur.take(4)
     version = cur.scalar("<I")
     if version not in (2, 3):
-        raise GGUFImportError(path, f"unsupported GGUF version {version} (expected 2 or 3)",
-                              "Re-export the model with a current llama.cpp.")
+        raise GGUFImportError(
+            path,
+            f"unsupported GGUF version {version} (expected 2 or 3)",
+            "Re-export the model with a current llama.cpp.",
+        )
     n_tensors, n_kv = cur.scalar("<Q"), cur.scalar("<Q")
     if n_tensors > size or n_kv > size:
         raise _Truncated
@@ -200,8 +228,9 @@ def _parse_buffer(
         raw.append((name, tuple(reversed(dims)), cur.scalar("<I"), cur.scalar("<Q")))
     alignment = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT)) or DEFAULT_ALIGNMENT
     data_offset = -(-cur.pos // alignment) * alignment
-    tensors = tuple(_tensor_info(name, shape, tid, data_offset + off)
-                    for name, shape, tid, off in raw)
+    tensors = tuple(
+        _tensor_info(name, shape, tid, data_offset + off) for name, shape, tid, off in raw
+    )
     for t in tensors:
         if t.nbytes >= 0 and t.offset + t.nbytes > size:
             raise GGUFImportError(
@@ -220,9 +249,12 @@ def _tensor_info(name: str, shape: tuple[int, ...], type_id: int, offset: int) -
         return TensorInfo(name, shape, type_id, f"type#{type_id}", offset, -1)
     n = math.prod(shape)
     if shape and shape[-1] % kind.block_size:
-        raise ValueError(f"tensor {name!r} row length {shape[-1]} is not a multiple of "
-                         f"the {kind.name} block size {kind.block_size}")
-    return TensorInfo(name, shape, type_id, kind.name, offset, n // kind.block_size * kind.type_size)
+        raise ValueError(
+            f"tensor {name!r} row length {shape[-1]} is not a multiple of "
+            f"the {kind.name} block size {kind.block_size}"
+        )
+    nbytes = n // kind.block_size * kind.type_size
+    return TensorInfo(name, shape, type_id, kind.name, offset, nbytes)
 
 
 def read_gguf(path: Path | str) -> GGUFFile:
@@ -252,8 +284,11 @@ def read_gguf_header(path: Path | str) -> GGUFHeader:
 def tensor_bytes(gguf: GGUFFile, info: TensorInfo) -> np.ndarray:
     """The raw bytes of one tensor as a read-only uint8 array, rows = numpy shape[:-1]."""
     if info.nbytes < 0:
-        raise GGUFImportError(gguf.path, f"tensor {info.name!r} has unknown type {info.type_name}",
-                              "This file needs a newer importer.")
+        raise GGUFImportError(
+            gguf.path,
+            f"tensor {info.name!r} has unknown type {info.type_name}",
+            "This file needs a newer importer.",
+        )
     data = np.memmap(gguf.path, dtype=np.uint8, mode="r", offset=info.offset, shape=(info.nbytes,))
     rows = math.prod(info.shape[:-1]) if len(info.shape) > 1 else 1
     return data.reshape(rows, info.nbytes // rows) if rows else data.reshape(0, 0)

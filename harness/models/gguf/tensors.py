@@ -102,8 +102,8 @@ def _repack(raw: np.ndarray, type_name: str) -> tuple[np.ndarray, np.ndarray, np
     blocks = np.ascontiguousarray(raw).reshape(rows, -1, sizes[type_name])
     d = blocks[..., 0:2].copy().view("<f2")[..., 0]
     if type_name == "Q8_0":
-        q = (blocks[..., 2:34].view(np.int8).astype(np.int16) + 128).astype(np.uint8)
-        return _pack(q, 8), d, (d.astype(np.float32) * -128).astype(np.float16)
+        q8 = (blocks[..., 2:34].view(np.int8).astype(np.int16) + 128).astype(np.uint8)
+        return _pack(q8, 8), d, (d.astype(np.float32) * -128).astype(np.float16)
     has_min = type_name in ("Q4_1", "Q5_1")
     m = blocks[..., 2:4].copy().view("<f2")[..., 0] if has_min else None
     start = 4 if has_min else 2
