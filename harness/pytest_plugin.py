@@ -132,10 +132,8 @@ class ModelGroup(pytest.Collector):
         self.cases = cases
 
     def collect(self) -> Iterator[pytest.Item]:
-        from harness.spec.plan import case_name
-
         for case in self.cases:
-            yield CaseItem.from_parent(self, name=case_name(case.scenario, case.point), case=case)
+            yield CaseItem.from_parent(self, name=case.case_id.rsplit("::", 1)[1], case=case)
 
 
 class CaseItem(pytest.Item):

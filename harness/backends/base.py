@@ -49,6 +49,46 @@ class LoadedModel(Protocol):
     def vocab_size(self) -> int: ...
 
 
+class PromptCaching(Protocol):
+    """Optional: backends whose models expose their KV/state cache (mlx-lm does)."""
+
+    def make_cache(self, *, max_kv_size: int | None = None) -> Any: ...
+
+    def prefill(self, cache: Any, tokens: Sequence[int]) -> None:
+        """Process ``tokens`` into ``cache`` without sampling anything."""
+        ...
+
+    def generate_cached(
+        self,
+        cache: Any,
+        tokens: Sequence[int],
+        *,
+        max_tokens: int,
+        kv_bits: int | None = None,
+        kv_group_size: int = 64,
+    ) -> Iterator[int]:
+        """Greedy tokens for ``tokens`` appended to what ``cache`` already holds."""
+        ...
+
+    def cache_types(self, cache: Any) -> list[str]: ...
+
+    def cache_offset(self, cache: Any) -> int: ...
+
+    def cache_nbytes(self, cache: Any) -> int: ...
+
+    def untrimmable(self, cache: Any) -> str | None:
+        """None when the cache can be trimmed, else why not (one line)."""
+        ...
+
+    def trim(self, cache: Any, n: int) -> int: ...
+
+    def copy_cache(self, cache: Any) -> Any: ...
+
+    def save_cache(self, cache: Any, path: Path) -> None: ...
+
+    def load_cache(self, path: Path) -> Any: ...
+
+
 class Backend(Protocol):
     name: str
 

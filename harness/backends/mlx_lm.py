@@ -10,7 +10,101 @@ from typing import Any
 from harness.backends.base import BackendError, LoadedModel, LoadInfo, weights_bytes
 
 
-class MlxLmModel:
+class MlxLmCaching:
+    """Prompt-cache operations on mlx-lm's own cache classes (mixed into :class:`MlxLmModel`)."""
+
+    model: Any
+
+    def make_cache(self, *, max_kv_size: int | None = None) -> Any:
+        """The model's own cache; with ``max_kv_size`` its full-attention layers rotate.
+
+        mlx-lm's ``make_prompt_cache`` ignores ``max_kv_size`` for models that define
+        ``make_cache`` (llama among them in 0.32), so the harness swaps the layers itself.
+        """
+        from mlx_lm.models.cache import KVCache, RotatingKVCache, make_prompt_cache
+
+        cache = make_prompt_cache(self.model, max_kv_size=max_kv_size)
+        if max_kv_size is None:
+            return cache
+        return [
+            RotatingKVCache(max_size=max_kv_size, keep=4) if type(c) is KVCache else c
+            for c in cache
+        ]
+
+    def prefill(self, cache: Any, tokens: Sequence[int], step: int = 2048) -> None:
+        import mlx.core as mx
+
+        array = mx.array(list(tokens))
+        for start in range(0, len(tokens), step):
+            self.model(array[start : start + step][None], cache=cache)
+            mx.eval([c.state for c in cache])
+
+    def generate_cached(
+        self,
+        cache: Any,
+        tokens: Sequence[int],
+        *,
+        max_tokens: int,
+        kv_bits: int | None = None,
+        kv_group_size: int = 64,
+    ) -> Iterator[int]:
+        import mlx.core as mx
+        from mlx_lm.generate import generate_step
+
+        steps = generate_step(
+            mx.array(list(tokens)),
+            self.model,
+            max_tokens=max_tokens,
+            prompt_cache=cache,
+            kv_bits=kv_bits,
+            kv_group_size=kv_group_size,
+            quantized_kv_start=0,
+        )
+        for token, _logprobs in steps:
+            yield int(token)
+
+    def cache_types(self, cache: Any) -> list[str]:
+        return sorted({type(c).__name__ for c in cache})
+
+    def cache_offset(self, cache: Any) -> int:
+        offsets = [int(getattr(c, "offset", 0) or 0) for c in cache]
+        return max(offsets) if offsets else 0
+
+    def cache_nbytes(self, cache: Any) -> int:
+        return int(sum(c.nbytes for c in cache))
+
+    def untrimmable(self, cache: Any) -> str | None:
+        blocking = sorted({type(c).__name__ for c in cache if not c.is_trimmable()})
+        if not blocking:
+            return None
+        wrapped = [c for c in cache if type(c).__name__ == "RotatingKVCache"
+                   and not c.is_trimmable()]
+        why = (f"RotatingKVCache wrapped past its {wrapped[0].max_size}-token window"
+               if wrapped else "it holds recurrent state that cannot be rewound")
+        return f"{', '.join(blocking)} cannot be trimmed: {why}"
+
+    def trim(self, cache: Any, n: int) -> int:
+        from mlx_lm.models.cache import trim_prompt_cache
+
+        return int(trim_prompt_cache(cache, n))
+
+    def copy_cache(self, cache: Any) -> Any:
+        import copy
+
+        return copy.deepcopy(cache)
+
+    def save_cache(self, cache: Any, path: Path) -> None:
+        from mlx_lm.models.cache import save_prompt_cache
+
+        save_prompt_cache(str(path), cache)
+
+    def load_cache(self, path: Path) -> Any:
+        from mlx_lm.models.cache import load_prompt_cache
+
+        return load_prompt_cache(str(path))
+
+
+class MlxLmModel(MlxLmCaching):
     def __init__(self, model: Any, tokenizer: Any) -> None:
         self.model = model
         self.tokenizer = tokenizer

@@ -185,9 +185,14 @@ class RunSession:
             return Outcome(Status.ERRORED, str(reply.get("error", reply)))
         metrics = [metric_from_json(m) for m in reply["metrics"]]
         metrics.extend(_memory_metrics(reply.get("memory") or {}))
+        status, reason = Status.PASSED, None
+        if reply.get("failures"):
+            status, reason = Status.FAILED, "; ".join(reply["failures"])
+        elif reply.get("skip_reason"):
+            status, reason = Status.SKIPPED, str(reply["skip_reason"])
         return Outcome(
-            Status.PASSED,
-            None,
+            status,
+            reason,
             tuple(metrics),
             dict(reply.get("artifacts") or {}),
             int(reply.get("version", 1)),

@@ -81,6 +81,8 @@ class Worker:
                 "memory": memory,
                 "elapsed_s": elapsed,
                 "version": scenario.version,
+                "failures": output.failures,
+                "skip_reason": output.skip_reason,
             }
         )
 

@@ -14,6 +14,7 @@ SCENARIOS: Registry[Scenario] = Registry(
     {
         "load": "harness.scenarios.load:SCENARIO",
         "throughput": "harness.scenarios.throughput:SCENARIO",
+        "prompt_cache": "harness.scenarios.prompt_cache:SCENARIO",
     },
     group="mlx_harness.scenarios",
 )

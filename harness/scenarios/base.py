@@ -30,8 +30,13 @@ class ScenarioContext:
 
 @dataclass(frozen=True)
 class ScenarioOutput:
+    """What a scenario measured. ``failures`` (checks that did not hold) fail the case;
+    ``skip_reason`` says the case cannot apply (e.g. "not reusable: ...")."""
+
     metrics: tuple[Metric, ...]
     artifacts: Mapping[str, Any] = field(default_factory=dict)
+    failures: tuple[str, ...] = ()
+    skip_reason: str | None = None
 
 
 class Scenario(Protocol):

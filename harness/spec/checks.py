@@ -90,6 +90,7 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
             )
     for metric, expression in loaded.suite.gates.items():
         errors.extend(_check_gate(loaded, ("gates", metric), metric, expression, specs))
+    errors.extend(_check_duplicate_ids(loaded, model_names))
     for i, expect in enumerate(loaded.suite.expect):
         if not any(ch in expect.model for ch in "*?[") and expect.model not in keys:
             line, col = pos(("expect", i, "model"))
@@ -175,4 +176,27 @@ def _check_gate(
         errors.append(
             SuiteError(path, line, col, str(exc).split(";")[0], str(exc).split("; ", 1)[-1])
         )
+    return errors
+
+
+def _check_duplicate_ids(loaded: LoadedSuite, model_names: list[str]) -> list[SuiteError]:
+    """Two scenario entries that would plan the same case id for one model."""
+    from harness.spec.plan import case_name, sweep_points
+
+    seen: dict[tuple[str, str], int] = {}
+    errors: list[SuiteError] = []
+    for i, entry in enumerate(loaded.suite.scenarios):
+        for model in model_names:
+            if entry.models is not None and model not in entry.models:
+                continue
+            for point in sweep_points(entry):
+                key = (model, case_name(entry.id or entry.scenario, point))
+                if key in seen and seen[key] != i:
+                    line, col = loaded.located.position(("scenarios", i))
+                    errors.append(SuiteError(
+                        str(loaded.path), line, col,
+                        f"case '{key[1]}' of model '{model}' is also planned by scenario entry "
+                        f"{seen[key] + 1}", "give one of the two entries an 'id:'"))
+                    return errors
+                seen[key] = i
     return errors

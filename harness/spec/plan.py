@@ -47,7 +47,7 @@ def case_name(scenario: str, point: Mapping[str, Any]) -> str:
     return f"{scenario}[{point_id(point)}]" if point else scenario
 
 
-def _points(entry: ScenarioEntry) -> list[dict[str, Any]]:
+def sweep_points(entry: ScenarioEntry) -> list[dict[str, Any]]:
     if not entry.sweep:
         return [{}]
     keys = list(entry.sweep)
@@ -113,14 +113,15 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
             if entry.models is not None and ref.key not in entry.models:
                 continue
             params_model = SCENARIOS.get(entry.scenario).params_model
-            for point in _points(entry):
+            for point in sweep_points(entry):
                 params = params_model.model_validate({**entry.params, **point}).model_dump()
                 expectation = _expectation(loaded.expect, ref.key, entry.scenario)
                 if problem is not None and expectation is None:
                     expectation = Expectation(ExpectKind.SKIP, problem)
                 cases.append(
                     Case(
-                        case_id=f"{loaded.name}::{ref.key}::{case_name(entry.scenario, point)}",
+                        case_id=f"{loaded.name}::{ref.key}::"
+                        f"{case_name(entry.id or entry.scenario, point)}",
                         suite=loaded.name,
                         suite_path=str(loaded.path),
                         model=ref,

@@ -54,6 +54,12 @@ class ModelEntry(Strict):
 
 class ScenarioEntry(Strict):
     scenario: str = Field(description="registered scenario name, e.g. throughput")
+    id: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="name used in case ids instead of the scenario name (needed when one "
+        "scenario is listed twice for a model)",
+    )
     params: dict[str, Any] = Field(default_factory=dict, description="scenario parameters")
     sweep: dict[str, list[Any]] = Field(
         default_factory=dict, description="parameters to sweep; one case per combination"

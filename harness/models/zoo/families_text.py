@@ -72,7 +72,7 @@ QWEN2 = Family(
 
 _QWEN3_CONFIG = {
     **_SMALL,
-    "head_dim": 16,
+    "head_dim": 32,  # MLX quantizes KV in groups of 32+: lets QuantizedKVCache run on the zoo
     "rms_norm_eps": 1e-6,
     "rope_theta": 1000000.0,
     "tie_word_embeddings": True,

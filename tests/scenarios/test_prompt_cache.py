@@ -1,0 +1,132 @@
+"""prompt_cache: token plans per shape, and real runs for every cache type the zoo covers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.runner.session import RunSession
+from harness.scenarios.prompt_cache import PromptCacheParams, first_mismatch, plan
+from harness.types import Case, ModelRef, ModelSource, Status
+
+
+class WordModel:
+    """Just enough of a loaded model for planning: one token per character."""
+
+    def encode(self, text: str) -> list[int]:
+        return [ord(c) % 200 + 1 for c in text]
+
+    def vocab_size(self) -> int:
+        return 256
+
+
+@pytest.mark.parametrize(
+    ("shape", "reusable"),
+    [("exact_repeat", 99), ("shared_prefix", 90), ("divergent_edit", 90), ("multi_turn", 90)],
+)
+def test_plans(shape: str, reusable: int) -> None:
+    p = PromptCacheParams(shape=shape, prompt_tokens=100, reuse_ratio=0.9)  # type: ignore[arg-type]
+    result = plan(WordModel(), p)
+    assert result.reusable == reusable
+    assert result.cached[:reusable] == result.full[:reusable]
+    if shape == "divergent_edit":
+        assert len(result.cached) == 100 and result.cached[90] != result.full[90]
+    if shape == "multi_turn":
+        assert len(result.history) == p.turns - 1 and all(result.history)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "index"),
+    [([1, 2, 3], [1, 2, 3], -1), ([1, 2, 3], [1, 9, 3], 1), ([1, 2], [1, 2, 3], 2), ([], [], -1)],
+)
+def test_first_mismatch(a: list[int], b: list[int], index: int) -> None:
+    assert first_mismatch(a, b) == index
+
+
+def _case(path: Path, key: str, **params: Any) -> Case:
+    return Case(
+        case_id=f"t::{key}::prompt_cache",
+        suite="t",
+        suite_path="t.suite.yaml",
+        model=ModelRef(key, ModelSource.PATH, str(path), "mlx_lm", (), str(path)),
+        scenario="prompt_cache",
+        params=PromptCacheParams(**params).model_dump(),
+        repeats=1,
+        warmup=0,
+        timeout_s=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from harness.models.zoo.build import build
+    from harness.models.zoo.families import FAMILIES
+
+    root = tmp_path_factory.mktemp("zoo")
+    return {name: build(FAMILIES[name], root / name)
+            for name in ("llama", "gemma3_text", "qwen3", "lfm2")}
+
+
+# (family, params, expected status, cache types after the hit, reason fragment)
+CACHE_TYPES = [
+    ("llama", {"shape": "divergent_edit"}, Status.PASSED, ["KVCache"], None),
+    ("llama", {"shape": "divergent_edit", "max_kv_size": 64}, Status.SKIPPED, None,
+     "not reusable: RotatingKVCache cannot be trimmed"),
+    ("llama", {"shape": "multi_turn", "max_kv_size": 64}, Status.PASSED, ["RotatingKVCache"], None),
+    ("gemma3_text", {"shape": "shared_prefix"}, Status.PASSED, ["KVCache", "RotatingKVCache"],
+     None),
+    ("gemma3_text", {"shape": "divergent_edit"}, Status.SKIPPED, None,
+     "RotatingKVCache wrapped past its 64-token window"),
+    ("qwen3", {"shape": "shared_prefix", "kv_bits": 8, "kv_group_size": 32}, Status.PASSED,
+     ["QuantizedKVCache"], None),
+    ("lfm2", {"shape": "exact_repeat"}, Status.PASSED, ["ArraysCache", "KVCache"], None),
+    ("lfm2", {"shape": "divergent_edit"}, Status.SKIPPED, None,
+     "ArraysCache cannot be trimmed"),
+]
+
+
+@pytest.mark.parametrize(("family", "params", "status", "types", "reason"), CACHE_TYPES,
+                         ids=[f"{c[0]}-{'-'.join(map(str, c[1].values()))}" for c in CACHE_TYPES])
+def test_every_cache_type_measures_or_says_why_not(
+    zoo: dict[str, Path], tmp_path: Path, family: str, params: dict[str, Any], status: Status,
+    types: list[str] | None, reason: str | None,
+) -> None:
+    session = RunSession(tmp_path, [], run_id="r")
+    try:
+        result = session.run_case(_case(zoo[family], family, prompt_tokens=160, gen_tokens=6,
+                                        **params))
+    finally:
+        session.close_worker()
+    assert result.status is status, result.reason
+    if reason is not None:
+        assert reason in (result.reason or "")
+        return
+    assert result.artifacts["cache_types"] == types
+    reused = result.metric("prompt_cache.tokens_reused")
+    recomputed = result.metric("prompt_cache.tokens_recomputed")
+    assert reused is not None and recomputed is not None
+    assert reused.median + recomputed.median == result.artifacts["prompt_tokens"]
+    speedup = result.metric("prompt_cache.speedup_x")
+    assert speedup is not None and speedup.median > 0
+
+
+@pytest.mark.real_model
+def test_a_planted_wrong_reuse_is_caught(tmp_path: Path) -> None:
+    from harness.models.real import is_prepared, model_path
+
+    name = "smollm2-135m-instruct-f32"
+    if not is_prepared(name):
+        pytest.skip(f"{name} is not prepared: run `mlx-harness models prepare {name}`")
+    session = RunSession(tmp_path, [], run_id="r")
+    try:
+        common = {"shape": "shared_prefix", "prompt_tokens": 120, "gen_tokens": 12}
+        wrong = session.run_case(_case(model_path(name), "smol", self_check="wrong_prefix",
+                                       **common))
+        right = session.run_case(_case(model_path(name), "smol", **common))
+    finally:
+        session.close_worker()
+    assert wrong.status is Status.FAILED
+    assert "warm output differs from cold at generated token" in (wrong.reason or "")
+    assert right.status is Status.PASSED, right.reason
