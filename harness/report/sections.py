@@ -39,9 +39,18 @@ class BuiltSection:
 
 def default_sections() -> tuple[Section, ...]:
     """The built-in sections, in report order."""
-    from harness.report import failures, header, identities, matrix, memory, other, performance
+    from harness.report import (
+        failures,
+        header,
+        identities,
+        matrix,
+        memory,
+        other,
+        performance,
+        prompt_cache,
+    )
 
-    shown = (performance.SECTION, memory.SECTION)
+    shown = (performance.SECTION, prompt_cache.SECTION, memory.SECTION)
     claims = tuple(c for s in shown for c in s.claims)
     return (
         header.SECTION,

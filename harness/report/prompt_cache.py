@@ -1,0 +1,64 @@
+"""Prompt-cache section: per model and shape, cold vs warm TTFT, speedup, efficiency,
+reuse accounting, cache types and whether warm output equalled cold output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.report.sections import Section
+from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table, find_metric
+from harness.types import RunRecord, Status
+
+PREFIX = "prompt_cache."
+
+COLUMNS: tuple[MetricColumn, ...] = (
+    MetricColumn("TTFT cold", ("prompt_cache.ttft_cold_s",), "time to first token, empty cache"),
+    MetricColumn("TTFT warm", ("prompt_cache.ttft_warm_s",), "time to first token on the hit"),
+    MetricColumn("speedup", ("prompt_cache.speedup_x",), "cold TTFT / warm TTFT"),
+    MetricColumn("ideal", ("prompt_cache.ideal_speedup_x",), "tokens cold / tokens warm"),
+    MetricColumn("efficiency", ("prompt_cache.efficiency",), "speedup / ideal"),
+    MetricColumn("reused", ("prompt_cache.tokens_reused",), "prompt tokens from the cache"),
+    MetricColumn("recomputed", ("prompt_cache.tokens_recomputed",), "prompt tokens processed"),
+    MetricColumn("cache", ("prompt_cache.cache_bytes",), "bytes of the reusable cache"),
+    MetricColumn("save", ("prompt_cache.save_s",), "save the cache to a file"),
+    MetricColumn("load", ("prompt_cache.load_s",), "load the cache from a file"),
+)
+
+
+@dataclass(frozen=True)
+class PromptCache:
+    table: Table
+    not_reusable: Table
+
+
+def _equivalence(status: Status, equivalent: object) -> Cell:
+    if equivalent is True:
+        return Cell("✅ identical", sort=1)
+    if status is Status.FAILED:
+        return Cell("❌ differs", sort=0, css="st-failed")
+    return Cell("—")
+
+
+def build(run: RunRecord) -> PromptCache | None:
+    results = [r for r in run.results if r.scenario == "prompt_cache"]
+    measured = [r for r in results if any(find_metric(r, c.names) for c in COLUMNS)]
+    table = case_metric_table(measured, COLUMNS, sample_count=False)
+    if table:
+        extra = (Column("cache types"), Column("warm = cold"))
+        rows = tuple(
+            (*row, Cell(", ".join(r.artifacts.get("cache_types", [])) or "—"),
+             _equivalence(r.status, r.artifacts.get("equivalent")))
+            for row, r in zip(table.rows, measured, strict=True)
+        )
+        table = Table(table.columns + extra, rows, table.css)
+    skipped = tuple(
+        (Cell(r.model), Cell(r.case_id.rsplit("::", 1)[1]), Cell(r.reason or "—"))
+        for r in results if r.status is Status.SKIPPED
+    )
+    not_reusable = Table((Column("model"), Column("case"), Column("why")), skipped)
+    if not table and not not_reusable:
+        return None
+    return PromptCache(table, not_reusable)
+
+
+SECTION = Section("prompt_cache", "Prompt cache", build, claims=(PREFIX,))
