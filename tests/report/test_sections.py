@@ -181,7 +181,7 @@ def test_other_metrics_catch_what_no_section_shows() -> None:
     data = other.build(realistic_run(), claims)
     assert data is not None
     names = {c.text for c in column(data.table, "metric")}
-    assert names == {"prompt_cache.speedup", "prompt_cache.cached_tokens"}
+    assert names == {"speculative.acceptance", "speculative.draft_tokens"}
     assert other.build(make_run([case("m", "t")]), claims) is None
 
 
