@@ -77,10 +77,14 @@ class MlxLmCaching:
         blocking = sorted({type(c).__name__ for c in cache if not c.is_trimmable()})
         if not blocking:
             return None
-        wrapped = [c for c in cache if type(c).__name__ == "RotatingKVCache"
-                   and not c.is_trimmable()]
-        why = (f"RotatingKVCache wrapped past its {wrapped[0].max_size}-token window"
-               if wrapped else "it holds recurrent state that cannot be rewound")
+        wrapped = [
+            c for c in cache if type(c).__name__ == "RotatingKVCache" and not c.is_trimmable()
+        ]
+        why = (
+            f"RotatingKVCache wrapped past its {wrapped[0].max_size}-token window"
+            if wrapped
+            else "it holds recurrent state that cannot be rewound"
+        )
         return f"{', '.join(blocking)} cannot be trimmed: {why}"
 
     def trim(self, cache: Any, n: int) -> int:

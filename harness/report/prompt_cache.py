@@ -46,14 +46,18 @@ def build(run: RunRecord) -> PromptCache | None:
     if table:
         extra = (Column("cache types"), Column("warm = cold"))
         rows = tuple(
-            (*row, Cell(", ".join(r.artifacts.get("cache_types", [])) or "—"),
-             _equivalence(r.status, r.artifacts.get("equivalent")))
+            (
+                *row,
+                Cell(", ".join(r.artifacts.get("cache_types", [])) or "—"),
+                _equivalence(r.status, r.artifacts.get("equivalent")),
+            )
             for row, r in zip(table.rows, measured, strict=True)
         )
         table = Table(table.columns + extra, rows, table.css)
     skipped = tuple(
         (Cell(r.model), Cell(r.case_id.rsplit("::", 1)[1]), Cell(r.reason or "—"))
-        for r in results if r.status is Status.SKIPPED
+        for r in results
+        if r.status is Status.SKIPPED
     )
     not_reusable = Table((Column("model"), Column("case"), Column("why")), skipped)
     if not table and not not_reusable:

@@ -15,6 +15,7 @@ SCENARIOS: Registry[Scenario] = Registry(
         "load": "harness.scenarios.load:SCENARIO",
         "throughput": "harness.scenarios.throughput:SCENARIO",
         "prompt_cache": "harness.scenarios.prompt_cache:SCENARIO",
+        "prompt_cache_lru": "harness.scenarios.prompt_cache_lru:SCENARIO",
     },
     group="mlx_harness.scenarios",
 )

@@ -33,21 +33,35 @@ OTHER_TEXT = (
     "propose one action for each, in plain words, without tables. "
 )
 
-COLD = MetricSpec("prompt_cache.ttft_cold_s", Unit.SECONDS, False, "TTFT with an empty cache",
-                  noise_floor=0.05)
-WARM = MetricSpec("prompt_cache.ttft_warm_s", Unit.SECONDS, False, "TTFT on a cache hit",
-                  noise_floor=0.05)
-SPEEDUP = MetricSpec("prompt_cache.speedup_x", Unit.RATIO, True, "cold TTFT / warm TTFT",
-                     noise_floor=0.05)
-IDEAL = MetricSpec("prompt_cache.ideal_speedup_x", Unit.RATIO, True,
-                   "tokens processed cold / tokens processed warm")
-EFFICIENCY = MetricSpec("prompt_cache.efficiency", Unit.RATIO, True,
-                        "measured speedup / ideal speedup", noise_floor=0.05)
+COLD = MetricSpec(
+    "prompt_cache.ttft_cold_s", Unit.SECONDS, False, "TTFT with an empty cache", noise_floor=0.05
+)
+WARM = MetricSpec(
+    "prompt_cache.ttft_warm_s", Unit.SECONDS, False, "TTFT on a cache hit", noise_floor=0.05
+)
+SPEEDUP = MetricSpec(
+    "prompt_cache.speedup_x", Unit.RATIO, True, "cold TTFT / warm TTFT", noise_floor=0.05
+)
+IDEAL = MetricSpec(
+    "prompt_cache.ideal_speedup_x",
+    Unit.RATIO,
+    True,
+    "tokens processed cold / tokens processed warm",
+)
+EFFICIENCY = MetricSpec(
+    "prompt_cache.efficiency",
+    Unit.RATIO,
+    True,
+    "measured speedup / ideal speedup",
+    noise_floor=0.05,
+)
 REUSED = MetricSpec("prompt_cache.tokens_reused", Unit.TOKENS, True, "prompt tokens from cache")
-RECOMPUTED = MetricSpec("prompt_cache.tokens_recomputed", Unit.TOKENS, False,
-                        "prompt tokens processed on the hit")
-CACHE_BYTES = MetricSpec("prompt_cache.cache_bytes", Unit.BYTES, False,
-                         "bytes held by the reusable cache")
+RECOMPUTED = MetricSpec(
+    "prompt_cache.tokens_recomputed", Unit.TOKENS, False, "prompt tokens processed on the hit"
+)
+CACHE_BYTES = MetricSpec(
+    "prompt_cache.cache_bytes", Unit.BYTES, False, "bytes held by the reusable cache"
+)
 SAVE = MetricSpec("prompt_cache.save_s", Unit.SECONDS, False, "save the cache to a file")
 LOAD = MetricSpec("prompt_cache.load_s", Unit.SECONDS, False, "load the cache from a file")
 
@@ -64,8 +78,9 @@ class PromptCacheParams(Params):
     kv_bits: int | None = Field(None, description="QuantizedKVCache bits (4 or 8)")
     kv_group_size: int = 64
     self_check: Literal["none", "wrong_prefix"] = Field(
-        "none", description="wrong_prefix: build the warm cache from a different prefix on "
-        "purpose, to prove the equivalence check catches a bad reuse"
+        "none",
+        description="wrong_prefix: build the warm cache from a different prefix on "
+        "purpose, to prove the equivalence check catches a bad reuse",
     )
 
 
@@ -115,8 +130,18 @@ class PromptCacheScenario:
     name: ClassVar[str] = "prompt_cache"
     version: ClassVar[int] = 1
     params_model: ClassVar[type[Params]] = PromptCacheParams
-    metrics: ClassVar[tuple[MetricSpec, ...]] = (COLD, WARM, SPEEDUP, IDEAL, EFFICIENCY, REUSED,
-                                                 RECOMPUTED, CACHE_BYTES, SAVE, LOAD)
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (
+        COLD,
+        WARM,
+        SPEEDUP,
+        IDEAL,
+        EFFICIENCY,
+        REUSED,
+        RECOMPUTED,
+        CACHE_BYTES,
+        SAVE,
+        LOAD,
+    )
 
     def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
         assert isinstance(params, PromptCacheParams)
@@ -136,9 +161,13 @@ class _Runner:
         start = time.perf_counter()
         ttft = 0.0
         out: list[int] = []
-        for token in self.model.generate_cached(cache, tokens, max_tokens=self.p.gen_tokens,
-                                                kv_bits=self.p.kv_bits,
-                                                kv_group_size=self.p.kv_group_size):
+        for token in self.model.generate_cached(
+            cache,
+            tokens,
+            max_tokens=self.p.gen_tokens,
+            kv_bits=self.p.kv_bits,
+            kv_group_size=self.p.kv_group_size,
+        ):
             if not out:
                 ttft = time.perf_counter() - start
             out.append(token)
@@ -199,26 +228,33 @@ class _Runner:
             cache, send, reused, reason = self._warm_cache()
             types = self.model.cache_types(cache)
             if reason is not None:
-                return ScenarioOutput((), {"cache_types": types, "shape": self.p.shape},
-                                      skip_reason=reason)
+                return ScenarioOutput(
+                    (), {"cache_types": types, "shape": self.p.shape}, skip_reason=reason
+                )
             cache_bytes = self.model.cache_nbytes(cache)
             recomputed = len(send)
             warm_ttft, warm_out = self._generate(cache, send)
             types = self.model.cache_types(cache)  # after the hit: kv_bits quantizes on use
             ideal = len(full) / max(recomputed, 1)
             speedup = cold_ttft / warm_ttft if warm_ttft else float("nan")
-            for spec, value in ((COLD, cold_ttft), (WARM, warm_ttft), (SPEEDUP, speedup),
-                                (EFFICIENCY, speedup / ideal)):
+            for spec, value in (
+                (COLD, cold_ttft),
+                (WARM, warm_ttft),
+                (SPEEDUP, speedup),
+                (EFFICIENCY, speedup / ideal),
+            ):
                 values[spec.name][slot].append(value)
             diff = first_mismatch(cold_out, warm_out)
             if diff >= 0 and slot == 1 and not failures:
                 failures.append(
                     f"warm output differs from cold at generated token {diff} "
-                    f"(cold {cold_out[diff:diff + 3]} vs warm {warm_out[diff:diff + 3]})"
+                    f"(cold {cold_out[diff : diff + 3]} vs warm {warm_out[diff : diff + 3]})"
                 )
             if reused + recomputed != len(full) and not failures:
-                failures.append(f"accounting: {reused} reused + {recomputed} recomputed != "
-                                f"{len(full)} prompt tokens")
+                failures.append(
+                    f"accounting: {reused} reused + {recomputed} recomputed != "
+                    f"{len(full)} prompt tokens"
+                )
         save_s, load_s = self._save_load(cache)
         metrics: list[Metric] = [
             metric(spec, values[spec.name][1], values[spec.name][0])
@@ -232,8 +268,12 @@ class _Runner:
             metric(SAVE, [save_s]),
             metric(LOAD, [load_s]),
         ]
-        artifacts = {"cache_types": types, "shape": self.p.shape, "prompt_tokens": len(full),
-                     "equivalent": not failures}
+        artifacts = {
+            "cache_types": types,
+            "shape": self.p.shape,
+            "prompt_tokens": len(full),
+            "equivalent": not failures,
+        }
         return ScenarioOutput(tuple(metrics), artifacts, failures=tuple(failures))
 
     def _save_load(self, cache: Any) -> tuple[float, float]:

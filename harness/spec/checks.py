@@ -193,10 +193,16 @@ def _check_duplicate_ids(loaded: LoadedSuite, model_names: list[str]) -> list[Su
                 key = (model, case_name(entry.id or entry.scenario, point))
                 if key in seen and seen[key] != i:
                     line, col = loaded.located.position(("scenarios", i))
-                    errors.append(SuiteError(
-                        str(loaded.path), line, col,
-                        f"case '{key[1]}' of model '{model}' is also planned by scenario entry "
-                        f"{seen[key] + 1}", "give one of the two entries an 'id:'"))
+                    errors.append(
+                        SuiteError(
+                            str(loaded.path),
+                            line,
+                            col,
+                            f"case '{key[1]}' of model '{model}' is also planned by scenario entry "
+                            f"{seen[key] + 1}",
+                            "give one of the two entries an 'id:'",
+                        )
+                    )
                     return errors
                 seen[key] = i
     return errors

@@ -65,38 +65,68 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from harness.models.zoo.families import FAMILIES
 
     root = tmp_path_factory.mktemp("zoo")
-    return {name: build(FAMILIES[name], root / name)
-            for name in ("llama", "gemma3_text", "qwen3", "lfm2")}
+    return {
+        name: build(FAMILIES[name], root / name)
+        for name in ("llama", "gemma3_text", "qwen3", "lfm2")
+    }
 
 
 # (family, params, expected status, cache types after the hit, reason fragment)
 CACHE_TYPES = [
     ("llama", {"shape": "divergent_edit"}, Status.PASSED, ["KVCache"], None),
-    ("llama", {"shape": "divergent_edit", "max_kv_size": 64}, Status.SKIPPED, None,
-     "not reusable: RotatingKVCache cannot be trimmed"),
+    (
+        "llama",
+        {"shape": "divergent_edit", "max_kv_size": 64},
+        Status.SKIPPED,
+        None,
+        "not reusable: RotatingKVCache cannot be trimmed",
+    ),
     ("llama", {"shape": "multi_turn", "max_kv_size": 64}, Status.PASSED, ["RotatingKVCache"], None),
-    ("gemma3_text", {"shape": "shared_prefix"}, Status.PASSED, ["KVCache", "RotatingKVCache"],
-     None),
-    ("gemma3_text", {"shape": "divergent_edit"}, Status.SKIPPED, None,
-     "RotatingKVCache wrapped past its 64-token window"),
-    ("qwen3", {"shape": "shared_prefix", "kv_bits": 8, "kv_group_size": 32}, Status.PASSED,
-     ["QuantizedKVCache"], None),
+    (
+        "gemma3_text",
+        {"shape": "shared_prefix"},
+        Status.PASSED,
+        ["KVCache", "RotatingKVCache"],
+        None,
+    ),
+    (
+        "gemma3_text",
+        {"shape": "divergent_edit"},
+        Status.SKIPPED,
+        None,
+        "RotatingKVCache wrapped past its 64-token window",
+    ),
+    (
+        "qwen3",
+        {"shape": "shared_prefix", "kv_bits": 8, "kv_group_size": 32},
+        Status.PASSED,
+        ["QuantizedKVCache"],
+        None,
+    ),
     ("lfm2", {"shape": "exact_repeat"}, Status.PASSED, ["ArraysCache", "KVCache"], None),
-    ("lfm2", {"shape": "divergent_edit"}, Status.SKIPPED, None,
-     "ArraysCache cannot be trimmed"),
+    ("lfm2", {"shape": "divergent_edit"}, Status.SKIPPED, None, "ArraysCache cannot be trimmed"),
 ]
 
 
-@pytest.mark.parametrize(("family", "params", "status", "types", "reason"), CACHE_TYPES,
-                         ids=[f"{c[0]}-{'-'.join(map(str, c[1].values()))}" for c in CACHE_TYPES])
+@pytest.mark.parametrize(
+    ("family", "params", "status", "types", "reason"),
+    CACHE_TYPES,
+    ids=[f"{c[0]}-{'-'.join(map(str, c[1].values()))}" for c in CACHE_TYPES],
+)
 def test_every_cache_type_measures_or_says_why_not(
-    zoo: dict[str, Path], tmp_path: Path, family: str, params: dict[str, Any], status: Status,
-    types: list[str] | None, reason: str | None,
+    zoo: dict[str, Path],
+    tmp_path: Path,
+    family: str,
+    params: dict[str, Any],
+    status: Status,
+    types: list[str] | None,
+    reason: str | None,
 ) -> None:
     session = RunSession(tmp_path, [], run_id="r")
     try:
-        result = session.run_case(_case(zoo[family], family, prompt_tokens=160, gen_tokens=6,
-                                        **params))
+        result = session.run_case(
+            _case(zoo[family], family, prompt_tokens=160, gen_tokens=6, **params)
+        )
     finally:
         session.close_worker()
     assert result.status is status, result.reason
@@ -122,11 +152,44 @@ def test_a_planted_wrong_reuse_is_caught(tmp_path: Path) -> None:
     session = RunSession(tmp_path, [], run_id="r")
     try:
         common = {"shape": "shared_prefix", "prompt_tokens": 120, "gen_tokens": 12}
-        wrong = session.run_case(_case(model_path(name), "smol", self_check="wrong_prefix",
-                                       **common))
+        wrong = session.run_case(
+            _case(model_path(name), "smol", self_check="wrong_prefix", **common)
+        )
         right = session.run_case(_case(model_path(name), "smol", **common))
     finally:
         session.close_worker()
     assert wrong.status is Status.FAILED
     assert "warm output differs from cold at generated token" in (wrong.reason or "")
     assert right.status is Status.PASSED, right.reason
+
+
+@pytest.mark.parametrize(
+    ("family", "max_size", "kinds_seen", "evictions"),
+    [
+        ("llama", 10, {"prefix", "trimmed"}, 0),  # trimmable: longer entries are cut back
+        ("llama", 2, {"trimmed"}, 10),
+        ("lfm2", 10, {"prefix"}, 2),  # ArraysCache cannot be trimmed: no "trimmed" hits
+    ],
+)
+def test_lru_replay_through_mlx_lm_prompt_cache(
+    zoo: dict[str, Path],
+    tmp_path: Path,
+    family: str,
+    max_size: int,
+    kinds_seen: set[str],
+    evictions: int,
+) -> None:
+    case = _case(zoo[family], family)
+    case = Case(
+        **{**case.__dict__, "scenario": "prompt_cache_lru", "params": {"max_size": max_size}}
+    )
+    session = RunSession(tmp_path, [], run_id="r")
+    try:
+        result = session.run_case(case)
+    finally:
+        session.close_worker()
+    assert result.status is Status.PASSED, result.reason  # every hit matched a cold run
+    kinds = {k for k, n in result.artifacts["hits_by_kind"].items() if n and k != "miss"}
+    assert kinds == kinds_seen
+    measured = result.metric("prompt_cache_lru.evictions")
+    assert measured is not None and measured.median == evictions

@@ -1,0 +1,150 @@
+"""``prompt_cache_lru``: replay a chat workload through mlx-lm's own LRU prompt cache.
+
+The same trie-based ``LRUPromptCache`` mlx-lm's server uses: several conversations (sharing a
+few system prompts) interleave, turn by turn; each request fetches the nearest cache (exact,
+shorter prefix, or longer entry trimmed), generates, and inserts the result. Reports hit rate,
+share of prompt tokens reused, evictions, and bytes per entry type; with ``verify`` each
+request's greedy output is checked against a cold run (a corrupted shared cache shows here).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from harness.metrics import MetricSpec
+from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, metric
+from harness.scenarios.prompt_cache import first_mismatch
+from harness.scenarios.prompts import text_prompt
+from harness.types import Unit
+
+HIT_RATE = MetricSpec("prompt_cache_lru.hit_rate", Unit.RATIO, True, "requests served a cache")
+REUSE = MetricSpec(
+    "prompt_cache_lru.reused_share",
+    Unit.RATIO,
+    True,
+    "prompt tokens taken from the cache / all prompt tokens",
+)
+EVICTIONS = MetricSpec(
+    "prompt_cache_lru.evictions",
+    Unit.COUNT,
+    False,
+    "entries dropped by the LRU limits (superseded prefixes not counted)",
+)
+BYTES = MetricSpec("prompt_cache_lru.cache_bytes", Unit.BYTES, False, "bytes held at the end")
+
+
+class LruParams(Params):
+    max_size: int = Field(4, ge=1, description="LRUPromptCache max entries")
+    conversations: int = Field(4, ge=1)
+    turns: int = Field(3, ge=1)
+    system_prompts: int = Field(2, ge=1, description="distinct system prompts shared")
+    system_tokens: int = Field(64, ge=1)
+    message_tokens: int = Field(12, ge=1)
+    gen_tokens: int = Field(6, ge=1)
+    verify: bool = Field(True, description="compare every output with a cold generation")
+
+
+def _present(lru: Any, key: str, tokens: list[int]) -> bool:
+    try:
+        lru._trie.get(key, tokens)
+    except (KeyError, TypeError):
+        return False
+    return True
+
+
+class PromptCacheLruScenario:
+    name: ClassVar[str] = "prompt_cache_lru"
+    version: ClassVar[int] = 1
+    params_model: ClassVar[type[Params]] = LruParams
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (HIT_RATE, REUSE, EVICTIONS, BYTES)
+
+    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
+        assert isinstance(params, LruParams)
+        model: Any = ctx.model
+        if not hasattr(model, "make_cache"):
+            return ScenarioOutput((), skip_reason="not reusable: this backend exposes no cache")
+        from mlx_lm.models.cache import LRUPromptCache
+
+        p = params
+        filler = text_prompt(
+            model, p.system_tokens * p.system_prompts + p.message_tokens * p.conversations * p.turns
+        )
+        systems = [
+            filler[i * p.system_tokens : (i + 1) * p.system_tokens] for i in range(p.system_prompts)
+        ]
+        offset = p.system_tokens * p.system_prompts
+        lru = LRUPromptCache(max_size=p.max_size)
+        key = "model"
+        history = [list(systems[c % p.system_prompts]) for c in range(p.conversations)]
+        kept: set[tuple[int, ...]] = set()
+        hits = reused = total = evictions = 0
+        kinds: dict[str, int] = {"exact": 0, "prefix": 0, "trimmed": 0, "miss": 0}
+        failures: list[str] = []
+        for turn in range(p.turns):
+            for conv in range(p.conversations):
+                start = offset + (turn * p.conversations + conv) * p.message_tokens
+                tokens = history[conv] + filler[start : start + p.message_tokens]
+                found = lru._trie.search(key, tokens) if len(lru) else None
+                cache, rest = lru.fetch_nearest_cache(key, tokens)
+                kind = self._kind(cache, rest, tokens, found)
+                if cache is not None and not rest:  # exact hit: re-feed the last token
+                    if model.untrimmable(cache) is None:
+                        model.trim(cache, 1)
+                        rest = tokens[-1:]
+                    else:
+                        cache, rest, kind = None, tokens, "miss"
+                if cache is None:
+                    cache = model.make_cache()
+                kinds[kind] += 1
+                hits += kind != "miss"
+                reused += len(tokens) - len(rest)
+                total += len(tokens)
+                out = list(model.generate_cached(cache, rest, max_tokens=p.gen_tokens))
+                if p.verify and not failures:
+                    cold = list(
+                        model.generate_cached(model.make_cache(), tokens, max_tokens=p.gen_tokens)
+                    )
+                    diff = first_mismatch(cold, out)
+                    if diff >= 0:
+                        failures.append(
+                            f"turn {turn} conversation {conv} ({kind} hit): output "
+                            f"differs from a cold run at token {diff}"
+                        )
+                entry = tokens + out
+                lru.insert_cache(key, entry, cache)
+                kept.add(tuple(entry))
+                for gone in [k for k in kept if not _present(lru, key, list(k))]:
+                    kept.discard(gone)
+                    if tuple(entry[: len(gone)]) != gone:
+                        evictions += 1
+                history[conv] = entry
+        metrics = (
+            metric(HIT_RATE, [hits / max(p.turns * p.conversations, 1)]),
+            metric(REUSE, [reused / max(total, 1)]),
+            metric(EVICTIONS, [float(evictions)]),
+            metric(BYTES, [float(lru.nbytes)]),
+        )
+        artifacts = {
+            "hits_by_kind": kinds,
+            "entries": len(lru),
+            "bytes_by_type": lru.stats_by_type(),
+            "cache_types": model.cache_types(model.make_cache()),
+        }
+        return ScenarioOutput(metrics, artifacts, failures=tuple(failures))
+
+    @staticmethod
+    def _kind(cache: Any, rest: list[int], tokens: list[int], found: Any) -> str:
+        """exact, prefix (a stored shorter prompt), trimmed (a longer entry cut back), miss."""
+        if cache is None:
+            return "miss"
+        if not rest:
+            return "exact"
+        shorter = getattr(found, "shorter", None)
+        if shorter is not None and len(shorter) == len(tokens) - len(rest):
+            return "prefix"
+        return "trimmed"
+
+
+SCENARIO = PromptCacheLruScenario()
