@@ -134,6 +134,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             alpha=args.alpha,
             min_effect=args.min_effect,
             allow_machine_change=args.allow_machine_change,
+            allow_model_change=args.allow_model_change,
         ),
     )
     sections = [section(comparison)]
@@ -224,9 +225,11 @@ def cmd_import_gguf(args: argparse.Namespace) -> int:
         summary = import_gguf(Path(args.file), Path(args.out), dtype=args.dtype)
     except GGUFImportError as exc:
         raise CliError(str(exc)) from None
-    print(f"{summary.architecture} ({summary.model_type}) -> {summary.output}: "
-          f"{summary.output_bytes / 2**20:.1f} MiB in {summary.seconds:.1f} s "
-          f"({summary.kept_quantized} tensors kept quantized, {summary.dequantized} dequantized)")
+    print(
+        f"{summary.architecture} ({summary.model_type}) -> {summary.output}: "
+        f"{summary.output_bytes / 2**20:.1f} MiB in {summary.seconds:.1f} s "
+        f"({summary.kept_quantized} tensors kept quantized, {summary.dequantized} dequantized)"
+    )
     return 0
 
 
@@ -275,6 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="compare timings even though the machine changed",
     )
+    p.add_argument(
+        "--allow-model-change",
+        action="store_true",
+        help="compare even though model files changed (e.g. a 4-bit variant)",
+    )
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("history", help="a metric over runs, with step changes attributed")
@@ -296,12 +304,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_models_prepare)
 
     imports = sub.add_parser("import", help="convert model files to MLX").add_subparsers(
-        dest="import_command", required=True)
+        dest="import_command", required=True
+    )
     p = imports.add_parser("gguf", help="a llama-family or gemma3 GGUF -> an mlx-lm directory")
     p.add_argument("file")
     p.add_argument("out")
-    p.add_argument("--dtype", default="keep", choices=["keep", "float32", "float16", "bfloat16"],
-                   help="keep: MLX-native quant types stay quantized, K-quants dequantized")
+    p.add_argument(
+        "--dtype",
+        default="keep",
+        choices=["keep", "float32", "float16", "bfloat16"],
+        help="keep: MLX-native quant types stay quantized, K-quants dequantized",
+    )
     p.set_defaults(func=cmd_import_gguf)
     return parser
 

@@ -37,6 +37,7 @@ class Thresholds:
     alpha: float = 0.05
     min_effect: float = 0.03
     allow_machine_change: bool = False
+    allow_model_change: bool = False  # compare variants on purpose (e.g. 4-bit vs float32)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,11 @@ def compare_metric(
 
 
 def _not_comparable(
-    base: CaseResult, cur: CaseResult, baseline: RunRecord, current: RunRecord
+    base: CaseResult,
+    cur: CaseResult,
+    baseline: RunRecord,
+    current: RunRecord,
+    thresholds: Thresholds,
 ) -> list[str]:
     reasons: list[str] = []
     if base.scenario_version != cur.scenario_version:
@@ -160,12 +165,17 @@ def _not_comparable(
             "params changed: "
             + ", ".join(f"{k} {base.params.get(k)!r} -> {cur.params.get(k)!r}" for k in changed)
         )
-    b_id, c_id = baseline.models.get(base.model), current.models.get(cur.model)
-    if b_id is not None and c_id is not None:
-        for name, text in IDENTITY_FIELDS:
-            if getattr(b_id, name) != getattr(c_id, name):
-                reasons.append(text)
+    if not thresholds.allow_model_change:
+        reasons.extend(model_changes(baseline, current, base.model, cur.model))
     return reasons
+
+
+def model_changes(baseline: RunRecord, current: RunRecord, before: str, after: str) -> list[str]:
+    """What differs between a model's identity in two runs (files, template, backend)."""
+    b_id, c_id = baseline.models.get(before), current.models.get(after)
+    if b_id is None or c_id is None:
+        return []
+    return [text for name, text in IDENTITY_FIELDS if getattr(b_id, name) != getattr(c_id, name)]
 
 
 def _metric_deltas(
@@ -213,7 +223,7 @@ def _case_delta(
         return make(verdict=Verdict.FIXED)
     if not (base.status in WORKING and cur.status in WORKING):
         return make(verdict=Verdict.UNCHANGED)
-    reasons = [*machine_reasons, *_not_comparable(base, cur, baseline, current)]
+    reasons = [*machine_reasons, *_not_comparable(base, cur, baseline, current, thresholds)]
     if reasons:
         return make(
             verdict=Verdict.NOT_COMPARABLE,

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.compare import IDENTITY_FIELDS, machine_changes, package_changes
+from harness.compare import machine_changes, model_changes, package_changes
 from harness.store import RUN_FILE, RunFileError, load_run
 from harness.types import Machine, RunRecord
 
@@ -105,11 +105,7 @@ def _causes(before: RunRecord, after: RunRecord, model: str) -> tuple[str, ...]:
     causes = list(package_changes(before, after))
     if before.git_sha != after.git_sha:
         causes.append(f"project commit: {before.git_sha} -> {after.git_sha}")
-    b_id, a_id = before.models.get(model), after.models.get(model)
-    if b_id is not None and a_id is not None:
-        causes.extend(
-            text for name, text in IDENTITY_FIELDS if getattr(b_id, name) != getattr(a_id, name)
-        )
+    causes.extend(model_changes(before, after, model, model))
     causes.extend(machine_changes(before.machine, after.machine))
     return tuple(causes) or ("nothing recorded changed (noise or the environment)",)
 

@@ -178,3 +178,10 @@ def test_single_samples_need_a_large_change() -> None:
     )
     assert small.cases[0].verdict is Verdict.UNCHANGED
     assert large.cases[0].verdict is Verdict.REGRESSED
+
+
+def test_allow_model_change_compares_variants_on_purpose() -> None:
+    base = _run("a", [_case(metrics=(_decode([100, 101, 99, 100, 102]),))])
+    cur = _run("b", [_case(metrics=(_decode([50, 51, 49, 50, 52]),))], template="t2")
+    allowed = compare_runs(base, cur, thresholds=Thresholds(allow_model_change=True))
+    assert allowed.cases[0].verdict is Verdict.REGRESSED

@@ -51,7 +51,15 @@ def embedded_models() -> list[EmbeddedModel]:
         )
         for family in FAMILIES.values()
     ]
-    return real + zoo
+    from harness.models import whisper_ct2
+
+    whisper = EmbeddedModel(
+        name=whisper_ct2.MODEL_NAME,
+        backend="mlx_audio",
+        description="Whisper tiny.en (CTranslate2 -> MLX, float32)",
+        path=whisper_ct2.default_path(),
+    )
+    return [*real, whisper, *zoo]
 
 
 def find_embedded(name: str) -> EmbeddedModel | None:
@@ -74,6 +82,10 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
         from harness.models.real import prepare
 
         return prepare(name, force=force)
+    from harness.models import whisper_ct2
+
+    if name == whisper_ct2.MODEL_NAME:
+        return whisper_ct2.prepare_whisper_tiny_en(model.path, force=force)
     family = FAMILIES[name.removeprefix(ZOO_PREFIX)]
     if force or not is_current(model.path, family):
         build(family, model.path)
