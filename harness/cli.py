@@ -316,6 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep: MLX-native quant types stay quantized, K-quants dequantized",
     )
     p.set_defaults(func=cmd_import_gguf)
+
+    from harness.probe.cli import add_parser as add_probe
+    from harness.toolcalls.cli import add_parser as add_toolcalls
+
+    add_toolcalls(sub)
+    add_probe(sub)
     return parser
 
 

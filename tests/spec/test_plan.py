@@ -25,6 +25,7 @@ scenarios:
     repeats: 5
     gates: {{throughput.ttft_s: "< 1"}}
   - scenario: load
+    id: reload
     models: [b]
     params: {{reloads: 1}}
 expect:
@@ -56,7 +57,7 @@ def test_ids_are_stable_and_readable(write_suite, tmp_path: Path) -> None:
         "t::b::load",
         "t::b::throughput[prompt_tokens=8-ignore_eos=True]",
         "t::b::throughput[prompt_tokens=16-ignore_eos=True]",
-        "t::b::load",
+        "t::b::reload",
     ]
     assert ids == [c.case_id for c in _plan(write_suite, tmp_path)]
 

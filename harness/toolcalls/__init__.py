@@ -1,0 +1,39 @@
+"""Tool-call accuracy, corpus layer: does the installed backend's own parser get the calls right?
+
+A corpus case is raw model output with the calls a correct parser returns. Each case goes through
+the same path the server takes (mlx-lm: text state machine + ToolCallFormatter; mlx-vlm:
+process_tool_calls), or through the harness's reference parsers for formats mlx-lm lacks, and
+the calls a client would receive are compared with the expected ones as structures.
+"""
+
+from __future__ import annotations
+
+from harness.toolcalls.classify import Failure, Verdict, classify
+from harness.toolcalls.corpus import CorpusInvalid, load_corpus, parse_corpus
+from harness.toolcalls.model import Backend, Case, Extraction, KnownBroken, ToolCall
+from harness.toolcalls.scorer import (
+    CaseResult,
+    CorpusScore,
+    ImplementationScore,
+    score_case,
+    score_corpus,
+)
+
+__all__ = [
+    "Backend",
+    "Case",
+    "CaseResult",
+    "CorpusInvalid",
+    "CorpusScore",
+    "Extraction",
+    "Failure",
+    "ImplementationScore",
+    "KnownBroken",
+    "ToolCall",
+    "Verdict",
+    "classify",
+    "load_corpus",
+    "parse_corpus",
+    "score_case",
+    "score_corpus",
+]

@@ -1,0 +1,148 @@
+"""Compare what a backend returned with the expected calls, as structures, and name the failure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from harness.toolcalls.model import Extraction, ToolCall
+from harness.toolcalls.schema import Tools, conforms, json_type, parameter_schema, schema_types
+
+
+class Failure(str, Enum):
+    OK = "ok"
+    NOT_DETECTED = "not_detected"  # no call found where one was expected, and no parse error
+    PARSE_ERROR = "parse_error"  # the parser raised: the call was dropped, or the request failed
+    WRONG_NAME = "wrong_name"
+    MISSING_ARGUMENT = "missing_argument"
+    EXTRA_ARGUMENT = "extra_argument"
+    WRONG_TYPE = "wrong_type"  # a JSON type differs from the expected one or from the schema
+    WRONG_VALUE = "wrong_value"
+    LEAKED_MARKUP = "leaked_markup"  # the calls are right but call markup reached the content
+    DROPPED_CALL = "dropped_call"  # fewer calls than expected, and no parse error
+    EXTRA_CALL = "extra_call"  # more calls than expected (a call where none was expected)
+
+
+# Within one call, the most telling failure wins.
+_PRIORITY = (
+    Failure.WRONG_NAME,
+    Failure.MISSING_ARGUMENT,
+    Failure.EXTRA_ARGUMENT,
+    Failure.WRONG_TYPE,
+    Failure.WRONG_VALUE,
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    failure: Failure
+    detail: str = ""
+
+
+def _kind(value: Any) -> str:
+    kind = json_type(value)
+    return "number" if kind == "integer" else kind
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _diff(expected: Any, got: Any, path: str) -> Verdict | None:
+    """Structural difference: strings compare stripped, 1 equals 1.0, booleans are not numbers."""
+    if _kind(expected) != _kind(got):
+        return Verdict(
+            Failure.WRONG_TYPE,
+            f"{path}: expected {json_type(expected)}, got {json_type(got)} {_short(got)}",
+        )
+    if isinstance(expected, dict):
+        if set(expected) != set(got):
+            missing = sorted(set(expected) - set(got))
+            extra = sorted(set(got) - set(expected))
+            return Verdict(Failure.WRONG_VALUE, f"{path}: keys missing {missing}, extra {extra}")
+        for key, value in expected.items():
+            found = _diff(value, got[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(expected, list):
+        if len(expected) != len(got):
+            return Verdict(
+                Failure.WRONG_VALUE, f"{path}: {len(got)} items, expected {len(expected)}"
+            )
+        for index, (want, have) in enumerate(zip(expected, got, strict=True)):
+            found = _diff(want, have, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    same = expected.strip() == got.strip() if isinstance(expected, str) else expected == got
+    if same:
+        return None
+    return Verdict(Failure.WRONG_VALUE, f"{path}: expected {_short(expected)}, got {_short(got)}")
+
+
+def _call_verdicts(expected: ToolCall, got: ToolCall, tools: Tools) -> list[Verdict]:
+    if expected.name.strip() != got.name.strip():
+        return [Verdict(Failure.WRONG_NAME, f"expected {expected.name!r}, got {got.name!r}")]
+    if not isinstance(got.arguments, dict):
+        kind, shown = json_type(got.arguments), _short(got.arguments)
+        return [Verdict(Failure.WRONG_TYPE, f"arguments: a {kind}, not an object: {shown}")]
+    want: Mapping[str, Any] = expected.arguments
+    verdicts = [Verdict(Failure.MISSING_ARGUMENT, f"{k!r}") for k in want if k not in got.arguments]
+    verdicts += [
+        Verdict(Failure.EXTRA_ARGUMENT, f"{k!r}={_short(got.arguments[k])}")
+        for k in got.arguments
+        if k not in want
+    ]
+    for key, value in want.items():
+        if key not in got.arguments:
+            continue
+        have = got.arguments[key]
+        types = schema_types(parameter_schema(expected.name, key, tools))
+        if not conforms(have, types):
+            verdicts.append(
+                Verdict(
+                    Failure.WRONG_TYPE,
+                    f"{key}: schema says {'|'.join(types)}, got {json_type(have)} {_short(have)}",
+                )
+            )
+            continue
+        found = _diff(value, have, key)
+        if found:
+            verdicts.append(found)
+    return verdicts
+
+
+def classify(
+    expected: Sequence[ToolCall],
+    got: Extraction,
+    markup: Sequence[str] = (),
+    tools: Tools = None,
+) -> Verdict:
+    """The single failure class for one case (``ok`` when the calls and content are right)."""
+    if got.crash:
+        return Verdict(Failure.PARSE_ERROR, f"uncaught {got.crash}; the whole request fails")
+    calls = got.calls
+    errors = f" ({got.errors[0]})" if got.errors else ""
+    if len(calls) < len(expected):
+        if got.errors:
+            return Verdict(Failure.PARSE_ERROR, f"{len(calls)}/{len(expected)} calls{errors}")
+        if not calls:
+            return Verdict(Failure.NOT_DETECTED, "no call found")
+        return Verdict(Failure.DROPPED_CALL, f"{len(calls)} of {len(expected)} calls returned")
+    if len(calls) > len(expected):
+        names = [c.name for c in calls]
+        return Verdict(Failure.EXTRA_CALL, f"{len(calls)} calls {names}, expected {len(expected)}")
+    for index, (want, have) in enumerate(zip(expected, calls, strict=True)):
+        verdicts = _call_verdicts(want, have, tools)
+        if verdicts:
+            best = min(verdicts, key=lambda v: _PRIORITY.index(v.failure))
+            prefix = f"call {index + 1}: " if len(expected) > 1 else ""
+            return Verdict(best.failure, prefix + best.detail)
+    leaked = [m for m in markup if m in got.content]
+    if leaked:
+        return Verdict(Failure.LEAKED_MARKUP, f"content holds {leaked[0]!r}: {_short(got.content)}")
+    return Verdict(Failure.OK)

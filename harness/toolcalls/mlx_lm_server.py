@@ -1,0 +1,164 @@
+"""Raw generated text -> (content, reasoning, tool calls) exactly as ``mlx_lm.server`` does it.
+
+Uses mlx-lm's own pieces: ``make_text_state_machine`` and ``TextStateMachine`` (generate.py) to
+split the text into normal / reasoning / tool segments, the collection loop of
+``ResponseHandler.handle_completion`` (server.py) to gather tool texts, and the real
+``ToolCallFormatter`` (server.py) to parse them. The formatter swallows ``ValueError`` and
+``JSONDecodeError`` (the call is silently dropped); any other exception escapes and fails the
+request, which is recorded as ``crash``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from harness.toolcalls.formats import Dialect
+from harness.toolcalls.model import Extraction, FinishReason, ToolCall
+
+
+@dataclass(frozen=True)
+class _TokenizerView:
+    """The attributes of mlx-lm's ``TokenizerWrapper`` that ``make_text_state_machine`` reads."""
+
+    has_thinking: bool
+    think_start: str | None
+    think_end: str | None
+    has_tool_calling: bool
+    tool_call_start: str
+    tool_call_end: str
+    structural_markers: tuple[str, ...]
+    response_transitions: Mapping[str, list[tuple[str, str]]]
+    response_initial_state: str | None
+
+
+def _tokenizer_view(module: Any, dialect: Dialect) -> _TokenizerView:
+    response: Mapping[str, Any] = {}
+    if dialect.response_format:
+        templates = importlib.import_module(f"mlx_lm.chat_templates.{dialect.response_format}")
+        response = getattr(templates, "RESPONSE_FORMAT", None) or {}
+    think = dialect.think
+    return _TokenizerView(
+        has_thinking=think is not None,
+        think_start=think[0] if think else None,
+        think_end=think[1] if think else None,
+        has_tool_calling=True,
+        tool_call_start=module.tool_call_start,
+        tool_call_end=module.tool_call_end,
+        structural_markers=dialect.structural_markers,
+        response_transitions=response.get("transitions", {}),
+        response_initial_state=response.get("initial_state"),
+    )
+
+
+def _segments(
+    view: _TokenizerView, text: str, finish_reason: FinishReason, starts_in_reasoning: bool
+) -> tuple[str, list[tuple[str | None, str]]]:
+    from mlx_lm.generate import TextStateMachine, make_text_state_machine
+
+    machine = make_text_state_machine(view)
+    # server.py _tokenize: "reasoning" when the prompt left a think block open.
+    initial = "reasoning" if starts_in_reasoning and view.has_thinking else "normal"
+    initial = view.response_initial_state or initial
+    state = machine.make_state(initial)
+    state, segments = TextStateMachine.split(state, text)
+    if finish_reason == "length":
+        state, flushed, current = TextStateMachine.flush(state)
+        segments.append((current, flushed))
+    else:  # the stop token's text is never split; the held-back buffer is discarded
+        state, current = TextStateMachine.discard(state)
+        segments.append((current, ""))
+    return initial, list(segments)
+
+
+def _collect(
+    initial: str, segments: Sequence[tuple[str | None, str]]
+) -> tuple[str, str, list[str]]:
+    """The loop in ``handle_completion``: (content, reasoning, tool texts)."""
+    text = reasoning = tool_text = ""
+    tool_calls: list[str] = []
+    prev_state: str | None = initial
+    for current_state, clean_text in segments:
+        if current_state == "reasoning":
+            reasoning += clean_text
+        elif current_state == "tool":
+            tool_text += clean_text
+        elif current_state == "normal":
+            if prev_state == "tool":
+                tool_calls.append(tool_text)
+                tool_text = ""
+            text += clean_text
+        prev_state = current_state
+    if prev_state == "tool" and tool_text:
+        tool_calls.append(tool_text)
+    return text, reasoning, tool_calls
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The formatter logs each dropped call as a warning; the scorer reports them instead."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
+def _recording(parse: Callable[..., Any], errors: list[str]) -> Callable[..., Any]:
+    def parse_and_record(text: str, tools: Any) -> Any:
+        try:
+            return parse(text, tools)
+        except Exception as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            raise
+
+    return parse_and_record
+
+
+def _wire_calls(formatted: Sequence[Mapping[str, Any]]) -> tuple[ToolCall, ...]:
+    """What a client gets: ``function.arguments`` is a JSON string it decodes."""
+    calls = []
+    for item in formatted:
+        function = item["function"]
+        calls.append(ToolCall(str(function["name"]), json.loads(function["arguments"])))
+    return tuple(calls)
+
+
+def extract(
+    module_name: str,
+    dialect: Dialect,
+    text: str,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    finish_reason: FinishReason = "stop",
+    starts_in_reasoning: bool = False,
+) -> Extraction:
+    from mlx_lm.server import ToolCallFormatter
+
+    module = importlib.import_module(f"mlx_lm.tool_parsers.{module_name}")
+    view = _tokenizer_view(module, dialect)
+    content, reasoning, tool_texts = _collect(
+        *_segments(view, text, finish_reason, starts_in_reasoning)
+    )
+    errors: list[str] = []
+    formatter = ToolCallFormatter(
+        _recording(module.parse_tool_call, errors), list(tools) if tools else None
+    )
+    try:
+        with _quiet():
+            formatted = formatter(tool_texts)
+    except Exception as exc:  # escapes the server's handler: the request fails
+        return Extraction(
+            (),
+            content,
+            reasoning,
+            tuple(tool_texts),
+            tuple(errors),
+            crash=f"{type(exc).__name__}: {exc}",
+        )
+    return Extraction(_wire_calls(formatted), content, reasoning, tuple(tool_texts), tuple(errors))
