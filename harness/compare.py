@@ -116,6 +116,8 @@ def compare_metric(
     ci = None if few else bootstrap_ratio_ci(base.samples, cur.samples)
     if math.isnan(change):
         verdict, note = Verdict.UNCHANGED, "no baseline value to compare"
+    elif few and cur.unit in (Unit.SECONDS, Unit.TOKENS_PER_SECOND, Unit.RATIO):
+        verdict, note = Verdict.UNCHANGED, "single timing sample: not judged (add repeats)"
     else:
         effect = SINGLE_SAMPLE_EFFECT if few else floor
         significant = few or (p_value is not None and p_value < thresholds.alpha)
