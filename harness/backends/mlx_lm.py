@@ -90,7 +90,8 @@ class MlxLmCaching:
     def trim(self, cache: Any, n: int) -> int:
         from mlx_lm.models.cache import trim_prompt_cache
 
-        return int(trim_prompt_cache(cache, n))
+        trimmed: Any = trim_prompt_cache(cache, n)  # annotated List[Any] upstream, returns int
+        return int(trimmed)
 
     def copy_cache(self, cache: Any) -> Any:
         import copy
