@@ -38,8 +38,9 @@ def embedded_models() -> list[EmbeddedModel]:
 
     root = models_dir()
     real = [
-        EmbeddedModel(name=m.name, backend="mlx_lm", description=m.description,
-                      path=model_path(m.name))
+        EmbeddedModel(
+            name=m.name, backend="mlx_lm", description=m.description, path=model_path(m.name)
+        )
         for m in REAL_MODELS
     ]
     zoo = [

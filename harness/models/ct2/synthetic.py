@@ -14,21 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from harness.models.ct2.model_bin import write_model_bin
-from harness.models.ct2.whisper_files import N_TIMESTAMPS
 from harness.models.ct2.whisper_weights import GELU, sinusoids
-from harness.models.zoo.build_audio import timestamp_tokens
-
-SPECIAL_TOKENS = (
-    "<|endoftext|>",
-    "<|startoftranscript|>",
-    "<|en|>",
-    "<|translate|>",
-    "<|transcribe|>",
-    "<|startoflm|>",
-    "<|startofprev|>",
-    "<|nocaptions|>",
-    "<|notimestamps|>",
-)
+from harness.models.whisper_layout import SPECIAL_TOKENS, timestamp_tokens
 
 
 @dataclass(frozen=True)
@@ -56,7 +43,7 @@ def tiny_ct2_whisper(
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.add_special_tokens(list(SPECIAL_TOKENS))
     tokenizer.save(str(out_dir / "tokenizer.json"))
-    words = [*alphabet, *SPECIAL_TOKENS, *timestamp_tokens(N_TIMESTAMPS)]
+    words = [*alphabet, *SPECIAL_TOKENS, *timestamp_tokens()]
     (out_dir / "vocabulary.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
 
     rng = np.random.default_rng(seed)

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.models import whisper_layout
 from harness.models.ct2 import whisper_files as files
 from harness.models.ct2.errors import CT2FormatError
 from harness.models.ct2.model_bin import read_model_bin
@@ -73,7 +74,8 @@ def convert_whisper_ct2(src_dir: Path, out_dir: Path) -> ConversionSummary:
     _write_json(
         out_dir / "generation_config.json", files.generation_config(dims, tokenizer, ct2_config)
     )
-    _write_json(out_dir / "preprocessor_config.json", files.preprocessor_config(dims))
+    preprocessor = whisper_layout.preprocessor_config(dims.num_mel_bins)
+    _write_json(out_dir / "preprocessor_config.json", preprocessor)
     _write_json(out_dir / "tokenizer_config.json", files.tokenizer_config())
     _save_safetensors(out_dir / "model.safetensors", weights)
     dtypes = Counter(

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from harness.models.ct2.errors import CT2FormatError
 from harness.models.ct2.whisper_weights import WhisperDims
-from harness.models.zoo.build_audio import timestamp_tokens
+from harness.models.whisper_layout import TIMESTAMPS, timestamp_tokens
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-N_TIMESTAMPS = 1501
 EOT = "<|endoftext|>"
 SOT = "<|startoftranscript|>"
 NO_TIMESTAMPS = "<|notimestamps|>"
@@ -49,11 +48,11 @@ def whisper_tokenizer(src_dir: Path, vocab_size: int) -> tuple[Tokenizer, int]:
     if "<|0.00|>" not in vocab:
         if vocab[NO_TIMESTAMPS] != size - 1:
             raise CT2FormatError(path, f"{NO_TIMESTAMPS} is not the last token; cannot append")
-        stamps = timestamp_tokens(N_TIMESTAMPS)
+        stamps = timestamp_tokens()
         appended = tokenizer.add_tokens(
             [AddedToken(t, special=False, normalized=False) for t in stamps]
         )
-        if tokenizer.token_to_id(stamps[0]) != size or appended != N_TIMESTAMPS:
+        if tokenizer.token_to_id(stamps[0]) != size or appended != TIMESTAMPS:
             raise CT2FormatError(path, "timestamp tokens did not get consecutive ids")
     total = tokenizer.get_vocab_size(with_added_tokens=True)
     if total != vocab_size:
@@ -190,24 +189,6 @@ def tokenizer_config() -> dict[str, Any]:
         "errors": "replace",
         "model_max_length": 1024,
         "clean_up_tokenization_spaces": False,
-    }
-
-
-def preprocessor_config(dims: WhisperDims) -> dict[str, Any]:
-    """``preprocessor_config.json``: 16 kHz, 25 ms windows, 10 ms hop, 30 s chunks."""
-    return {
-        "feature_extractor_type": "WhisperFeatureExtractor",
-        "processor_class": "WhisperProcessor",
-        "feature_size": dims.num_mel_bins,
-        "sampling_rate": 16000,
-        "hop_length": 160,
-        "n_fft": 400,
-        "chunk_length": 30,
-        "n_samples": 480000,
-        "nb_max_frames": 3000,
-        "padding_side": "right",
-        "padding_value": 0.0,
-        "return_attention_mask": False,
     }
 
 

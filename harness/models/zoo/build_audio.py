@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.models.whisper_layout import timestamp_tokens
 from harness.models.zoo.common import (
     check_float32,
     model_config,
@@ -49,11 +50,6 @@ _MLX_TO_HF = (
     ("decoder.token_embedding.", "decoder.embed_tokens."),
     ("decoder.positional_embedding", "decoder.embed_positions.weight"),
 )
-
-
-def timestamp_tokens(count: int = 1501) -> tuple[str, ...]:
-    """Whisper's timestamp tokens ``<|0.00|>`` .. ``<|30.00|>`` (0.02 s apart)."""
-    return tuple(f"<|{i * 0.02:.2f}|>" for i in range(count))
 
 
 def write_audio_model(family: Family, out_dir: Path, *, seed: int) -> int:

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
+from harness.models import whisper_layout as whisper
 from harness.models.zoo import templates as t
 from harness.models.zoo.family import VOCAB_SIZE, Family, frozen
 
-# Whisper's special tokens after the text vocabulary, in OpenAI's order for an English-only
-# model (``<|endoftext|>`` first: the decoder treats every id below it as text).
-WHISPER_SPECIAL_TOKENS = (
-    "<|endoftext|>",
-    "<|startoftranscript|>",
-    "<|en|>",
-    "<|translate|>",
-    "<|transcribe|>",
-    "<|startoflm|>",
-    "<|startofprev|>",
-    "<|nocaptions|>",
-    "<|notimestamps|>",
-)
-# Then ``<|0.00|>`` .. ``<|30.00|>`` in 0.02 s steps, the last ids of the vocabulary.
-WHISPER_TIMESTAMPS = 1501
-WHISPER_VOCAB_SIZE = VOCAB_SIZE + len(WHISPER_SPECIAL_TOKENS) + WHISPER_TIMESTAMPS
+WHISPER_VOCAB_SIZE = VOCAB_SIZE + len(whisper.SPECIAL_TOKENS) + whisper.TIMESTAMPS
 
 # OpenAI CLIP normalisation, used by Qwen2-VL's and LLaVA's image processors.
 _CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -212,7 +198,7 @@ WHISPER = Family(
     ),
     chat_template=None,
     special_tokens=(),
-    appended_special_tokens=WHISPER_SPECIAL_TOKENS,
+    appended_special_tokens=whisper.SPECIAL_TOKENS,
     bos_token="<|endoftext|>",
     eos_token="<|endoftext|>",
     token_ids=frozen(
@@ -223,24 +209,7 @@ WHISPER = Family(
             "decoder_start_token_id": "<|startoftranscript|>",
         }
     ),
-    files=frozen(
-        {
-            "preprocessor_config.json": {
-                "feature_extractor_type": "WhisperFeatureExtractor",
-                "processor_class": "WhisperProcessor",
-                "feature_size": 80,
-                "sampling_rate": 16000,
-                "hop_length": 160,
-                "n_fft": 400,
-                "chunk_length": 30,
-                "n_samples": 480000,
-                "nb_max_frames": 3000,
-                "padding_side": "right",
-                "padding_value": 0.0,
-                "return_attention_mask": False,
-            }
-        }
-    ),
+    files=frozen({"preprocessor_config.json": whisper.preprocessor_config(80)}),
     expected_parser=None,
     expected_caches=("tuple",),
     tags=("audio", "asr", "tiny", "random"),
