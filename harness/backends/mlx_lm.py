@@ -5,9 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.backends.base import BackendError, LoadedModel, LoadInfo, weights_bytes
+
+if TYPE_CHECKING:
+    from harness.toolcalls.model import Extraction
 
 
 class MlxLmCaching:
@@ -109,10 +112,63 @@ class MlxLmCaching:
         return load_prompt_cache(str(path))
 
 
-class MlxLmModel(MlxLmCaching):
-    def __init__(self, model: Any, tokenizer: Any) -> None:
+class MlxLmToolCalling:
+    """Tool calling as ``mlx_lm.server`` does it (mixed into :class:`MlxLmModel`): the parser
+    the tokenizer wrapper inferred, and the server's parsing replayed on generated tokens."""
+
+    model: Any
+    tokenizer: Any
+    path: Path | None
+
+    def tool_parser_name(self) -> str | None:
+        parser = self.tokenizer.tool_parser
+        if parser is None:
+            return None
+        return str(getattr(parser, "__module__", "") or "?").rsplit(".", 1)[-1]
+
+    def tool_markers(self) -> tuple[str, ...]:
+        marks = (self.tokenizer.tool_call_start, self.tokenizer.tool_call_end)
+        return tuple(m for m in marks if m)
+
+    def chat_template_text(self) -> str | None:
+        template = self.tokenizer.chat_template
+        return template if isinstance(template, str) else None
+
+    def with_chat_template(self, template: str) -> MlxLmModel:
+        """A tokenizer loaded as ``mlx_lm.server --chat-template`` loads it, same weights."""
+        from mlx_lm.utils import load_tokenizer
+
+        if self.path is None:
+            raise BackendError("cannot reload the tokenizer: the model's directory is unknown")
+        eos = sorted(int(t) for t in self.tokenizer.eos_token_ids)
+        tokenizer = load_tokenizer(self.path, {"chat_template": template}, eos_token_ids=eos)
+        return MlxLmModel(self.model, tokenizer, self.path)
+
+    def replay_server(
+        self,
+        prompt: Sequence[int],
+        generated: Sequence[int],
+        tools: Sequence[Mapping[str, Any]] | None,
+        finish_reason: Literal["stop", "length"],
+    ) -> tuple[Extraction, Extraction]:
+        from harness.toolcalls import mlx_lm_server, mlx_lm_stream
+
+        if self.tokenizer.tool_parser is None:
+            raise BackendError("no tool parser was inferred for this model")
+        initial = mlx_lm_server.initial_state(self.tokenizer, prompt)
+        text = str(self.tokenizer.decode(list(generated)))
+        whole = mlx_lm_server.extract_text(self.tokenizer, text, tools, finish_reason, initial)
+        streamed = mlx_lm_stream.extract_stream(
+            self.tokenizer, generated, tools, finish_reason, initial
+        )
+        return whole, streamed
+
+
+class MlxLmModel(MlxLmCaching, MlxLmToolCalling):
+    def __init__(self, model: Any, tokenizer: Any, path: Path | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
+        self.path = path
 
     @property
     def eos_token_ids(self) -> frozenset[int]:
@@ -192,7 +248,7 @@ class MlxLmBackend:
                 "mlx_peak_bytes": int(mx.get_peak_memory()),
             },
         )
-        return MlxLmModel(model, tokenizer), info
+        return MlxLmModel(model, tokenizer, path), info
 
 
 BACKEND = MlxLmBackend()

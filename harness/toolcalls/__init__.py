@@ -4,6 +4,10 @@ A corpus case is raw model output with the calls a correct parser returns. Each 
 the same path the server takes (mlx-lm: text state machine + ToolCallFormatter; mlx-vlm:
 process_tool_calls), or through the harness's reference parsers for formats mlx-lm lacks, and
 the calls a client would receive are compared with the expected ones as structures.
+
+The live and correctness layers (the ``tool_calls`` scenario) reuse the same pieces on a real
+model's output: ``live``/``live_data`` (BFCL-style prompts), ``mlx_lm_stream`` (the streamed
+replay), ``match`` (acceptable values, parallel calls in any order) and ``live_score``.
 """
 
 from __future__ import annotations

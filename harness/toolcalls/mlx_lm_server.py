@@ -6,6 +6,9 @@ split the text into normal / reasoning / tool segments, the collection loop of
 ``ToolCallFormatter`` (server.py) to parse them. The formatter swallows ``ValueError`` and
 ``JSONDecodeError`` (the call is silently dropped); any other exception escapes and fails the
 request, which is recorded as ``crash``.
+
+``extract`` replays corpus text with a tokenizer described by a :class:`Dialect`; ``extract_text``
+does the same with a live model's own ``TokenizerWrapper`` (its inferred parser and markers).
 """
 
 from __future__ import annotations
@@ -57,14 +60,11 @@ def _tokenizer_view(module: Any, dialect: Dialect) -> _TokenizerView:
 
 
 def _segments(
-    view: _TokenizerView, text: str, finish_reason: FinishReason, starts_in_reasoning: bool
-) -> tuple[str, list[tuple[str | None, str]]]:
+    view: Any, text: str, finish_reason: FinishReason, initial: str
+) -> list[tuple[str | None, str]]:
     from mlx_lm.generate import TextStateMachine, make_text_state_machine
 
     machine = make_text_state_machine(view)
-    # server.py _tokenize: "reasoning" when the prompt left a think block open.
-    initial = "reasoning" if starts_in_reasoning and view.has_thinking else "normal"
-    initial = view.response_initial_state or initial
     state = machine.make_state(initial)
     state, segments = TextStateMachine.split(state, text)
     if finish_reason == "length":
@@ -73,7 +73,19 @@ def _segments(
     else:  # the stop token's text is never split; the held-back buffer is discarded
         state, current = TextStateMachine.discard(state)
         segments.append((current, ""))
-    return initial, list(segments)
+    return list(segments)
+
+
+def initial_state(tokenizer: Any, prompt: Sequence[int]) -> str:
+    """The state the server starts the reply in (server.py ``_tokenize``): "reasoning" when
+    the prompt left a think block open, or the response format's own initial state."""
+    tokens = list(prompt)
+    initial = "normal"
+    if tokenizer.has_thinking and (
+        tokenizer.rfind_think_start(tokens) > tokenizer.rfind_think_end(tokens)
+    ):
+        initial = "reasoning"
+    return str(tokenizer.response_initial_state or initial)
 
 
 def _collect(
@@ -100,7 +112,7 @@ def _collect(
 
 
 @contextmanager
-def _quiet() -> Iterator[None]:
+def quiet() -> Iterator[None]:
     """The formatter logs each dropped call as a warning; the scorer reports them instead."""
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)
@@ -110,7 +122,7 @@ def _quiet() -> Iterator[None]:
         logging.disable(previous)
 
 
-def _recording(parse: Callable[..., Any], errors: list[str]) -> Callable[..., Any]:
+def recording(parse: Callable[..., Any], errors: list[str]) -> Callable[..., Any]:
     def parse_and_record(text: str, tools: Any) -> Any:
         try:
             return parse(text, tools)
@@ -121,7 +133,7 @@ def _recording(parse: Callable[..., Any], errors: list[str]) -> Callable[..., An
     return parse_and_record
 
 
-def _wire_calls(formatted: Sequence[Mapping[str, Any]]) -> tuple[ToolCall, ...]:
+def wire_calls(formatted: Sequence[Mapping[str, Any]]) -> tuple[ToolCall, ...]:
     """What a client gets: ``function.arguments`` is a JSON string it decodes."""
     calls = []
     for item in formatted:
@@ -130,27 +142,23 @@ def _wire_calls(formatted: Sequence[Mapping[str, Any]]) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
-def extract(
-    module_name: str,
-    dialect: Dialect,
+def _extract_with(
+    view: Any,
+    parse: Callable[..., Any],
     text: str,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    finish_reason: FinishReason = "stop",
-    starts_in_reasoning: bool = False,
+    tools: Sequence[Mapping[str, Any]] | None,
+    finish_reason: FinishReason,
+    initial: str,
 ) -> Extraction:
     from mlx_lm.server import ToolCallFormatter
 
-    module = importlib.import_module(f"mlx_lm.tool_parsers.{module_name}")
-    view = _tokenizer_view(module, dialect)
     content, reasoning, tool_texts = _collect(
-        *_segments(view, text, finish_reason, starts_in_reasoning)
+        initial, _segments(view, text, finish_reason, initial)
     )
     errors: list[str] = []
-    formatter = ToolCallFormatter(
-        _recording(module.parse_tool_call, errors), list(tools) if tools else None
-    )
+    formatter = ToolCallFormatter(recording(parse, errors), list(tools) if tools else None)
     try:
-        with _quiet():
+        with quiet():
             formatted = formatter(tool_texts)
     except Exception as exc:  # escapes the server's handler: the request fails
         return Extraction(
@@ -161,4 +169,32 @@ def extract(
             tuple(errors),
             crash=f"{type(exc).__name__}: {exc}",
         )
-    return Extraction(_wire_calls(formatted), content, reasoning, tuple(tool_texts), tuple(errors))
+    return Extraction(wire_calls(formatted), content, reasoning, tuple(tool_texts), tuple(errors))
+
+
+def extract(
+    module_name: str,
+    dialect: Dialect,
+    text: str,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    finish_reason: FinishReason = "stop",
+    starts_in_reasoning: bool = False,
+) -> Extraction:
+    module = importlib.import_module(f"mlx_lm.tool_parsers.{module_name}")
+    view = _tokenizer_view(module, dialect)
+    # server.py _tokenize: "reasoning" when the prompt left a think block open.
+    initial = "reasoning" if starts_in_reasoning and view.has_thinking else "normal"
+    initial = view.response_initial_state or initial
+    return _extract_with(view, module.parse_tool_call, text, tools, finish_reason, initial)
+
+
+def extract_text(
+    tokenizer: Any,
+    text: str,
+    tools: Sequence[Mapping[str, Any]] | None,
+    finish_reason: FinishReason,
+    initial: str = "normal",
+) -> Extraction:
+    """The whole generated ``text`` through a live mlx-lm ``TokenizerWrapper``'s own state
+    machine and inferred parser (which must not be None)."""
+    return _extract_with(tokenizer, tokenizer.tool_parser, text, tools, finish_reason, initial)

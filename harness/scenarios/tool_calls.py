@@ -1,0 +1,229 @@
+"""``tool_calls``: tool-calling prompts through the real backend, parsed as its server parses them.
+
+For each BFCL-style prompt (``suites/data/toolcalls/live``: simple, multiple, parallel,
+irrelevance) the prompt is rendered with the chat template and the tools, generated greedily
+until EOS or ``max_tokens``, and the generated tokens are replayed through the server's own
+parsing twice: non-streamed (the whole text at once) and streamed (one detokenizer segment per
+token). The non-streamed calls are scored as structures against the expected calls.
+
+Live layer: whether a parser was inferred from the template, the share of replies with call
+markup that parse, stream/non-stream parity, markup leaked into content, calls dropped silently.
+Correctness layer: accuracy overall and per category, each miss named by the corpus layer's
+failure classes. ``chat_template`` swaps in a shipped template (as ``mlx_lm.server
+--chat-template`` does), so the parser is inferred from it, never forced. Greedy decoding is
+deterministic, so each prompt runs once (``repeats`` and ``warmup`` do not apply).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from harness.backends.base import BackendError
+from harness.metrics import MetricSpec
+from harness.probe.types import Capability
+from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, Workload, metric
+from harness.toolcalls import shipped
+from harness.toolcalls.formats import get_format
+from harness.toolcalls.live import Category, LiveSet, Prompt
+from harness.toolcalls.live_data import load_live
+from harness.toolcalls.live_score import PromptResult, record, summarise
+from harness.toolcalls.match import score
+from harness.types import Metric, Unit
+
+CategoryName = Literal["simple", "multiple", "parallel", "irrelevance"]
+# The shipped prompts render to 210-850 tokens (SmolLM2's tokenizer, tools and few-shot turns
+# included; zoo tokenizers alike): this bounds one request for the memory estimate.
+PROMPT_TOKENS_BOUND = 1024
+
+PARSER = MetricSpec(
+    "tool_calls.parser_inferred", Unit.RATIO, True, "1 when the backend inferred a tool parser"
+)
+PROMPTS = MetricSpec("tool_calls.prompts", Unit.COUNT, True, "prompts run")
+MARKUP = MetricSpec("tool_calls.markup_outputs", Unit.COUNT, True, "replies holding call markup")
+PARSE_SHARE = MetricSpec(
+    "tool_calls.markup_parse_share",
+    Unit.RATIO,
+    True,
+    "replies with call markup whose calls all parse / replies with call markup",
+)
+PARITY = MetricSpec(
+    "tool_calls.stream_parity_share",
+    Unit.RATIO,
+    True,
+    "replies whose streamed calls equal the non-streamed ones / replies",
+)
+LEAKED = MetricSpec(
+    "tool_calls.leaked_markup", Unit.COUNT, False, "replies with call markup in their content"
+)
+DROPPED = MetricSpec(
+    "tool_calls.dropped_calls", Unit.COUNT, False, "tool texts the server failed to parse, silently"
+)
+REQUEST_ERRORS = MetricSpec(
+    "tool_calls.request_errors",
+    Unit.COUNT,
+    False,
+    "replies whose parsing raised past the server's handler (the request fails)",
+)
+ACCURACY = MetricSpec("tool_calls.accuracy", Unit.RATIO, True, "prompts answered right / prompts")
+CATEGORY_ACCURACY = {
+    c: MetricSpec(
+        f"tool_calls.accuracy_{c.value}", Unit.RATIO, True, f"accuracy on {c.value} prompts"
+    )
+    for c in Category
+}
+
+
+class ToolCallsParams(Params):
+    chat_template: str = Field(
+        shipped.MODEL_TEMPLATE,
+        description="'model' (the model's own), a shipped template name "
+        "(suites/data/toolcalls/templates) or a path to a .jinja file",
+    )
+    fewshot: bool = Field(True, description="put the example turns before every prompt")
+    categories: list[CategoryName] = Field(
+        default_factory=lambda: [c.value for c in Category], min_length=1
+    )
+    per_category: int | None = Field(None, ge=1, description="first N prompts of each category")
+    max_tokens: int = Field(160, ge=8, description="generation limit per prompt")
+    data: str | None = Field(None, description="live prompt directory (default: the shipped set)")
+    require_parity: bool = Field(
+        True, description="fail the case when streamed and non-streamed calls differ"
+    )
+
+    @field_validator("chat_template")
+    @classmethod
+    def _known_template(cls, value: str) -> str:
+        if value != shipped.MODEL_TEMPLATE:
+            shipped.template_path(value)  # ValueError names the shipped ones
+        return value
+
+
+def _select(live: LiveSet, p: ToolCallsParams) -> list[Prompt]:
+    chosen: list[Prompt] = []
+    for name in p.categories:
+        mine = [q for q in live.prompts if q.category is Category(name)]
+        chosen += mine[: p.per_category] if p.per_category else mine
+    return chosen
+
+
+def _run_prompt(model: Any, prompt: Prompt, live: LiveSet, p: ToolCallsParams) -> PromptResult:
+    messages = [*live.fewshot.messages, *prompt.messages] if p.fewshot else [*prompt.messages]
+    tools = [*prompt.tools, *live.fewshot.tools] if p.fewshot else [*prompt.tools]
+    start = time.perf_counter()
+    try:
+        tokens = model.chat_tokens(messages, tools=tools)
+    except Exception as exc:  # a template that rejects tools or tool-call turns: the case errors
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise BackendError(
+            f"the chat template cannot render {prompt.id} with tools: {type(exc).__name__}: {first}"
+        ) from exc
+    generated = list(model.stream_tokens(tokens, max_tokens=p.max_tokens, ignore_eos=False))
+    finish = "length" if len(generated) >= p.max_tokens else "stop"
+    whole, streamed = model.replay_server(tokens, generated, tools, finish)
+    seconds = time.perf_counter() - start
+    fmt = get_format(model.tool_parser_name() or "")
+    markup = tuple(dict.fromkeys((*model.tool_markers(), *(fmt.markup if fmt else ()))))
+    return PromptResult(
+        prompt=prompt,
+        raw=model.decode(generated),
+        finish_reason=finish,
+        prompt_tokens=len(tokens),
+        generated_tokens=len(generated),
+        whole=whole,
+        streamed=streamed,
+        verdict=score(prompt.expected, whole, markup, tools),
+        markup=markup,
+        seconds=seconds,
+    )
+
+
+def _metrics(results: list[PromptResult]) -> list[Metric]:
+    s = summarise(results)
+    found = [
+        metric(PARSER, [1.0]),
+        metric(PROMPTS, [float(s.prompts)]),
+        metric(MARKUP, [float(s.markup_outputs)]),
+        metric(PARITY, [s.parity / max(s.prompts, 1)]),
+        metric(LEAKED, [float(s.leaked)]),
+        metric(DROPPED, [float(s.dropped)]),
+        metric(REQUEST_ERRORS, [float(s.request_errors)]),
+        metric(ACCURACY, [s.accuracy]),
+    ]
+    if s.markup_outputs:
+        found.insert(3, metric(PARSE_SHARE, [s.parsed / s.markup_outputs]))
+    found += [metric(CATEGORY_ACCURACY[c.category], [c.accuracy]) for c in s.categories]
+    return found
+
+
+class ToolCallsScenario:
+    name: ClassVar[str] = "tool_calls"
+    version: ClassVar[int] = 1
+    params_model: ClassVar[type[Params]] = ToolCallsParams
+    needs: ClassVar[frozenset[Capability]] = frozenset({Capability.CHAT})
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (
+        PARSER,
+        PROMPTS,
+        MARKUP,
+        PARSE_SHARE,
+        PARITY,
+        LEAKED,
+        DROPPED,
+        REQUEST_ERRORS,
+        ACCURACY,
+        *CATEGORY_ACCURACY.values(),
+    )
+
+    def workload(self, params: Params) -> Workload:
+        assert isinstance(params, ToolCallsParams)
+        return Workload(PROMPT_TOKENS_BOUND, params.max_tokens)
+
+    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
+        assert isinstance(params, ToolCallsParams)
+        p = params
+        model: Any = ctx.model
+        if not hasattr(model, "replay_server"):
+            return ScenarioOutput((), skip_reason="this backend cannot replay its tool parsing")
+        template = p.chat_template
+        if template != shipped.MODEL_TEMPLATE:
+            model = model.with_chat_template(shipped.template_path(template).read_text())
+        parser = model.tool_parser_name()
+        text = model.chat_template_text()
+        artifacts: dict[str, Any] = {
+            "chat_template": template,
+            "chat_template_sha256": shipped.sha256_text(text),
+            "parser": parser,
+            "fewshot": p.fewshot,
+            "max_tokens": p.max_tokens,
+        }
+        if parser is None:
+            why = "no tool parser: mlx-lm infers none from " + (
+                "the model's chat template" if template == "model" else f"template {template!r}"
+            )
+            return ScenarioOutput((metric(PARSER, [0.0]),), artifacts, skip_reason=why)
+        live = load_live(Path(p.data) if p.data else shipped.live_dir())
+        results = [_run_prompt(model, prompt, live, p) for prompt in _select(live, p)]
+        summary = summarise(results)
+        artifacts.update(
+            {
+                "categories": {
+                    c.category.value: {"prompts": c.prompts, "ok": c.ok} for c in summary.categories
+                },
+                "failure_counts": {f.value: n for f, n in summary.failures},
+                "prompts": [record(r) for r in results],
+            }
+        )
+        failures: tuple[str, ...] = ()
+        differing = [r.prompt.id for r in results if not r.parity]
+        if p.require_parity and differing:
+            failures = (
+                f"streamed calls differ from non-streamed ones on {len(differing)} of "
+                f"{len(results)} prompts (first: {differing[0]})",
+            )
+        return ScenarioOutput(tuple(_metrics(results)), artifacts, failures=failures)
+
+
+SCENARIO = ToolCallsScenario()

@@ -1,0 +1,99 @@
+"""``toolcalls_corpus``: the tool-call corpus scored through the installed parsers, in a run.
+
+The same scoring as ``mlx-harness toolcalls score`` (the corpus layer), put in a run so the
+report can show each parser's accuracy next to the live results. It uses no model: attach it
+to any model of the suite (the worker is only where it runs, so the package versions are the
+run's own). The case fails when a case not recorded as known broken fails, as the command does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from harness.metrics import MetricSpec
+from harness.probe.types import Capability
+from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, metric
+from harness.toolcalls import shipped
+from harness.types import Unit
+
+ACCURACY = MetricSpec(
+    "toolcalls_corpus.accuracy", Unit.RATIO, True, "corpus cases parsed right / cases scored"
+)
+SCORED = MetricSpec(
+    "toolcalls_corpus.scored", Unit.COUNT, True, "case x parser implementation pairs scored"
+)
+KNOWN = MetricSpec(
+    "toolcalls_corpus.known_broken", Unit.COUNT, False, "failures recorded as known parser bugs"
+)
+UNEXPECTED = MetricSpec(
+    "toolcalls_corpus.unexpected", Unit.COUNT, False, "failures not recorded as known bugs"
+)
+
+
+class CorpusParams(Params):
+    corpus: str | None = Field(None, description="corpus directory (default: the shipped one)")
+    parser: str = Field("auto", description="auto: each case's own parser; or a format name")
+
+
+class ToolcallsCorpusScenario:
+    name: ClassVar[str] = "toolcalls_corpus"
+    version: ClassVar[int] = 1
+    params_model: ClassVar[type[Params]] = CorpusParams
+    needs: ClassVar[frozenset[Capability]] = frozenset()
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (ACCURACY, SCORED, KNOWN, UNEXPECTED)
+
+    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
+        assert isinstance(params, CorpusParams)
+        from harness.toolcalls.corpus import load_corpus
+        from harness.toolcalls.scorer import score_corpus
+
+        root = Path(params.corpus) if params.corpus else shipped.data_root()
+        # the corpus is the *.jsonl files; the live prompts and templates are YAML and Jinja
+        score = score_corpus(
+            load_corpus([root]), None if params.parser == "auto" else params.parser
+        )
+        rows: list[dict[str, Any]] = [
+            {
+                "parser": row.implementation,
+                "cases": row.cases,
+                "ok": row.ok,
+                "known_broken": row.known_broken,
+                "unexpected": sum(
+                    1 for r in score.unexpected if r.implementation == row.implementation
+                ),
+                "failures": {f.value: n for f, n in row.counts if n},
+            }
+            for row in score.per_implementation()
+        ]
+        total = len(score.results)
+        ok = sum(1 for r in score.results if r.passed)
+        known = sum(1 for r in score.results if not r.passed and r.known_broken)
+        unexpected = [
+            f"{r.implementation} {r.case.id}: {r.failure.value}: {r.verdict.detail}"
+            for r in score.unexpected
+        ]
+        artifacts = {
+            "corpus": str(root),
+            "implementations": rows,
+            "unexpected": unexpected,
+            "fixed": [f"{r.implementation} {r.case.id}" for r in score.fixed],
+            "skipped": list(score.skipped),
+        }
+        metrics = (
+            metric(ACCURACY, [ok / total if total else 0.0]),
+            metric(SCORED, [float(total)]),
+            metric(KNOWN, [float(known)]),
+            metric(UNEXPECTED, [float(len(unexpected))]),
+        )
+        failures = (
+            (f"{len(unexpected)} corpus failures not recorded as known: {unexpected[0]}",)
+            if unexpected
+            else ()
+        )
+        return ScenarioOutput(metrics, artifacts, failures=failures)
+
+
+SCENARIO = ToolcallsCorpusScenario()
