@@ -8,6 +8,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+NO_CASES = 5  # as pytest's "no tests collected"
+
 
 class CliError(Exception):
     """A one-line error for the user; printed without a traceback, exit status 2."""
@@ -27,11 +29,16 @@ def _suite_paths(paths: Iterable[str]) -> list[Path]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    import datetime as dt
+
     from harness.spec.errors import SuiteInvalid
+    from harness.spec.ledger import overdue_warnings
     from harness.spec.loader import load_suite
     from harness.spec.plan import plan
+    from harness.spec.selection_text import detail_lines, summary_line
 
     failed = 0
+    today = dt.date.today()
     for path in _suite_paths(args.paths):
         try:
             loaded = load_suite(path)
@@ -42,6 +49,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         cases = plan(loaded)
         print(f"{path}: ok ({len(loaded.models)} models, {len(cases)} cases)")
+        for selection in loaded.selections:
+            lines = detail_lines(selection) if args.expand else [summary_line(selection)]
+            print("\n".join(f"  {line}" for line in lines))
+        for warning in (*loaded.warnings, *overdue_warnings(loaded, today)):
+            print(warning, file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -53,12 +65,15 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from harness.preflight_record import warning_line
     from harness.report import terminal_summary
     from harness.runner.session import RunSession
     from harness.spec.errors import SuiteInvalid
+    from harness.spec.ledger import overdue_warnings
     from harness.spec.loader import load_suite
-    from harness.spec.plan import group_by_first_seen, plan, worker_key
-    from harness.types import SuiteInfo
+    from harness.spec.plan import group_by_first_seen, plan, suite_info, worker_key
 
     loaded = []
     for path in _suite_paths(args.paths):
@@ -68,13 +83,21 @@ def cmd_run(args: argparse.Namespace) -> int:
             for error in exc.errors:
                 print(error, file=sys.stderr)
             return 1
-    cases = [c for s in loaded for c in plan(s, allow_download=args.allow_download)]
+    planned = [(s, plan(s, allow_download=args.allow_download)) for s in loaded]
+    today = dt.date.today()
+    for suite, _ in planned:
+        for warning in (*suite.warnings, *overdue_warnings(suite, today)):
+            print(warning, file=sys.stderr)
+    cases = [c for _, suite_cases in planned for c in suite_cases]
     if args.k:
         cases = [c for c in cases if args.k in c.case_id]
+    if not cases:
+        print("no cases to run (see the warnings above, or -k)", file=sys.stderr)
+        return NO_CASES
     cases = group_by_first_seen(cases, worker_key)
     session = RunSession(
         Path(args.report_dir),
-        [SuiteInfo(s.name, str(s.path), s.sha256) for s in loaded],
+        [suite_info(s, suite_cases) for s, suite_cases in planned],
         run_id=args.run_id,
         offline=not args.allow_download,
     )
@@ -82,7 +105,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = session.run_case(case)
         print(
             f"{result.status.value:>9}  {case.case_id}"
-            + (f"  ({result.reason})" if result.reason else ""),
+            + (f"  ({result.reason})" if result.reason else "")
+            + (f"  [{flag}]" if (flag := warning_line(result.preflight)) else ""),
             flush=True,
         )
     run, html = session.finish()
@@ -239,6 +263,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check suites without running them")
     p.add_argument("paths", nargs="+", help="suite files or directories")
+    p.add_argument(
+        "--expand",
+        action="store_true",
+        help="list every model each select: entry chose or left out (and why)",
+    )
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("schema", help="print the suite JSON Schema (for editors)")

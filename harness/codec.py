@@ -10,8 +10,10 @@ from typing import Any
 
 from harness.types import (
     CaseResult,
+    ExpectKind,
     Gate,
     GateResult,
+    LedgerEntry,
     Machine,
     Metric,
     ModelIdentity,
@@ -82,6 +84,7 @@ def case_result_from_json(d: Mapping[str, Any]) -> CaseResult:
         started_at=d.get("started_at", ""),
         scenario_version=int(d.get("scenario_version", 1)),
         link=d.get("link"),
+        preflight=dict(d.get("preflight") or {}),
     )
 
 
@@ -98,5 +101,15 @@ def identity_from_json(d: Mapping[str, Any]) -> ModelIdentity:
     return ModelIdentity(**_known_fields(ModelIdentity, d))
 
 
+def ledger_entry_from_json(d: Mapping[str, Any]) -> LedgerEntry:
+    known = _known_fields(LedgerEntry, d)
+    known["status"] = ExpectKind(known["status"])
+    known["cases"] = tuple(known.get("cases", ()))
+    return LedgerEntry(**known)
+
+
 def suite_info_from_json(d: Mapping[str, Any]) -> SuiteInfo:
-    return SuiteInfo(**_known_fields(SuiteInfo, d))
+    known = _known_fields(SuiteInfo, d)
+    known["ledger"] = tuple(ledger_entry_from_json(e) for e in known.get("ledger", ()))
+    known["warnings"] = tuple(known.get("warnings", ()))
+    return SuiteInfo(**known)

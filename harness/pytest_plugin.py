@@ -7,6 +7,7 @@ each model loads once; the run record is appended case by case; reports render a
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,14 @@ STATE = pytest.StashKey[HarnessState]()
 
 class CaseFailed(Exception):
     """A case that did not pass; shown as one short line, not a traceback."""
+
+
+class CaseXPassed(Exception):
+    """A strict known-broken case that passed: its ledger entry should go (a plain failure)."""
+
+
+class HarnessWarning(pytest.PytestWarning):
+    """A suite problem that does not stop the run: an empty selector, an overdue ledger entry."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -105,13 +114,18 @@ def _safe_mark(name: str) -> str:
 
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        from harness.spec.ledger import overdue_warnings
         from harness.spec.loader import load_suite
-        from harness.spec.plan import plan
+        from harness.spec.plan import plan, suite_info
 
         loaded = load_suite(self.path)
         state = self.config.stash[STATE]
-        state.suites[str(self.path)] = SuiteInfo(loaded.name, str(self.path), loaded.sha256)
         cases = plan(loaded, allow_download=bool(self.config.getoption("allow_download")))
+        state.suites[str(self.path)] = suite_info(loaded, cases)
+        for warning in (*loaded.warnings, *overdue_warnings(loaded, dt.date.today())):
+            self.warn(HarnessWarning(str(warning)))
+        if not cases:
+            self.warn(HarnessWarning(f"{self.path}: the suite plans no cases"))
         groups: dict[str, list[Case]] = {}
         for case in cases:
             groups.setdefault(case.model.key, []).append(case)
@@ -168,18 +182,24 @@ class CaseItem(pytest.Item):
         result = _session(self.config).run_case(self.case)
         self.config.stash[STATE].results.append(result)
         self.user_properties.append(("status", result.status.value))
+        if result.preflight.get("action"):
+            self.user_properties.append(
+                ("policy", f"{result.preflight['action']} {result.preflight.get('code')}")
+            )
         for metric in result.metrics:
             self.user_properties.append(
                 (f"{metric.name} [{metric.unit.value}]", f"{metric.median:.6g}")
             )
-        if result.status in (Status.PASSED, Status.XPASSED):
+        if result.status is Status.XPASSED:
+            raise CaseXPassed(result.reason or "XPASS: fixed upstream, remove entry")
+        if result.status is Status.PASSED:
             return
         if result.status is Status.SKIPPED:
             pytest.skip(result.reason or "skipped")
         raise CaseFailed(f"{result.status.value}: {result.reason}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, CaseFailed):
+        if isinstance(excinfo.value, (CaseFailed, CaseXPassed)):
             return f"{self.case.case_id}: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 

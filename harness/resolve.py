@@ -1,7 +1,8 @@
 """Turn a suite's model entry into a local directory: path, embedded name, or hub id.
 
-Hub ids resolve from the local Hugging Face cache (HF_HOME / HF_HUB_CACHE honoured); the
-network is used only when downloads are allowed by the suite or the command line.
+Hub ids resolve from the local Hugging Face cache (HF_HUB_CACHE, else HF_HOME/hub, read when
+called and passed to huggingface_hub explicitly); the network is used only when downloads are
+allowed by the suite or the command line (``allow_download``).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.hub_cache import hub_cache_dir
 from harness.spec.schema import ModelEntry
 
 
@@ -19,7 +21,14 @@ class ResolveError(Exception):
         self.hint = hint
 
 
-def resolve_model(entry: ModelEntry, suite_dir: Path, *, allow_download: bool = False) -> Path:
+def resolve_model(
+    entry: ModelEntry,
+    suite_dir: Path,
+    *,
+    allow_download: bool = False,
+    hub_cache: Path | None = None,
+) -> Path:
+    """The local directory of ``entry``; ``hub_cache`` defaults to the environment's."""
     if entry.path:
         raw = os.path.expandvars(os.path.expanduser(entry.path))
         path = Path(raw)
@@ -48,24 +57,35 @@ def resolve_model(entry: ModelEntry, suite_dir: Path, *, allow_download: bool = 
                 "run `mlx-harness models prepare`",
             )
         return model.path
-    return _resolve_hub(str(entry.hub), entry.revision, allow_download=allow_download)
+    if not entry.hub:
+        raise ResolveError("a 'select:' entry has no single location", "expand the suite first")
+    cache = hub_cache if hub_cache is not None else hub_cache_dir()
+    return _resolve_hub(entry.hub, entry.revision, cache, allow_download=allow_download)
 
 
-def _resolve_hub(repo_id: str, revision: str | None, *, allow_download: bool) -> Path:
+def _resolve_hub(repo_id: str, revision: str | None, cache: Path, *, allow_download: bool) -> Path:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    at = f" at revision '{revision}'" if revision else ""
     try:
         return Path(
-            snapshot_download(repo_id, revision=revision, local_files_only=not allow_download)
+            snapshot_download(
+                repo_id,
+                revision=revision,
+                cache_dir=str(cache),
+                local_files_only=not allow_download,
+            )
         )
     except LocalEntryNotFoundError:
         raise ResolveError(
-            f"hub model '{repo_id}' is not in the local Hugging Face cache",
-            "download it first, or set 'allow_download: true' / pass --allow-download",
+            f"hub model '{repo_id}'{at} is not in the local Hugging Face cache ({cache})",
+            f"download it first (hf download {repo_id}), or set 'allow_download: true' / "
+            "pass --allow-download",
         ) from None
     except Exception as exc:  # hub client errors vary by version; keep them one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ResolveError(
-            f"hub model '{repo_id}' could not be resolved: {str(exc).splitlines()[0]}",
+            f"hub model '{repo_id}'{at} could not be resolved: {first}",
             "check the id and revision",
         ) from None

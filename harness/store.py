@@ -74,6 +74,10 @@ class RunWriter:
         """A model loaded; ``device`` and ``blas`` are what its worker observed."""
         self._write({"event": "model", "identity": identity, "device": device, "blas": blas})
 
+    def probe(self, model: str, probe: Mapping[str, Any]) -> None:
+        """What the probe read from a model's files before it loaded (once per model)."""
+        self._write({"event": "probe", "model": model, "probe": dict(probe)})
+
     def case(self, result: CaseResult) -> None:
         self._write({"event": "case", "result": result})
 
@@ -121,6 +125,7 @@ def load_run(path: Path) -> RunRecord:
         )
     machine = machine_from_json(head["machine"])
     models: dict[str, ModelIdentity] = {}
+    probes: dict[str, dict[str, Any]] = {}
     results: list[CaseResult] = []
     finished_at: str | None = None
     observed_device = observed_blas = False
@@ -135,6 +140,8 @@ def load_run(path: Path) -> RunRecord:
             if event.get("blas") and not observed_blas:
                 observed_blas = True  # what a worker saw mapped beats what was planned
                 machine = dataclasses.replace(machine, blas=event["blas"])
+        elif kind == "probe":
+            probes[str(event["model"])] = dict(event.get("probe") or {})
         elif kind == "case":
             results.append(case_result_from_json(event["result"]))
         elif kind == "run_end":
@@ -150,6 +157,7 @@ def load_run(path: Path) -> RunRecord:
         models=models,
         results=tuple(results),
         finished_at=finished_at,
+        probes=probes,
     )
 
 

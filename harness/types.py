@@ -86,6 +86,35 @@ class Expectation:
     link: str | None = None
     recheck: str | None = None  # ISO date after which the entry should be re-checked
     strict: bool = True
+    source: str | None = None  # file:line of the expect (ledger) entry, None when planned
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """A known-broken (``expect:``) entry as a run saw it, with the cases it matched."""
+
+    source: str  # file:line of the entry
+    status: ExpectKind
+    reason: str
+    model: str = "*"  # globs, as written
+    scenario: str = "*"
+    family: str | None = None
+    backend: str | None = None
+    link: str | None = None
+    recheck: str | None = None  # ISO date
+    strict: bool = True
+    cases: tuple[str, ...] = ()  # ids of the planned cases it matched
+
+    @property
+    def match(self) -> str:
+        """What it matches, for people: ``family llava, backend mlx_vlm, scenario *``."""
+        parts = [f"model {self.model}"] if self.model != "*" or not self.family else []
+        if self.family:
+            parts.append(f"family {self.family}")
+        if self.backend:
+            parts.append(f"backend {self.backend}")
+        parts.append(f"scenario {self.scenario}")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -179,6 +208,9 @@ class CaseResult:
     started_at: str = ""
     scenario_version: int = 1
     link: str | None = None
+    # the probe-and-policy step before load: decision, findings, memory estimate (bytes) and
+    # the workload it was sized for; {} when the case was not judged (and in older runs)
+    preflight: Mapping[str, JSONValue] = field(default_factory=dict)
 
     def metric(self, name: str) -> Metric | None:
         for m in self.metrics:
@@ -206,6 +238,8 @@ class SuiteInfo:
     name: str
     path: str
     sha256: str
+    ledger: tuple[LedgerEntry, ...] = ()  # its expect entries, its own and included ones
+    warnings: tuple[str, ...] = ()  # one line each: a selector that chose nothing, ...
 
 
 @dataclass(frozen=True)
@@ -222,3 +256,4 @@ class RunRecord:
     models: Mapping[str, ModelIdentity] = field(default_factory=dict)
     results: tuple[CaseResult, ...] = ()
     finished_at: str | None = None
+    probes: Mapping[str, Mapping[str, JSONValue]] = field(default_factory=dict)  # model -> probe

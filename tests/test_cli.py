@@ -175,13 +175,13 @@ def _arch_file(path: Path, arch: str) -> Path:
     [
         (lambda p: (p.write_bytes(b"not a gguf at all" * 10), p)[1], "not a GGUF file"),
         (lambda p: _arch_file(p, "mamba"), "unsupported architecture 'mamba'"),
-        (lambda p: (p.write_bytes(_arch_file(p, "llama").read_bytes()[:60]), p)[1],
-         "truncated"),
+        (lambda p: (p.write_bytes(_arch_file(p, "llama").read_bytes()[:60]), p)[1], "truncated"),
     ],
     ids=["not-gguf", "unsupported-arch", "truncated"],
 )
-def test_import_gguf_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                         make, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_import_gguf_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make, message: str
+) -> None:  # type: ignore[no-untyped-def]
     source = make(tmp_path / "in.gguf")
     assert main(["import", "gguf", str(source), str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err

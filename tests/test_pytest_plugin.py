@@ -128,10 +128,49 @@ def test_expect_entries_become_real_marks(project: pytest.Pytester) -> None:
     result = project.runpytest("-rsxX")
     # fast: 2 passed; killed: 2 xfailed; fast-again: strict XPASS -> 2 failed; 3 loads skipped
     result.assert_outcomes(passed=2, xfailed=2, failed=2, skipped=3)
-    result.stdout.fnmatch_lines(["*XPASS(strict)*was slow*", "*not today*"])
+    result.stdout.fnmatch_lines(
+        [
+            "smoke::fast-again::throughput[[]prompt_tokens=8[]]: XPASS: fixed upstream, remove "
+            "entry */smoke.suite.yaml:14 (expected to fail: was slow)",
+            "*not today*",
+        ]
+    )
     statuses = [r.status for r in _run_record(project).results]
     assert statuses.count(Status.SKIPPED) == 3
     assert statuses.count(Status.XFAILED) == 2 and statuses.count(Status.XPASSED) == 2
+
+
+SELECT_SUITE = """\
+schema_version: 1
+models:
+  - select: {source: [dirs], roots: [models], capability: chat, family: "%s"}
+scenarios:
+  - scenario: load
+"""
+
+
+def test_selected_models_become_items_with_stable_ids(
+    pytester: pytest.Pytester, tiny_llama: Path
+) -> None:
+    import shutil
+
+    shutil.copytree(tiny_llama, pytester.path / "models" / "llama")
+    shutil.copytree(tiny_llama, pytester.path / "models" / "org" / "llama-copy")
+    pytester.makefile(".suite.yaml", picked=SELECT_SUITE % "llama")
+    result = pytester.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        ["picked.suite.yaml::llama::load", "picked.suite.yaml::org/llama-copy::load"]
+    )
+    pytester.makefile(".suite.yaml", picked=SELECT_SUITE % "mamba*")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(
+        [
+            "*HarnessWarning: */picked.suite.yaml:3:5: warning: selector chose none of 2 models "
+            "(e.g. llama: family: llama is not mamba*)*",
+            "*HarnessWarning: *picked.suite.yaml: the suite plans no cases",
+        ]
+    )
 
 
 def test_crash_and_timeout_are_outcomes_and_other_models_complete(project: pytest.Pytester) -> None:
@@ -212,7 +251,9 @@ gates:
 
 def test_baseline_relative_gate_and_comparison(pytester: pytest.Pytester) -> None:
     model = pytester.path / "models" / "m"
-    write_fake_model(model, per_token_s=0.002)
+    # Prefill sleeps 40 ms: long enough that scheduler jitter on a loaded machine cannot make
+    # it "regress" and crowd decode out of the comparison lines below.
+    write_fake_model(model, per_token_s=0.002, prefill_per_token_s=0.005)
     pytester.makefile(".suite.yaml", s=BASELINE_SUITE)
     pytester.runpytest("--run-id", "base").assert_outcomes(passed=1)
     base = pytester.path / "reports" / "base"
@@ -222,14 +263,14 @@ def test_baseline_relative_gate_and_comparison(pytester: pytest.Pytester) -> Non
     assert same.ret == 0
     same.stdout.fnmatch_lines(["vs baseline base: *"])
 
-    write_fake_model(model, per_token_s=0.006)  # three times slower decode
+    write_fake_model(model, per_token_s=0.006, prefill_per_token_s=0.005)  # 3x slower decode
     slow = pytester.runpytest("--run-id", "slow", "--baseline", str(base))
     slow.assert_outcomes(failed=1)
     slow.stdout.fnmatch_lines(
         [
             "*throughput.decode_tps FAILED: allowed 20.0% worse than baseline*",
             "vs baseline base: 1 newly_failing",
-            "  newly_failing: s::m::throughput: throughput.decode_tps -6*%*",
+            "  newly_failing: s::m::throughput: *throughput.decode_tps -6*%*",
         ]
     )
     report = (pytester.path / "reports" / "slow" / "report.md").read_text()
@@ -243,3 +284,34 @@ def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(
         ["ERROR: --baseline: nowhere: cannot read run record (No such file or directory)"]
     )
+
+
+POLICY_SUITE = """\
+schema_version: 1
+defaults: {repeats: 1, warmup: 0, timeout_s: 20}
+models:
+  - {name: deaf, path: models/deaf, backend: fake}
+scenarios:
+  - scenario: load
+  - scenario: throughput
+    params: {prompt_tokens: 8, gen_tokens: 4}
+"""
+
+
+def test_a_case_the_policy_blocks_is_a_skip_with_its_reason(pytester: pytest.Pytester) -> None:
+    """The fake model declares only audio input: throughput needs text, so it never runs
+    (its generation would abort the worker); load needs nothing and runs."""
+    write_fake_model(
+        pytester.path / "models" / "deaf", probe={"capabilities": ["audio_in"]}, on_generate="abort"
+    )
+    pytester.makefile(".suite.yaml", policy=POLICY_SUITE)
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] *: capability_mismatch: scenario needs text; model has audio_in"]
+    )
+    run = _run_record(pytester)
+    assert [r.status for r in run.results] == [Status.PASSED, Status.SKIPPED]
+    assert run.results[1].preflight["action"] == "block"
+    report = (pytester.path / "reports" / "latest" / "report.md").read_text()
+    assert "capability_mismatch: scenario needs text; model has audio_in" in report

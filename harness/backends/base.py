@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from harness.probe.types import Probe
+    from harness.toolcalls.model import Extraction
 
 
 class BackendError(Exception):
@@ -87,6 +91,44 @@ class PromptCaching(Protocol):
     def save_cache(self, cache: Any, path: Path) -> None: ...
 
     def load_cache(self, path: Path) -> Any: ...
+
+
+class ToolCalling(Protocol):
+    """Optional: models whose backend infers a tool-call parser and can replay what its
+    server returns for generated tokens (mlx-lm does)."""
+
+    def tool_parser_name(self) -> str | None:
+        """The parser the backend inferred for this model (e.g. ``json_tools``), or None."""
+        ...
+
+    def tool_markers(self) -> tuple[str, ...]:
+        """The start and end markers of a call, as the inferred parser defines them."""
+        ...
+
+    def chat_template_text(self) -> str | None: ...
+
+    def with_chat_template(self, template: str) -> Any:
+        """The same weights with a tokenizer loaded as the backend's server loads it for
+        ``--chat-template TEMPLATE`` (so the parser is inferred again, from ``template``)."""
+        ...
+
+    def replay_server(
+        self,
+        prompt: Sequence[int],
+        generated: Sequence[int],
+        tools: Sequence[Mapping[str, Any]] | None,
+        finish_reason: Literal["stop", "length"],
+    ) -> tuple[Extraction, Extraction]:
+        """(non-streamed, streamed): what a client gets for ``generated`` (EOS excluded)."""
+        ...
+
+
+class Probing(Protocol):
+    """Optional on a backend the probe does not know (the fake, plug-ins): read a model's own
+    files, without loading it, for the probe-and-policy step (``harness.runner.preflight``);
+    raise ``harness.probe.ProbeError`` when the path is not such a model."""
+
+    def probe(self, path: Path) -> Probe: ...
 
 
 class Backend(Protocol):

@@ -5,7 +5,10 @@ A fake model is a directory with ``fake.json``::
     {"per_token_s": 0.001, "prefill_per_token_s": 0.0001, "on_load": null, "on_generate": null}
 
 ``on_load`` / ``on_generate`` make the worker misbehave on purpose: ``sigkill``, ``segfault``,
-``abort``, ``exit``, ``memory_error``, ``error`` or ``hang``.
+``abort``, ``exit``, ``memory_error``, ``error`` or ``hang``. An optional ``"probe"`` object says
+what the probe-and-policy step sees (``FakeBackend.probe``): ``capabilities`` (default text and
+chat), ``weights_bytes``, ``problems`` as ``[code, message]`` pairs, ``context_length`` and
+``text`` (decoder dimensions, the fields of :class:`harness.probe.types.TextArch`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.base import BackendError, LoadedModel, LoadInfo, weights_bytes
+from harness.probe.probe import ProbeError
+from harness.probe.types import (
+    Backend,
+    Capability,
+    Finding,
+    Probe,
+    ReasonCode,
+    TextArch,
+    WeightFormat,
+)
 
 VOCAB = 256
 EOS = 0
@@ -104,6 +117,33 @@ class FakeBackend:
             device="none (fake backend)",
         )
         return FakeModel(config), info
+
+    def probe(self, path: Path) -> Probe:
+        """What ``fake.json`` declares under ``"probe"``; ProbeError when it cannot be read."""
+        try:
+            config = json.loads((path / "fake.json").read_text())
+            declared = dict(config.get("probe") or {})
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            raise ProbeError(f"{path}: not a fake model ({exc})") from None
+        text = declared.get("text")
+        return Probe(
+            path=str(path),
+            format=WeightFormat.NONE,
+            model_type="fake",
+            architectures=(),
+            capabilities=frozenset(
+                Capability(c) for c in declared.get("capabilities", ("text", "chat"))
+            ),
+            backend=Backend.NONE,  # not a library backend: the runner vouches for it
+            weights_bytes=declared.get("weights_bytes"),
+            dtype="F32",
+            compute_dtype="F32",
+            context_length=declared.get("context_length"),
+            text=TextArch(**{**text, "layer_kinds": tuple(text["layer_kinds"])}) if text else None,
+            problems=tuple(
+                Finding(ReasonCode(code), message) for code, message in declared.get("problems", ())
+            ),
+        )
 
 
 def write_fake_model(path: Path, **config: Any) -> Path:

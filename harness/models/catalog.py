@@ -18,6 +18,7 @@ class EmbeddedModel:
     backend: str
     description: str
     path: Path
+    tags: tuple[str, ...] = ()  # what a suite's selector can filter on: real or zoo, and more
 
     @property
     def prepared(self) -> bool:
@@ -39,7 +40,11 @@ def embedded_models() -> list[EmbeddedModel]:
     root = models_dir()
     real = [
         EmbeddedModel(
-            name=m.name, backend="mlx_lm", description=m.description, path=model_path(m.name)
+            name=m.name,
+            backend="mlx_lm",
+            description=m.description,
+            path=model_path(m.name),
+            tags=("real",),
         )
         for m in REAL_MODELS
     ]
@@ -49,6 +54,7 @@ def embedded_models() -> list[EmbeddedModel]:
             backend=family.backend,
             description=f"tiny random-weight {family.name} ({', '.join(family.tags)})",
             path=root / "zoo" / family.name,
+            tags=("zoo", *family.tags),
         )
         for family in FAMILIES.values()
     ]
@@ -59,6 +65,7 @@ def embedded_models() -> list[EmbeddedModel]:
         backend="mlx_audio",
         description="Whisper tiny.en (CTranslate2 -> MLX, float32)",
         path=whisper_ct2.default_path(),
+        tags=("real", "audio", "asr"),
     )
     return [*real, whisper, *zoo]
 

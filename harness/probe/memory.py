@@ -13,7 +13,10 @@ and decode, after the model is loaded) plus a fixed process overhead for the gat
   (``SCORE_COPIES`` x chunk x keys x heads x 4 B, as MLX's CPU attention does; 0 with
   ``fused_attention=True`` for Metal's fused kernel) plus per-token buffers of
   ``ACT_HIDDEN x (hidden + heads x head_dim) + ACT_MLP x MLP width`` elements, and the last
-  token's logits.
+  token's logits. Only the prompt goes through prefill: generated tokens are decoded one at a
+  time (one query row each), so with ``prompt_tokens`` given the chunk and its keys come from
+  the prompt while the KV cache still holds the whole context; without it the whole context is
+  taken as prompt (the larger, safe figure).
 
 The three coefficients were fitted once, by relative least squares, on MLX 0.32.4 (CPU, float32)
 in mlx-lm's own prefill + decode loop: the 8 zoo text families and 7 more llama shapes (2-16
@@ -50,6 +53,7 @@ class MemoryEstimate:
     activation_bytes: int
     process_overhead_bytes: int
     approximate: tuple[str, ...] = ()  # what the estimate could not model for this model
+    prompt_tokens: int | None = None  # prefilled part of the context; None: all of it
 
     @property
     def mlx_peak_bytes(self) -> int:
@@ -69,10 +73,17 @@ def estimate_memory(
     kv_step: int = DEFAULT_KV_STEP,
     fused_attention: bool = False,
     process_overhead_bytes: int = PROCESS_OVERHEAD_BYTES,
+    prompt_tokens: int | None = None,
 ) -> MemoryEstimate:
-    """Peak memory to prefill and decode ``context_tokens`` tokens (prompt + generated)."""
+    """Peak memory to prefill and decode ``context_tokens`` tokens (prompt + generated).
+
+    ``prompt_tokens`` (at most ``context_tokens``) is the prefilled part; None takes the whole
+    context as prompt.
+    """
     if context_tokens < 1:
         raise ValueError("context_tokens must be at least 1")
+    if prompt_tokens is not None and not 1 <= prompt_tokens <= context_tokens:
+        raise ValueError("prompt_tokens must be between 1 and context_tokens")
     approximate: list[str] = []
     weights = probe.weights_bytes or 0
     if probe.weights_bytes is None:
@@ -82,9 +93,18 @@ def estimate_memory(
     if arch is None:
         approximate.append("kv cache and activations: no decoder dimensions in config")
         return MemoryEstimate(
-            context_tokens, weights, 0, 0, 0, process_overhead_bytes, tuple(approximate)
+            context_tokens,
+            weights,
+            0,
+            0,
+            0,
+            process_overhead_bytes,
+            tuple(approximate),
+            prompt_tokens,
         )
-    kv = kv_cache_bytes(arch, context_tokens, dtype, chunk=prefill_chunk, step=kv_step)
+    kv = kv_cache_bytes(
+        arch, context_tokens, dtype, chunk=prefill_chunk, step=kv_step, prompt=prompt_tokens
+    )
     state = sum(arch.state_elements.get(k, 0) for k in arch.layer_kinds) * dtype
     known = {"full", "sliding", "conv", "linear", "ssm"}
     odd = sorted(set(arch.layer_kinds) - known)
@@ -92,7 +112,9 @@ def estimate_memory(
         approximate.append(f"state of {', '.join(odd)} layers: guessed as one hidden vector")
     if arch.num_experts:
         approximate.append("MoE routing buffers not modelled")
-    acts = activation_bytes(arch, context_tokens, dtype, chunk=prefill_chunk, fused=fused_attention)
+    acts = activation_bytes(
+        arch, prompt_tokens or context_tokens, dtype, chunk=prefill_chunk, fused=fused_attention
+    )
     return MemoryEstimate(
         context_tokens=context_tokens,
         weights_bytes=weights,
@@ -101,31 +123,42 @@ def estimate_memory(
         activation_bytes=acts,
         process_overhead_bytes=process_overhead_bytes,
         approximate=tuple(approximate),
+        prompt_tokens=prompt_tokens,
     )
 
 
-def kv_cache_bytes(arch: TextArch, context: int, dtype_bytes: int, *, chunk: int, step: int) -> int:
-    """KV cache at its peak while ``context`` tokens go through prefill and decode."""
+def kv_cache_bytes(
+    arch: TextArch,
+    context: int,
+    dtype_bytes: int,
+    *,
+    chunk: int,
+    step: int,
+    prompt: int | None = None,
+) -> int:
+    """KV cache at its peak while ``context`` tokens (``prompt`` of them prefilled, default
+    all) go through prefill and decode."""
     per_token = 2 * arch.num_kv_heads * arch.head_dim * dtype_bytes
+    prefill = min(prompt or context, chunk)
     capacity = _round_up(context, step)
-    first = _round_up(min(context, chunk), step)
+    first = _round_up(prefill, step)  # the first allocation; growing past it concatenates
     full = sum(1 for k in arch.layer_kinds if k == "full")
     sliding = sum(1 for k in arch.layer_kinds if k == "sliding")
     window = arch.sliding_window or context
     if context <= window:
         sliding_tokens = min(_round_up(context, step), max(window, 1))
     else:
-        sliding_tokens = min(context, window - 1 + min(context, chunk))
+        sliding_tokens = min(context, window - 1 + prefill)
     growth = capacity if capacity > first and full else 0  # one layer mid-concatenation
     return per_token * (full * capacity + sliding * sliding_tokens + growth)
 
 
 def activation_bytes(
-    arch: TextArch, context: int, dtype_bytes: int, *, chunk: int, fused: bool
+    arch: TextArch, prompt: int, dtype_bytes: int, *, chunk: int, fused: bool
 ) -> int:
-    """Transient buffers of the largest prefill chunk, and the final logits."""
-    n = min(context, chunk)
-    scores = 0.0 if fused else SCORE_COPIES * n * context * arch.num_heads * SCORE_BYTES
+    """Transient buffers of the largest chunk of a ``prompt``-token prefill, and the logits."""
+    n = min(prompt, chunk)
+    scores = 0.0 if fused else SCORE_COPIES * n * prompt * arch.num_heads * SCORE_BYTES
     q_width = arch.num_heads * arch.head_dim
     per_token = ACT_HIDDEN * (arch.hidden_size + q_width) + ACT_MLP * arch.intermediate_size
     logits = 3 * arch.vocab_size * 4

@@ -2,10 +2,16 @@
 
 No silent fallbacks: every way a model can fail to run is a finding with its own code, and the
 decision is the most severe finding (first in this order among equals): problems found in the
-files, unknown model type, backend not installed, backend too old for the model type,
-capabilities the scenario needs but the model lacks, memory. Memory follows the field: over the
-budget's limit (70% of RAM by default) blocks vision models and warns for the others; more than
-the machine has blocks everything; more than is free right now warns.
+files, unknown model type, backend not installed, backend too old for the model type, a
+backend other than the one the files call for, capabilities the scenario needs but the model
+lacks (through that backend), memory. Memory follows the field: over the budget's limit (70% of
+RAM by default) blocks vision models and warns for the others; more than the machine has blocks
+everything; more than is free right now warns.
+
+A backend other than the recommended one (a suite loading a vision model with mlx-lm) is never
+switched silently: it is judged from the probe's support for it, and the mismatch is a finding
+(a warning when that backend has a module for the model type, which then runs with only what
+that backend serves, e.g. text without vision; a block when it has none).
 """
 
 from __future__ import annotations
@@ -18,6 +24,25 @@ from harness.probe.memory import MemoryEstimate, estimate_memory
 from harness.probe.types import Backend, Capability, Finding, Probe, ReasonCode
 
 DEFAULT_CONTEXT = 4096
+
+# What each library backend can serve, for a model loaded by a backend other than its own.
+SERVES = {
+    Backend.MLX_LM: frozenset(
+        {Capability.TEXT, Capability.CHAT, Capability.TOOLS, Capability.REASONING}
+    ),
+    Backend.MLX_VLM: frozenset(
+        {
+            Capability.TEXT,
+            Capability.CHAT,
+            Capability.TOOLS,
+            Capability.REASONING,
+            Capability.VISION,
+            Capability.AUDIO_IN,
+            Capability.EMBEDDINGS,
+        }
+    ),
+    Backend.MLX_AUDIO: frozenset({Capability.AUDIO_IN, Capability.TTS}),
+}
 
 
 class Action(str, Enum):
@@ -59,22 +84,34 @@ def decide(
     memory: MemoryBudget,
     context_tokens: int | None = None,
     estimate: MemoryEstimate | None = None,
+    backend: str | None = None,
 ) -> Decision:
     """Judge ``probe`` for a scenario needing ``scenario_needs`` on a machine with ``memory``.
 
     ``context_tokens`` (default: the model's context, at most 4096) sizes the memory estimate
-    when ``estimate`` is not given.
+    when ``estimate`` is not given. ``backend`` names the backend that will load the model
+    (default: the probe's recommendation): a library backend (``mlx_lm``, ``mlx_vlm``,
+    ``mlx_audio``) is judged from the probe's support for it; any other name (a runner's fake
+    or plug-in backend) is the caller's to vouch for, and only files, capabilities and memory
+    are judged.
     """
     findings = [_judge_problem(p) for p in probe.problems]
-    findings.extend(_backend(probe))
-    missing = scenario_needs - probe.capabilities
+    chosen = _chosen(probe, backend)
+    capabilities = probe.capabilities
+    if chosen is not None:
+        findings.extend(_backend(probe) if chosen is probe.backend else _other(probe, chosen))
+        if chosen is not probe.backend:
+            capabilities = capabilities & SERVES.get(chosen, frozenset())
+    missing = scenario_needs - capabilities
     if missing:
-        has = ", ".join(sorted(c.value for c in probe.capabilities)) or "nothing"
+        has = ", ".join(sorted(c.value for c in capabilities)) or "nothing"
+        through = f" through {chosen.package}" if chosen is not probe.backend and chosen else ""
         findings.append(
             Judged(
                 Action.BLOCK,
                 ReasonCode.CAPABILITY_MISMATCH,
-                f"scenario needs {', '.join(sorted(c.value for c in missing))}; model has {has}",
+                f"scenario needs {', '.join(sorted(c.value for c in missing))}; "
+                f"model has {has}{through}",
             )
         )
     if estimate is None and probe.weights_bytes is not None:
@@ -91,6 +128,53 @@ def decide(
 def _judge_problem(problem: Finding) -> Judged:
     action = Action.WARN if problem.code is ReasonCode.NEEDS_CONVERSION else Action.BLOCK
     return Judged(action, problem.code, problem.message)
+
+
+def _chosen(probe: Probe, backend: str | None) -> Backend | None:
+    """The library backend to judge: the named one, the recommended one, or None (other)."""
+    if backend is None:
+        return probe.backend
+    try:
+        named = Backend(backend)
+    except ValueError:
+        return None
+    return None if named is Backend.NONE else named
+
+
+def _other(probe: Probe, chosen: Backend) -> list[Judged]:
+    """A library backend other than the one the files call for."""
+    support = probe.backend_support(chosen)
+    wants = (
+        f"the files call for {probe.backend.package}"
+        if probe.backend is not Backend.NONE
+        else "no installed backend knows it"
+    )
+    kind = f"model_type {probe.model_type!r}" if probe.model_type else "this model"
+    if support is None or not support.installed:
+        return [
+            Judged(
+                Action.BLOCK,
+                ReasonCode.MISSING_DEPENDENCY,
+                f"loaded with {chosen.package}, which is not installed ({wants})",
+            )
+        ]
+    if support.module is None:
+        return [
+            Judged(
+                Action.BLOCK,
+                ReasonCode.BACKEND_MISMATCH,
+                f"{chosen.package} {support.version} cannot load {kind}; {wants}",
+            )
+        ]
+    lost = sorted(c.value for c in probe.capabilities - SERVES.get(chosen, frozenset()))
+    without = f", without {', '.join(lost)}" if lost else ""
+    return [
+        Judged(
+            Action.WARN,
+            ReasonCode.BACKEND_MISMATCH,
+            f"loaded with {chosen.package} (its {support.module} module{without}); {wants}",
+        )
+    ]
 
 
 def _backend(probe: Probe) -> list[Judged]:

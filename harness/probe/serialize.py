@@ -48,6 +48,7 @@ def probe_dict(probe: Probe) -> dict[str, Any]:
 def estimate_dict(estimate: MemoryEstimate) -> dict[str, Any]:
     return {
         "context_tokens": estimate.context_tokens,
+        "prompt_tokens": estimate.prompt_tokens,
         "weights_bytes": estimate.weights_bytes,
         "kv_cache_bytes": estimate.kv_cache_bytes,
         "state_bytes": estimate.state_bytes,

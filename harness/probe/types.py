@@ -53,6 +53,7 @@ class ReasonCode(str, Enum):
     UNKNOWN_MODEL_TYPE = "unknown_model_type"
     MISSING_WEIGHTS = "missing_weights"
     NEEDS_CONVERSION = "needs_conversion"  # GGUF: load after harness.models.gguf.import_gguf
+    BACKEND_MISMATCH = "backend_mismatch"  # loaded by a backend other than the files call for
 
     @property
     def http_status(self) -> int:
@@ -65,6 +66,7 @@ _HTTP = MappingProxyType(
         "ok": 200,
         "needs_conversion": 200,
         "capability_mismatch": 400,
+        "backend_mismatch": 400,
         "corrupt_model": 422,
         "missing_weights": 422,
         "missing_dependency": 501,

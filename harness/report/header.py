@@ -40,6 +40,7 @@ class Header:
     packages: tuple[tuple[str, str], ...]
     suites: tuple[tuple[str, str, str], ...]  # name, path, short sha256
     openblas: str  # "yes", "no" or "unknown"
+    warnings: tuple[str, ...] = ()  # the suites' own: a selector that chose nothing, ...
 
 
 def _parse(stamp: str | None) -> datetime | None:
@@ -121,6 +122,7 @@ def build(run: RunRecord) -> Header:
         ),
         suites=tuple((s.name, s.path, s.sha256[:12]) for s in run.suites),
         openblas=openblas,
+        warnings=tuple(dict.fromkeys(w for s in run.suites for w in s.warnings)),
     )
 
 

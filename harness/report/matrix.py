@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.preflight_record import warning_line
 from harness.report.escape import one_line
 from harness.report.formatting import (
     SEVERITY,
@@ -44,7 +45,7 @@ def matrix_cell(results: Sequence[CaseResult]) -> Cell:
         if counts[worst] != len(results):
             text += f" (of {len(results)})"
     first = next(r for r in results if r.status is worst)
-    reason = case_reason(first) if worst is not Status.PASSED else ""
+    reason = case_reason(first) if worst is not Status.PASSED else _warned(results)
     note = one_line(reason, 100)
     if note and len({params_label(r.point, r.params) for r in results}) > 1:
         note = f"{params_label(first.point, first.params)}: {note}"
@@ -60,6 +61,11 @@ def matrix_cell(results: Sequence[CaseResult]) -> Cell:
         title=title,
         css=status_css(worst),
     )
+
+
+def _warned(results: Sequence[CaseResult]) -> str:
+    """The policy's warning on a passed cell (e.g. a backend other than the files call for)."""
+    return next((w for r in results if (w := warning_line(r.preflight))), "")
 
 
 def build(run: RunRecord) -> Matrix | None:

@@ -1,11 +1,13 @@
-"""Load and memory table: per case, load time, weights size and each memory view labelled
-(MLX peak, MLX active, process peak RSS)."""
+"""Load and memory tables: per case, load time, weights size and each memory view labelled
+(MLX peak, MLX active, process peak RSS); then the probe's predicted MLX peak beside the
+measured one, with the prediction error."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from harness.report.formatting import GIB, MIB, Scale, choose_scale, finite
+from harness.report.memory_prediction import prediction_table
 from harness.report.sections import Section
 from harness.report.table import MetricColumn, Table, case_metric_table, metric_label
 from harness.types import RunRecord, Unit
@@ -16,6 +18,7 @@ COLUMNS: tuple[MetricColumn, ...] = (
     MetricColumn("load", ("load.load_s",), "time to load the model"),
     MetricColumn("weights", ("load.weights_bytes",), "size of the weights on disk"),
     MetricColumn("MLX after load", ("load.mlx_active_bytes",), "MLX allocator active after load"),
+    MetricColumn("MLX load peak", ("load.mlx_peak_bytes",), "MLX allocator peak during the load"),
     MetricColumn(
         "MLX peak", ("memory.mlx_peak_bytes",), "MLX allocator peak during the case (reset before)"
     ),
@@ -31,6 +34,7 @@ COLUMNS: tuple[MetricColumn, ...] = (
 @dataclass(frozen=True)
 class Memory:
     table: Table
+    prediction: Table  # predicted vs measured MLX peak (empty in runs without estimates)
 
 
 def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
@@ -60,7 +64,8 @@ def build(run: RunRecord) -> Memory | None:
     table = case_metric_table(
         run.results, columns_for(run), sample_count=False, scale_for=memory_scale
     )
-    return Memory(table) if table else None
+    prediction = prediction_table(run.results)
+    return Memory(table, prediction) if table or prediction else None
 
 
 SECTION = Section(

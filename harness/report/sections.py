@@ -43,14 +43,16 @@ def default_sections() -> tuple[Section, ...]:
         failures,
         header,
         identities,
+        ledger,
         matrix,
         memory,
         other,
         performance,
         prompt_cache,
+        tool_calls,
     )
 
-    shown = (performance.SECTION, prompt_cache.SECTION, memory.SECTION)
+    shown = (performance.SECTION, prompt_cache.SECTION, tool_calls.SECTION, memory.SECTION)
     claims = tuple(c for s in shown for c in s.claims)
     return (
         header.SECTION,
@@ -58,5 +60,6 @@ def default_sections() -> tuple[Section, ...]:
         *shown,
         other.section(claims),
         failures.SECTION,
+        ledger.SECTION,
         identities.SECTION,
     )

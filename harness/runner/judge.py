@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from harness.metrics import MetricSpec
 from harness.spec.gates import evaluate_gate
-from harness.types import Case, ExpectKind, GateResult, Metric, Status
+from harness.types import Case, Expectation, ExpectKind, GateResult, Metric, Status
 
 FAILING = (Status.FAILED, Status.ERRORED, Status.CRASHED, Status.TIMED_OUT)
 
@@ -46,10 +46,11 @@ def judge(
                 f"known: {expectation.reason} (got {status.value}: {reason})",
             )
         if status is Status.PASSED and expectation.strict:
-            return (
-                Status.XPASSED,
-                gates,
-                f"expected to fail ({expectation.reason}) but passed: fixed upstream? "
-                "remove the expect entry",
-            )
+            return Status.XPASSED, gates, xpass_message(expectation)
     return status, gates, reason
+
+
+def xpass_message(expectation: Expectation) -> str:
+    """The one line a strict xfail that passed gets: the ledger entry to remove."""
+    entry = f" {expectation.source}" if expectation.source else ""
+    return f"XPASS: fixed upstream, remove entry{entry} (expected to fail: {expectation.reason})"

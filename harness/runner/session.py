@@ -1,10 +1,14 @@
 """One run: cases go to per-model workers, results are judged and appended as they land.
 
+Before a case reaches a worker, the probe-and-policy step (:mod:`harness.runner.preflight`)
+may skip it with its reason; its decision and memory estimate go into the case's record.
+
 Both drivers (the pytest plugin and the CLI) use this; neither holds logic the other lacks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import secrets
@@ -17,10 +21,12 @@ from typing import Any
 
 from harness.codec import metric_from_json
 from harness.identity import model_identity
+from harness.probe.machine import MemoryBudget
 from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import WorkerClient, WorkerGone
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
+from harness.runner.preflight import Preflight, Preflighter
 from harness.spec.plan import worker_key
 from harness.store import RUN_FILE, RunWriter, load_run
 from harness.types import (
@@ -70,6 +76,7 @@ class Outcome:
     metrics: tuple[Metric, ...] = ()
     artifacts: dict[str, Any] = field(default_factory=dict)
     version: int = 1
+    preflight: dict[str, Any] = field(default_factory=dict)  # Preflight.record(), {} if none
 
 
 @dataclass
@@ -91,7 +98,9 @@ class RunSession:
         offline: bool = True,
         project_root: Path | None = None,
         baseline: RunRecord | None = None,
+        memory_budget: MemoryBudget | None = None,
     ) -> None:
+        """``memory_budget`` fixes the policy's memory budget; by default the machine's."""
         from harness.metrics import all_specs
 
         self.run_id = run_id or new_run_id()
@@ -113,6 +122,8 @@ class RunSession:
         self._baseline_cases = {r.case_id: r for r in baseline.results} if baseline else {}
         self._live: _LiveModel | None = None
         self._identities: set[str] = set()
+        self._preflight = Preflighter(budget=memory_budget)
+        self._probed: set[str] = set()
 
     # -- workers ---------------------------------------------------------------------------
     def _model(self, case: Case) -> _LiveModel:
@@ -150,9 +161,28 @@ class RunSession:
             self._identities.add(case.model.key)
             self.writer.model(model_identity(case.model), device=live.device, blas=live.blas)
 
+    def _check(self, case: Case) -> Preflight | None:
+        """Probe (once per model, recorded) and policy for ``case``, before any load."""
+        preflight = self._preflight.check(case)
+        if case.model.key not in self._probed:
+            probe = self._preflight.probe_record(case)
+            if probe is not None:
+                self._probed.add(case.model.key)
+                self.writer.probe(case.model.key, probe)
+        return preflight
+
     # -- cases -----------------------------------------------------------------------------
     def _execute(self, case: Case) -> Outcome:
-        live = self._model(case)
+        live = self._model(case)  # a switch of model stops the previous worker first
+        preflight = self._check(case)
+        if preflight is None:
+            return self._run_in_worker(case, live)
+        if preflight.blocked:  # no worker starts for it
+            return Outcome(Status.SKIPPED, preflight.reason, preflight=preflight.record())
+        outcome = self._run_in_worker(case, live)
+        return dataclasses.replace(outcome, preflight=preflight.record())
+
+    def _run_in_worker(self, case: Case, live: _LiveModel) -> Outcome:
         if live.load_error is not None:
             return Outcome(Status.ERRORED, live.load_error)
         try:
@@ -233,6 +263,7 @@ class RunSession:
             started_at=started,
             scenario_version=outcome.version,
             link=expectation.link if expectation else None,
+            preflight=outcome.preflight,
         )
         self.writer.case(result)
         return result

@@ -16,6 +16,8 @@ SCENARIOS: Registry[Scenario] = Registry(
         "throughput": "harness.scenarios.throughput:SCENARIO",
         "prompt_cache": "harness.scenarios.prompt_cache:SCENARIO",
         "prompt_cache_lru": "harness.scenarios.prompt_cache_lru:SCENARIO",
+        "tool_calls": "harness.scenarios.tool_calls:SCENARIO",
+        "toolcalls_corpus": "harness.scenarios.toolcalls_corpus:SCENARIO",
     },
     group="mlx_harness.scenarios",
 )

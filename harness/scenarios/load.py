@@ -7,7 +7,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from harness.metrics import MetricSpec
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, metric
+from harness.probe.types import Capability
+from harness.scenarios.base import NO_NEEDS, Params, ScenarioContext, ScenarioOutput, metric
 from harness.types import Metric, Unit
 
 LOAD_S = MetricSpec("load.load_s", Unit.SECONDS, False, "wall time of backend load")
@@ -27,6 +28,7 @@ class LoadScenario:
     version: ClassVar[int] = 1
     params_model: ClassVar[type[Params]] = LoadParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (LOAD_S, WEIGHTS, ACTIVE, LOAD_PEAK)
+    needs: ClassVar[frozenset[Capability]] = NO_NEEDS  # any model its backend can load
 
     def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
         assert isinstance(params, LoadParams)

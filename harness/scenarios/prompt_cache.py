@@ -24,7 +24,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from harness.metrics import MetricSpec
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, metric
+from harness.probe.types import Capability
+from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, Workload, metric
 from harness.scenarios.prompts import FILLER, text_prompt
 from harness.types import Metric, Unit
 
@@ -142,6 +143,14 @@ class PromptCacheScenario:
         SAVE,
         LOAD,
     )
+    needs: ClassVar[frozenset[Capability]] = frozenset({Capability.TEXT})
+
+    def workload(self, params: Params) -> Workload:
+        """The measured request: the full prompt (for multi_turn with the earlier replies in
+        it), then the compared greedy tokens."""
+        assert isinstance(params, PromptCacheParams)
+        replies = (params.turns - 1) * params.gen_tokens if params.shape == "multi_turn" else 0
+        return Workload(params.prompt_tokens + replies, params.gen_tokens)
 
     def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
         assert isinstance(params, PromptCacheParams)

@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from harness.metrics import MetricSpec
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, metric
+from harness.probe.types import Capability
+from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, Workload, metric
 from harness.scenarios.prompt_cache import first_mismatch
 from harness.scenarios.prompts import text_prompt
 from harness.types import Unit
@@ -59,6 +60,14 @@ class PromptCacheLruScenario:
     version: ClassVar[int] = 1
     params_model: ClassVar[type[Params]] = LruParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (HIT_RATE, REUSE, EVICTIONS, BYTES)
+    needs: ClassVar[frozenset[Capability]] = frozenset({Capability.TEXT})
+
+    def workload(self, params: Params) -> Workload:
+        """A conversation's last request: system prompt, every message and earlier reply."""
+        assert isinstance(params, LruParams)
+        p = params
+        prompt = p.system_tokens + p.turns * p.message_tokens + (p.turns - 1) * p.gen_tokens
+        return Workload(prompt, p.gen_tokens)
 
     def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
         assert isinstance(params, LruParams)

@@ -18,7 +18,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from harness.metrics import MetricSpec
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, metric
+from harness.probe.types import Capability
+from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, Workload, metric
 from harness.scenarios.prompts import text_prompt
 from harness.types import Unit
 
@@ -76,6 +77,11 @@ class ThroughputScenario:
         ITL_P99,
         E2E,
     )
+    needs: ClassVar[frozenset[Capability]] = frozenset({Capability.TEXT})
+
+    def workload(self, params: Params) -> Workload:
+        assert isinstance(params, ThroughputParams)
+        return Workload(params.prompt_tokens, params.gen_tokens)
 
     def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
         assert isinstance(params, ThroughputParams)

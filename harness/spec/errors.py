@@ -6,6 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import PydanticCustomError
+
+# pydantic error type of the harness's own value errors; ctx carries the message and the fix
+SUITE_VALUE = "suite_value"
+
 
 @dataclass(frozen=True)
 class SuiteError:
@@ -46,8 +51,16 @@ EXPECTED = {
 }
 
 
+def value_error(message: str, hint: str) -> PydanticCustomError:
+    """A validation error whose one line is ``message`` and whose fix is ``hint``."""
+    return PydanticCustomError(SUITE_VALUE, "{message}", {"message": message, "hint": hint})
+
+
 def describe_value(where: str, key: str, error: Mapping[str, Any]) -> tuple[str, str]:
     """Message and hint for a pydantic value error at ``where`` (``key`` is the last part)."""
+    if error.get("type") == SUITE_VALUE:
+        ctx = error.get("ctx") or {}
+        return f"{where}: {ctx.get('message', '')}", str(ctx.get("hint", ""))
     got = error.get("input")
     shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
     expected = EXPECTED.get(str(error.get("type")))

@@ -9,13 +9,16 @@ import difflib
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from harness.spec.errors import SuiteError, SuiteInvalid, describe_value
 from harness.spec.schema import ExpectEntry, IncludeFile, ModelEntry, Suite
 from harness.spec.yamlpos import Located, YamlSyntaxError, load_located
+
+if TYPE_CHECKING:
+    from harness.spec.expand import Selection
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -31,15 +34,30 @@ class SourcedModel:
 
 
 @dataclass(frozen=True)
+class SourcedExpect:
+    """An ``expect:`` (known-broken ledger) entry with the file and position it came from."""
+
+    entry: ExpectEntry
+    path: Path
+    line: int
+    column: int
+
+    @property
+    def source(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
 class LoadedSuite:
     path: Path
     suite: Suite
     name: str
     sha256: str
     located: Located
-    models: tuple[SourcedModel, ...]
-    expect: tuple[ExpectEntry, ...]
+    models: tuple[SourcedModel, ...]  # select: entries already expanded
+    expect: tuple[SourcedExpect, ...]
     warnings: tuple[SuiteError, ...] = field(default_factory=tuple)
+    selections: tuple[Selection, ...] = ()  # what each select: entry chose and left out
 
 
 def suite_name(path: Path) -> str:
@@ -133,9 +151,11 @@ def _read(path: Path) -> tuple[Located | None, list[SuiteError]]:
         ]
 
 
-def load_suite(path: Path) -> LoadedSuite:
-    """Load and validate ``path``; raise :class:`SuiteInvalid` listing every error."""
+def load_suite(path: Path, *, hub_cache: Path | None = None) -> LoadedSuite:
+    """Load and validate ``path``, expanding ``select:`` entries; raise :class:`SuiteInvalid`
+    listing every error. ``hub_cache`` defaults to the environment's Hugging Face cache."""
     from harness.spec.checks import check_suite
+    from harness.spec.expand import expand_models
 
     located, errors = _read(path)
     if located is None:
@@ -146,7 +166,9 @@ def load_suite(path: Path) -> LoadedSuite:
     models = [
         SourcedModel(m, path, *located.position(("models", i))) for i, m in enumerate(suite.models)
     ]
-    expect = list(suite.expect)
+    expect = [
+        SourcedExpect(e, path, *located.position(("expect", i))) for i, e in enumerate(suite.expect)
+    ]
     for i, include in enumerate(suite.include):
         inc_path = (path.parent / include).resolve()
         line, col = located.position(("include", i))
@@ -173,15 +195,22 @@ def load_suite(path: Path) -> LoadedSuite:
             SourcedModel(m, inc_path, *inc_located.position(("models", j)))
             for j, m in enumerate(included.models)
         )
-        expect.extend(included.expect)
+        expect.extend(
+            SourcedExpect(e, inc_path, *inc_located.position(("expect", j)))
+            for j, e in enumerate(included.expect)
+        )
+    expansion = expand_models(models, hub_cache=hub_cache)
+    errors.extend(expansion.errors)
     loaded = LoadedSuite(
         path=path,
         suite=suite,
         name=suite.name or suite_name(path),
         sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
         located=located,
-        models=tuple(models),
+        models=expansion.models,
         expect=tuple(expect),
+        warnings=expansion.warnings,
+        selections=expansion.selections,
     )
     errors.extend(check_suite(loaded))
     if errors:

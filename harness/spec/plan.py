@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from harness.spec.gates import parse_gate
+from harness.spec.ledger import expectation_for, ledger_entries, needs_family
 from harness.spec.loader import LoadedSuite, SourcedModel
-from harness.spec.schema import ExpectEntry, ScenarioEntry
-from harness.types import Case, Expectation, ExpectKind, Gate, ModelRef, ModelSource
+from harness.spec.schema import ScenarioEntry
+from harness.types import Case, Expectation, ExpectKind, Gate, ModelRef, ModelSource, SuiteInfo
 
 T = TypeVar("T")
 
@@ -75,19 +75,20 @@ def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, s
     return ref, problem
 
 
-def _expectation(expect: tuple[ExpectEntry, ...], model: str, scenario: str) -> Expectation | None:
-    for entry in expect:
-        if fnmatch.fnmatchcase(model, entry.model) and fnmatch.fnmatchcase(
-            scenario, entry.scenario
-        ):
-            return Expectation(
-                kind=ExpectKind(entry.status),
-                reason=entry.reason,
-                link=entry.link,
-                recheck=entry.recheck.isoformat() if entry.recheck else None,
-                strict=entry.strict,
-            )
-    return None
+def _families(refs: Sequence[ModelRef]) -> dict[str, str | None]:
+    """Each resolved model's family (config.json model_type, from the probe); None if unknown."""
+    from harness.probe import ProbeError, detect_stack, probe_model
+
+    stack = detect_stack()
+    families: dict[str, str | None] = {}
+    for ref in refs:
+        families[ref.key] = None
+        if ref.path is not None:
+            try:
+                families[ref.key] = probe_model(ref.path, stack=stack).model_type
+            except ProbeError:
+                continue
+    return families
 
 
 def _gates(suite_gates: Mapping[str, str], entry: ScenarioEntry) -> tuple[Gate, ...]:
@@ -107,6 +108,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
     suite = loaded.suite
     allow = allow_download or suite.allow_download
     refs = [_model_ref(m, allow) for m in loaded.models]
+    families = _families([r for r, _ in refs]) if needs_family(loaded.expect) else {}
     cases: list[Case] = []
     for ref, problem in refs:
         for entry in suite.scenarios:
@@ -115,7 +117,13 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
             params_model = SCENARIOS.get(entry.scenario).params_model
             for point in sweep_points(entry):
                 params = params_model.model_validate({**entry.params, **point}).model_dump()
-                expectation = _expectation(loaded.expect, ref.key, entry.scenario)
+                expectation = expectation_for(
+                    loaded.expect,
+                    model=ref.key,
+                    scenario=entry.scenario,
+                    family=families.get(ref.key),
+                    backend=ref.backend,
+                )
                 if problem is not None and expectation is None:
                     expectation = Expectation(ExpectKind.SKIP, problem)
                 cases.append(
@@ -137,3 +145,14 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
                     )
                 )
     return cases
+
+
+def suite_info(loaded: LoadedSuite, cases: Sequence[Case]) -> SuiteInfo:
+    """What the run record keeps of a planned suite: identity, ledger, warnings."""
+    return SuiteInfo(
+        loaded.name,
+        str(loaded.path),
+        loaded.sha256,
+        ledger=ledger_entries(loaded, cases),
+        warnings=tuple(str(w) for w in loaded.warnings),
+    )

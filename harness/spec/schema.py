@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from enum import Enum
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from harness.probe.types import Backend as ProbeBackend
+from harness.probe.types import Capability
+from harness.spec.errors import value_error
+from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 
 SUITE_SCHEMA_VERSION = 1
 
@@ -20,25 +26,121 @@ class Defaults(Strict):
     timeout_s: float = Field(600.0, gt=0, description="wall-clock limit per case (and per load)")
 
 
+class SelectSource(str, Enum):
+    """Where a selector looks for models."""
+
+    EMBEDDED = "embedded"  # the harness's embedded models (mlx-harness models list), if prepared
+    HF_CACHE = "hf_cache"  # the local Hugging Face cache (HF_HUB_CACHE / HF_HOME), main snapshot
+    DIRS = "dirs"  # model directories under the selector's roots
+
+
+class Selector(Strict):
+    """Models chosen from what is available, by what their files declare (the probe).
+
+    Every filter given must hold; lists inside one filter are alternatives, except
+    ``capability`` and ``tags``, which need all of theirs.
+    """
+
+    source: list[SelectSource] | None = Field(
+        None,
+        description="where to look; default: embedded and hf_cache, plus dirs when roots are given",
+    )
+    roots: list[str] = Field(
+        default_factory=list,
+        description="directories holding model directories (relative to the file); source dirs",
+    )
+    name: Globs = Field(
+        default_factory=list, description="globs on the model's name (zoo/*, mlx-community/*)"
+    )
+    exclude: Globs = Field(default_factory=list, description="globs on names to leave out")
+    family: Globs = Field(
+        default_factory=list, description="globs on config.json model_type (llama, qwen*)"
+    )
+    capability: Annotated[
+        list[Annotated[Capability, known_name(Capability, "capability")]],
+        ONE_OR_MANY,
+        enum_schema(Capability),
+    ] = Field(
+        default_factory=list, description="capabilities the model must all have (chat, tools...)"
+    )
+    backend: Annotated[
+        list[Annotated[ProbeBackend, known_name(ProbeBackend, "backend")]],
+        ONE_OR_MANY,
+        enum_schema(ProbeBackend),
+    ] = Field(
+        default_factory=list, description="the library that loads it: mlx_lm, mlx_vlm, mlx_audio"
+    )
+    bits: Ints = Field(
+        default_factory=list,
+        description="bits per weight: quantization bits, else the stored float width (16, 32)",
+    )
+    max_weights: ByteCount | None = Field(None, description="largest weights size, e.g. 1 GB")
+    fits_memory: bool = Field(
+        False, description="only models whose memory estimate fits this machine's budget"
+    )
+    tags: list[str] = Field(
+        default_factory=list, description="tags the model must all carry (embedded: zoo, real...)"
+    )
+
+    @field_validator("bits")
+    @classmethod
+    def _positive_bits(cls, value: list[int]) -> list[int]:
+        if any(b < 1 for b in value):
+            raise value_error("bits must be at least 1", "e.g. bits: 4, or bits: [4, 8]")
+        return value
+
+    @model_validator(mode="after")
+    def _roots_and_dirs(self) -> Selector:
+        if self.source is not None:
+            if self.roots and SelectSource.DIRS not in self.source:
+                raise value_error("'roots' given but 'source' has no 'dirs'", "add dirs to source")
+            if SelectSource.DIRS in self.source and not self.roots:
+                raise value_error(
+                    "source 'dirs' needs 'roots:'", "add roots: [DIR, ...] (relative to the file)"
+                )
+        return self
+
+    @property
+    def sources(self) -> tuple[SelectSource, ...]:
+        if self.source is not None:
+            return tuple(dict.fromkeys(self.source))
+        default = (SelectSource.EMBEDDED, SelectSource.HF_CACHE)
+        return (*default, SelectSource.DIRS) if self.roots else default
+
+
 class ModelEntry(Strict):
-    """A model: exactly one of ``path`` (local directory), ``hub`` (id) or ``embedded`` (name)."""
+    """A model: exactly one of ``path`` (local directory), ``hub`` (id) or ``embedded`` (name),
+    or ``select`` (every available model that passes its filters)."""
 
     name: str | None = Field(None, description="alias used in ids, expect and reports")
     path: str | None = Field(None, description="local model directory (relative to the suite)")
     hub: str | None = Field(None, description="Hugging Face id, resolved from the local cache")
     embedded: str | None = Field(None, description="embedded model, e.g. zoo/llama")
+    select: Selector | None = Field(
+        None, description="choose models from what is available; each is named by its source"
+    )
     revision: str | None = Field(None, description="hub revision (branch, tag or commit)")
     backend: str = Field("mlx_lm", description="backend that loads it")
     tags: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_source(self) -> ModelEntry:
-        given = [k for k in ("path", "hub", "embedded") if getattr(self, k)]
+        given = [k for k in ("path", "hub", "embedded", "select") if getattr(self, k)]
         if len(given) != 1:
-            raise ValueError(
-                "a model needs exactly one of 'path', 'hub' or 'embedded'"
-                + (f" (got {', '.join(given)})" if given else "")
+            raise value_error(
+                "a model needs exactly one of 'path', 'hub', 'embedded' or 'select'"
+                + (f" (got {', '.join(given)})" if given else ""),
+                "keep one of them" if given else "e.g. embedded: zoo/llama",
             )
+        if self.select is not None:
+            extra = [k for k in ("name", "revision", "backend") if k in self.model_fields_set]
+            if extra:
+                hint = (
+                    "filter with select.backend instead"
+                    if extra[0] == "backend"
+                    else "selected models are named by where they come from; remove it"
+                )
+                raise value_error(f"'{extra[0]}' cannot be used with 'select'", hint)
         return self
 
     @property
@@ -80,10 +182,20 @@ class ScenarioEntry(Strict):
 
 
 class ExpectEntry(Strict):
-    """A known outcome: strict xfail (an upstream fix shows as XPASS) or skip."""
+    """A known outcome: strict xfail (an upstream fix shows as XPASS) or skip.
+
+    An entry matches a case when all of model, scenario, family and backend match; the first
+    matching entry wins. Shared ledgers (suites/known_broken.yaml) come in through ``include:``.
+    """
 
     model: str = Field("*", description="model name or glob")
-    scenario: str = Field("*", description="scenario name or glob")
+    scenario: Globs = Field(
+        default_factory=lambda: ["*"], description="scenario name or glob, or a list of them"
+    )
+    family: str | None = Field(
+        None, description="glob on the model's family (config.json model_type), e.g. llava"
+    )
+    backend: str | None = Field(None, description="glob on the backend that loads the model")
     status: Literal["xfail", "skip"]
     reason: str
     link: str | None = None

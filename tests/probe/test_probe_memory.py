@@ -124,3 +124,21 @@ def test_estimate_matches_measured_peak(
         f"(x{ratio:.2f}; weights {estimate.weights_bytes}, kv {estimate.kv_cache_bytes}, "
         f"activations {estimate.activation_bytes})"
     )
+
+
+def test_prompt_sizes_prefill_and_the_context_sizes_the_cache(
+    stack: Stack, zoo_dirs: Mapping[str, Path]
+) -> None:
+    """Generated tokens are decoded one row at a time: only the prompt goes through prefill."""
+    probe = probe_model(zoo_dirs["llama"], stack=stack)
+    whole = estimate_memory(probe, 1040)
+    split = estimate_memory(probe, 1040, prompt_tokens=1024)
+    assert split.prompt_tokens == 1024 and whole.prompt_tokens is None
+    assert split.activation_bytes < whole.activation_bytes
+    assert split.weights_bytes == whole.weights_bytes
+    # the cache grows past its first (prompt-sized) allocation while decoding: one layer concats
+    per_token_layer = 2 * 2 * 16 * 4
+    assert whole.kv_cache_bytes == 2 * 1280 * per_token_layer
+    assert split.kv_cache_bytes == 3 * 1280 * per_token_layer
+    with pytest.raises(ValueError, match="prompt_tokens"):
+        estimate_memory(probe, 100, prompt_tokens=101)

@@ -113,3 +113,71 @@ def test_worst_finding_wins_and_all_are_kept(row_paths: Mapping[str, Path], stac
         ReasonCode.NEEDS_CONVERSION,
         ReasonCode.CAPABILITY_MISMATCH,
     ]
+
+
+# (row, the backend a suite names, needs, action, code, message start)
+BACKEND_ROWS = [
+    ("zoo/llama", "mlx_lm", NONE, Action.ALLOW, ReasonCode.OK, "ok"),
+    (
+        "zoo/qwen2_vl",
+        "mlx_lm",
+        frozenset({Capability.TEXT}),
+        Action.WARN,
+        ReasonCode.BACKEND_MISMATCH,
+        "loaded with mlx-lm (its qwen2_vl module, without vision); the files call for mlx-vlm",
+    ),
+    (
+        "zoo/qwen2_vl",
+        "mlx_lm",
+        frozenset({Capability.VISION}),
+        Action.BLOCK,
+        ReasonCode.CAPABILITY_MISMATCH,
+        "scenario needs vision; model has chat, text through mlx-lm",
+    ),
+    (
+        "zoo/whisper",
+        "mlx_lm",
+        NONE,
+        Action.BLOCK,
+        ReasonCode.BACKEND_MISMATCH,
+        "mlx-lm ",  # then the installed version and why (checked in the test)
+    ),
+    ("zoo/qwen2_vl", "mlx_vlm", frozenset({Capability.VISION}), Action.ALLOW, ReasonCode.OK, "ok"),
+    # a runner backend the probe does not know (the fake, plug-ins): backend not judged here
+    ("zoo/whisper", "fake", NONE, Action.ALLOW, ReasonCode.OK, "ok"),
+]
+
+
+@pytest.mark.parametrize(
+    ("row", "backend", "needs", "action", "code", "message"),
+    BACKEND_ROWS,
+    ids=[f"{r[0]}-{r[1]}-{r[4].value}" for r in BACKEND_ROWS],
+)
+def test_a_named_backend_is_judged_never_switched(
+    row: str,
+    backend: str,
+    needs: frozenset[Capability],
+    action: Action,
+    code: ReasonCode,
+    message: str,
+    row_paths: Mapping[str, Path],
+    stack: Stack,
+) -> None:
+    probe = probe_model(row_paths[row], stack=stack)
+    decision = decide(probe, scenario_needs=needs, memory=PLENTY, backend=backend)
+    assert (decision.action, decision.code) == (action, code), decision.message
+    assert decision.message.startswith(message)
+    if row == "zoo/whisper" and backend == "mlx_lm":
+        tail = "cannot load model_type 'whisper'; the files call for mlx-audio"
+        assert decision.message.endswith(tail)
+        assert decision.code.http_status == 400
+
+
+def test_mismatch_with_a_missing_backend(row_paths: Mapping[str, Path], stack: Stack) -> None:
+    probe = probe_model(row_paths["zoo/llama"], stack=replace(stack, vlm=VlmRules()))
+    decision = decide(probe, scenario_needs=NONE, memory=PLENTY, backend="mlx_vlm")
+    assert (decision.action, decision.code) == (Action.BLOCK, ReasonCode.MISSING_DEPENDENCY)
+    assert (
+        decision.message
+        == "loaded with mlx-vlm, which is not installed (the files call for mlx-lm)"
+    )

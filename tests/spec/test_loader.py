@@ -100,7 +100,7 @@ BAD = [
         "schema_version: 1\nmodels:\n  - path: {model}\n    hub: org/model\n"
         "scenarios:\n  - scenario: load\n",
         "3:5",
-        ["exactly one of 'path', 'hub' or 'embedded'"],
+        ["exactly one of 'path', 'hub', 'embedded' or 'select' (got path, hub); keep one"],
     ),
     (
         "missing_scenarios",

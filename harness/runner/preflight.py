@@ -1,0 +1,212 @@
+"""Probe and policy before load: may this case run on this model, here, and how much memory.
+
+For each case, before its model's worker starts: the model's files are probed once per model
+(``probe_model``, no mlx; a backend outside the probe's libraries may probe its own files), and
+the policy decides from the capabilities the scenario ``needs``, the tokens a request of the
+case holds at its largest (the scenario's ``workload``) and this machine's memory. A block skips
+the case with ``"<code>: <message>"`` and no worker starts; a warning runs it. Either way the
+decision, its findings and the memory estimate go into the case's record, so the report can set
+the predicted MLX peak beside the measured one. Nothing switches silently: a suite's backend
+that differs from the one the files call for is judged as named, and the mismatch is a finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from harness.probe.installed import Stack, detect_stack
+from harness.probe.machine import MemoryBudget, available_memory
+from harness.probe.memory import estimate_memory
+from harness.probe.policy import Action, Decision, Judged, decide
+from harness.probe.probe import ProbeError, probe_model
+from harness.probe.serialize import decision_dict, estimate_dict, probe_dict
+from harness.probe.types import Backend, Capability, Probe, ReasonCode
+from harness.scenarios.base import Workload
+from harness.types import Case, JSONValue
+
+LIBRARY_BACKENDS = frozenset(b.value for b in Backend if b is not Backend.NONE)
+
+
+class ContextSource(str, Enum):
+    """Where the context of a memory estimate came from."""
+
+    SCENARIO = "scenario"  # the scenario's workload for these params: comparable with the case
+    DEFAULT = "default"  # the policy's default context: a budget check only
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """The policy's answer for one case; ``decision`` None when the case could not be judged."""
+
+    backend: str
+    needs: frozenset[Capability]
+    decision: Decision | None
+    workload: Workload | None = None
+    recommended: Backend | None = None  # what the files call for (None: not probed)
+    note: str | None = None  # why not judged (decision None), or a remark on the decision
+
+    @property
+    def blocked(self) -> bool:
+        return self.decision is not None and self.decision.action is Action.BLOCK
+
+    @property
+    def reason(self) -> str:
+        """``"<code>: <message>"``: a skipped case's reason, a warning's one line."""
+        if self.decision is None:
+            return f"not judged: {self.note}"
+        note = f" ({self.note})" if self.note else ""
+        return f"{self.decision.code.value}: {self.decision.message}{note}"
+
+    def record(self) -> dict[str, JSONValue]:
+        """JSON-ready, for the case's run record."""
+        data: dict[str, Any] = {
+            "backend": self.backend,
+            "recommended_backend": self.recommended.value if self.recommended else None,
+            "needs": sorted(c.value for c in self.needs),
+            "workload": None,
+            "context_source": ContextSource.DEFAULT.value,
+            "memory": None,
+            "action": None,
+            "code": None,
+            "message": None,
+            "findings": [],
+            "note": self.note,
+        }
+        if self.workload is not None:
+            data["workload"] = {
+                "prompt_tokens": self.workload.prompt_tokens,
+                "generated_tokens": self.workload.generated_tokens,
+            }
+            data["context_source"] = ContextSource.SCENARIO.value
+        if self.decision is not None:
+            data.update(decision_dict(self.decision))
+            if self.decision.memory is not None:
+                data["memory"] = estimate_dict(self.decision.memory)
+        return data
+
+
+def scenario_needs(scenario: Any) -> frozenset[Capability]:
+    """The capabilities a scenario declares (``needs``); none when it declares nothing."""
+    return frozenset(getattr(scenario, "needs", frozenset()))
+
+
+def scenario_workload(scenario: Any, params: Any) -> Workload | None:
+    """The scenario's ``workload(params)``, else its ``context_tokens(params)`` as all prompt."""
+    hook = getattr(scenario, "workload", None)
+    if callable(hook):
+        value = hook(params)
+        return value if isinstance(value, Workload) else None
+    hook = getattr(scenario, "context_tokens", None)
+    if callable(hook):
+        tokens = hook(params)
+        return Workload(int(tokens)) if tokens else None
+    return None
+
+
+ProbeFn = Callable[[Path], Probe]
+
+
+class Preflighter:
+    """Probes each model once (per backend and path) and decides each case.
+
+    ``budget`` fixes the memory budget (tests); by default this machine's is read for every
+    decision (the free memory changes as workers come and go).
+    """
+
+    def __init__(self, *, budget: MemoryBudget | None = None, stack: Stack | None = None) -> None:
+        self._budget = budget
+        self._stack = stack
+        self._probes: dict[tuple[str, str], Probe | str] = {}
+
+    def _library_probe(self, path: Path) -> Probe:
+        if self._stack is None:
+            self._stack = detect_stack()
+        return probe_model(path, stack=self._stack)
+
+    def probe(self, case: Case) -> Probe | str:
+        """The model's probe, or why there is none (one line); cached per backend and path."""
+        assert case.model.path is not None
+        key = (case.model.backend, case.model.path)
+        if key not in self._probes:
+            self._probes[key] = self._probe(case.model.backend, Path(case.model.path))
+        return self._probes[key]
+
+    def _probe(self, backend_name: str, path: Path) -> Probe | str:
+        from harness.backends import BACKENDS
+
+        own: ProbeFn | None = getattr(BACKENDS.get(backend_name), "probe", None)
+        try:
+            return own(path) if own is not None else self._library_probe(path)
+        except ProbeError as exc:
+            return str(exc)
+
+    def check(self, case: Case) -> Preflight | None:
+        """The decision for ``case``; None when there is nothing to probe (no local path)."""
+        from harness.backends import BACKENDS
+        from harness.scenarios import SCENARIOS
+
+        if case.model.path is None:
+            return None
+        backend = case.model.backend
+        scenario = SCENARIOS.get(case.scenario) if case.scenario in SCENARIOS else None
+        needs = scenario_needs(scenario)
+        if backend not in BACKENDS:
+            return _blocked(
+                backend,
+                needs,
+                ReasonCode.MISSING_DEPENDENCY,
+                f"no runner backend {backend!r} (registered: {', '.join(BACKENDS.names())})",
+            )
+        probe = self.probe(case)
+        if isinstance(probe, str):
+            if backend in LIBRARY_BACKENDS:
+                return _blocked(backend, needs, ReasonCode.CORRUPT_MODEL, probe)
+            return Preflight(backend, needs, None, note=f"{backend} has no probe: {probe}")
+        workload = _workload(scenario, case)
+        estimate = None
+        if workload is not None and probe.weights_bytes is not None:
+            estimate = estimate_memory(
+                probe, workload.context_tokens, prompt_tokens=workload.prompt_tokens
+            )
+        decision = decide(
+            probe,
+            scenario_needs=needs,
+            memory=self._budget or available_memory(),
+            estimate=estimate,
+            backend=backend,
+        )
+        note = None
+        wanted = probe.backend.value
+        if probe.backend is not Backend.NONE and wanted != backend and wanted not in BACKENDS:
+            note = f"the runner has no {wanted} backend yet"
+        return Preflight(backend, needs, decision, workload, probe.backend, note)
+
+    def probe_record(self, case: Case) -> dict[str, JSONValue] | None:
+        """The cached probe as JSON-ready data, None when there is none."""
+        probe = self._probes.get((case.model.backend, case.model.path or ""))
+        return probe_dict(probe) if isinstance(probe, Probe) else None
+
+
+def _workload(scenario: Any, case: Case) -> Workload | None:
+    """The case's workload; None when the scenario declares none or its params do not
+    validate (the worker then reports the invalid params as the case's error)."""
+    if scenario is None:
+        return None
+    from pydantic import ValidationError
+
+    try:
+        params = scenario.params_model.model_validate(dict(case.params))
+    except ValidationError:
+        return None
+    return scenario_workload(scenario, params)
+
+
+def _blocked(
+    backend: str, needs: frozenset[Capability], code: ReasonCode, message: str
+) -> Preflight:
+    judged = Judged(Action.BLOCK, code, message)
+    return Preflight(backend, needs, Decision(Action.BLOCK, code, message, (judged,)))

@@ -1,0 +1,75 @@
+"""The probe's MLX peak prediction against the peak a real mlx-lm worker measures.
+
+Every zoo text family runs the throughput scenario at two context lengths (128 and 1024 prompt
+tokens, 16 generated) through the session and its worker subprocess, as a suite would; the
+prediction recorded before load must be within 25% of the case's ``memory.mlx_peak_bytes``.
+``suites/memory.suite.yaml`` runs the same on the embedded models and reports both numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from harness.models.zoo.build import build
+from harness.models.zoo.families import FAMILIES
+from harness.preflight_record import peak_check
+from harness.probe.machine import MemoryBudget
+from harness.runner.session import RunSession
+from harness.types import Case, CaseResult, ModelRef, ModelSource, Status
+
+TEXT_FAMILIES = [name for name, f in FAMILIES.items() if f.backend == "mlx_lm"]
+PROMPTS = (128, 1024)
+GENERATED = 16
+TOLERANCE = 0.25
+BUDGET = MemoryBudget(total_bytes=64 * 1024**3, available_bytes=48 * 1024**3)
+
+
+def _case(name: str, path: Path, prompt: int) -> Case:
+    return Case(
+        case_id=f"mem::{name}::throughput[prompt_tokens={prompt}]",
+        suite="mem",
+        suite_path="mem.suite.yaml",
+        model=ModelRef(name, ModelSource.PATH, str(path), "mlx_lm", (), str(path)),
+        scenario="throughput",
+        params={"prompt_tokens": prompt, "gen_tokens": GENERATED, "ignore_eos": True},
+        point={"prompt_tokens": prompt},
+        repeats=1,
+        warmup=0,
+        timeout_s=300.0,
+    )
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> Mapping[tuple[str, int], CaseResult]:
+    root = tmp_path_factory.mktemp("memory-zoo")
+    session = RunSession(root / "reports", [], run_id="mem", memory_budget=BUDGET)
+    results: dict[tuple[str, int], CaseResult] = {}
+    try:
+        for name in TEXT_FAMILIES:
+            path = build(FAMILIES[name], root / name)
+            for prompt in PROMPTS:
+                results[(name, prompt)] = session.run_case(_case(name, path, prompt))
+    finally:
+        session.finish(render=False)
+    return results
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+@pytest.mark.parametrize("name", TEXT_FAMILIES)
+def test_prediction_within_25_percent_of_measured_peak(
+    name: str, prompt: int, measured: Mapping[tuple[str, int], CaseResult]
+) -> None:
+    result = measured[(name, prompt)]
+    assert result.status is Status.PASSED, result.reason
+    assert result.preflight["action"] == "allow", result.preflight
+    check = peak_check(result)
+    assert check is not None and check.comparable and check.measured_bytes
+    assert check.context_tokens == prompt + GENERATED and check.prompt_tokens == prompt
+    error = check.error
+    assert error is not None and abs(error) <= TOLERANCE, (
+        f"{name} @ {prompt}+{GENERATED}: predicted {check.predicted_bytes} B, measured "
+        f"{check.measured_bytes:.0f} B ({error:+.1%}; {dict(check.components)})"
+    )

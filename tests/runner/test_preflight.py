@@ -1,0 +1,363 @@
+"""Probe and policy before load, in the session: blocks are skips with their reason and no
+worker; warnings run and stay in the record; the memory estimate is recorded per case."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.backends.fake import write_fake_model
+from harness.models.zoo.build import build
+from harness.models.zoo.families import FAMILIES
+from harness.preflight_record import peak_check, warning_line
+from harness.probe.machine import MemoryBudget
+from harness.probe.memory import estimate_memory
+from harness.runner.preflight import Preflighter, scenario_needs, scenario_workload
+from harness.runner.session import RunSession
+from harness.scenarios.base import Workload
+from harness.scenarios.throughput import ThroughputParams
+from harness.store import load_run
+from harness.types import Case, ModelRef, ModelSource, Status
+
+GIB = 1024**3
+PLENTY = MemoryBudget(total_bytes=64 * GIB, available_bytes=48 * GIB)
+TIGHT = MemoryBudget(total_bytes=64 * GIB, available_bytes=10 * GIB)
+ARCH = {
+    "hidden_size": 64,
+    "num_layers": 2,
+    "num_heads": 4,
+    "num_kv_heads": 2,
+    "head_dim": 16,
+    "intermediate_size": 128,
+    "vocab_size": 256,
+    "layer_kinds": ["full", "full"],
+}
+THROUGHPUT = {"prompt_tokens": 8, "gen_tokens": 4, "ignore_eos": True}
+
+
+def _case(
+    path: Path,
+    scenario: str = "throughput",
+    *,
+    backend: str = "fake",
+    key: str | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> Case:
+    key = key or path.name
+    if params is None:
+        params = THROUGHPUT if scenario == "throughput" else {"reloads": 0}
+    return Case(
+        case_id=f"t::{key}::{scenario}",
+        suite="t",
+        suite_path="t.suite.yaml",
+        model=ModelRef(key, ModelSource.PATH, str(path), backend, (), str(path)),
+        scenario=scenario,
+        params=dict(params),
+        repeats=1,
+        warmup=0,
+        timeout_s=20.0,
+    )
+
+
+def _session(tmp_path: Path, budget: MemoryBudget = PLENTY) -> RunSession:
+    return RunSession(tmp_path / "reports", [], run_id="r", memory_budget=budget)
+
+
+# (id, what fake.json's "probe" declares, scenario, budget, status, action, reason start)
+ROWS: list[tuple[str, dict[str, Any], str, MemoryBudget, Status, str, str]] = [
+    (
+        "capability_mismatch",
+        {"capabilities": ["audio_in"]},
+        "throughput",
+        PLENTY,
+        Status.SKIPPED,
+        "block",
+        "capability_mismatch: scenario needs text; model has audio_in",
+    ),
+    (
+        "corrupt_files",
+        {"problems": [["corrupt_model", "config.json: not a JSON object"]]},
+        "load",
+        PLENTY,
+        Status.SKIPPED,
+        "block",
+        "corrupt_model: config.json: not a JSON object",
+    ),
+    (
+        "bigger_than_the_machine",
+        {"weights_bytes": 100 * GIB},
+        "load",
+        PLENTY,
+        Status.SKIPPED,
+        "block",
+        "insufficient_memory: needs 100.",
+    ),
+    (
+        "more_than_free_now_warns",
+        {"weights_bytes": 20 * GIB},
+        "throughput",
+        TIGHT,
+        Status.PASSED,
+        "warn",
+        "insufficient_memory: needs 20.",
+    ),
+    (
+        "needs_conversion_warns",
+        {"problems": [["needs_conversion", "GGUF beside config.json: import it"]]},
+        "throughput",
+        PLENTY,
+        Status.PASSED,
+        "warn",
+        "needs_conversion: GGUF beside config.json",
+    ),
+    (
+        "load_needs_no_capability",
+        {"capabilities": ["audio_in"]},
+        "load",
+        PLENTY,
+        Status.PASSED,
+        "allow",
+        "",
+    ),
+    ("plain_model_is_allowed", {}, "throughput", PLENTY, Status.PASSED, "allow", ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("declared", "scenario", "budget", "status", "action", "reason"),
+    [row[1:] for row in ROWS],
+    ids=[row[0] for row in ROWS],
+)
+def test_policy_decides_each_case_before_load(
+    tmp_path: Path,
+    declared: dict[str, Any],
+    scenario: str,
+    budget: MemoryBudget,
+    status: Status,
+    action: str,
+    reason: str,
+) -> None:
+    # a blocked model would be SIGKILLed by its own load: a skip proves no worker loaded it
+    blocked = action == "block"
+    model = write_fake_model(tmp_path / "m", probe=declared, on_load="sigkill" if blocked else None)
+    session = _session(tmp_path, budget)
+    try:
+        result = session.run_case(_case(model, scenario))
+        started = session._live is not None and session._live.client is not None
+    finally:
+        session.close_worker()
+    assert result.status is status, result.reason
+    assert result.preflight["action"] == action
+    if blocked:
+        assert (result.reason or "").startswith(reason)
+        assert not started and not (session.run_dir / "logs" / "m.log").exists()
+    elif action == "warn":
+        assert result.reason is None
+        assert (warning_line(result.preflight) or "").startswith(f"warn {reason}")
+    else:
+        assert result.preflight["code"] == "ok" and result.reason is None
+
+
+def test_blocked_and_allowed_cases_of_one_model(tmp_path: Path) -> None:
+    """A block skips only its case: the model's other cases still load and run."""
+    model = write_fake_model(tmp_path / "m", probe={"capabilities": ["audio_in"]})
+    session = _session(tmp_path)
+    results = [session.run_case(_case(model, s)) for s in ("throughput", "load", "throughput")]
+    run, _ = session.finish(render=False)
+    assert [r.status for r in results] == [Status.SKIPPED, Status.PASSED, Status.SKIPPED]
+    assert [r.status for r in run.results] == [r.status for r in results]
+    assert run.results[0].reason == "capability_mismatch: scenario needs text; model has audio_in"
+    assert list(run.probes) == ["m"]  # probed once, recorded once
+    assert run.probes["m"]["capabilities"] == ["audio_in"]
+
+
+def test_estimate_is_recorded_with_its_workload(tmp_path: Path) -> None:
+    model = write_fake_model(tmp_path / "m", probe={"weights_bytes": 4096, "text": ARCH})
+    session = _session(tmp_path)
+    throughput = session.run_case(_case(model, "throughput"))
+    load = session.run_case(_case(model, "load"))
+    run, _ = session.finish(render=False)
+    assert [r.preflight for r in run.results] == [throughput.preflight, load.preflight]
+    record = run.results[0].preflight
+    assert record["context_source"] == "scenario"
+    assert record["workload"] == {"prompt_tokens": 8, "generated_tokens": 4}
+    assert record["needs"] == ["text"] and record["backend"] == "fake"
+    memory = record["memory"]
+    probe = Preflighter().probe(_case(model))
+    assert not isinstance(probe, str)
+    expected = estimate_memory(probe, 12, prompt_tokens=8)
+    assert memory["mlx_peak_bytes"] == expected.mlx_peak_bytes
+    assert (memory["context_tokens"], memory["prompt_tokens"]) == (12, 8)
+    assert memory["weights_bytes"] == 4096 and memory["kv_cache_bytes"] > 0
+    assert memory["activation_bytes"] > 0 and "total_bytes" in memory
+    # the fake backend measures no MLX peak: the prediction stands alone
+    check = peak_check(run.results[0])
+    assert check is not None and check.comparable and check.error is None
+    # load declares no workload: the estimate is the policy's default context
+    assert run.results[1].preflight["context_source"] == "default"
+    assert run.results[1].preflight["memory"]["context_tokens"] == 4096
+
+
+def test_unknown_runner_backend_is_a_missing_dependency(tmp_path: Path) -> None:
+    model = write_fake_model(tmp_path / "m")
+    session = _session(tmp_path)
+    result = session.run_case(_case(model, backend="mlx_nope"))
+    session.finish(render=False)
+    assert result.status is Status.SKIPPED
+    assert (result.reason or "").startswith("missing_dependency: no runner backend 'mlx_nope'")
+
+
+def test_library_backend_on_a_non_model_directory_is_blocked(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    session = _session(tmp_path)
+    result = session.run_case(_case(empty, backend="mlx_lm"))
+    session.finish(render=False)
+    assert result.status is Status.SKIPPED
+    assert (result.reason or "").startswith("corrupt_model: ") and "not a model" in result.reason
+
+
+def test_backend_without_its_own_probe_runs_unjudged(tmp_path: Path) -> None:
+    """Not a library backend and no probe of its own: recorded as not judged, then run."""
+    model = tmp_path / "unreadable"
+    model.mkdir()
+    (model / "fake.json").write_text("{}")
+    broken = write_fake_model(tmp_path / "broken")
+    (broken / "fake.json").write_text("[1]")  # the fake's probe cannot read it
+    session = _session(tmp_path)
+    ok = session.run_case(_case(model))
+    bad = session.run_case(_case(broken))
+    session.finish(render=False)
+    assert ok.preflight["action"] == "allow"
+    assert bad.preflight["action"] is None and "not a fake model" in bad.preflight["note"]
+    assert bad.status is Status.ERRORED  # the load itself says what is wrong
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory: pytest.TempPathFactory) -> Mapping[str, Path]:
+    root = tmp_path_factory.mktemp("preflight-zoo")
+    return {name: build(FAMILIES[name], root / name) for name in ("qwen2_vl", "whisper", "llama")}
+
+
+@pytest.mark.parametrize(
+    ("family", "scenario", "action", "reason"),
+    [
+        (
+            "whisper",
+            "load",
+            "block",
+            "backend_mismatch: mlx-lm * cannot load model_type 'whisper'; the files call for "
+            "mlx-audio (the runner has no mlx_audio backend yet)",
+        ),
+        (
+            "qwen2_vl",
+            "throughput",
+            "warn",
+            "backend_mismatch: loaded with mlx-lm (its qwen2_vl module, without vision); "
+            "the files call for mlx-vlm (the runner has no mlx_vlm backend yet)",
+        ),
+        ("llama", "throughput", "allow", "ok: ok"),
+    ],
+)
+def test_suite_backend_against_the_files(
+    zoo: Mapping[str, Path], family: str, scenario: str, action: str, reason: str
+) -> None:
+    """A suite's mlx_lm on a model the files say is another backend's: judged, never switched."""
+    import fnmatch
+
+    preflight = Preflighter(budget=PLENTY).check(_case(zoo[family], scenario, backend="mlx_lm"))
+    assert preflight is not None and preflight.decision is not None
+    assert preflight.decision.action.value == action
+    assert fnmatch.fnmatchcase(preflight.reason, reason), preflight.reason
+    assert preflight.backend == "mlx_lm"
+
+
+def test_probe_is_read_once_per_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.backends.fake import FakeBackend
+
+    model = write_fake_model(tmp_path / "m")
+    calls: list[Path] = []
+    original = FakeBackend.probe
+
+    def counting(self: FakeBackend, path: Path):  # type: ignore[no-untyped-def]
+        calls.append(path)
+        return original(self, path)
+
+    monkeypatch.setattr(FakeBackend, "probe", counting)
+    preflighter = Preflighter(budget=PLENTY)
+    for scenario in ("throughput", "load", "throughput"):
+        preflighter.check(_case(model, scenario))
+    assert calls == [model]
+
+
+class _PlugIn:
+    """An outside scenario from before ``needs``/``workload`` existed."""
+
+
+class _ContextOnly:
+    def context_tokens(self, params: object) -> int:
+        return 300
+
+
+def test_scenarios_without_the_optional_parts() -> None:
+    params = ThroughputParams(prompt_tokens=100, gen_tokens=10)
+    assert scenario_needs(_PlugIn()) == frozenset()
+    assert scenario_workload(_PlugIn(), params) is None
+    assert scenario_workload(_ContextOnly(), params) == Workload(300, 0)
+    from harness.scenarios import SCENARIOS
+
+    assert scenario_workload(SCENARIOS.get("throughput"), params) == Workload(100, 10)
+
+
+# A run record written before the probe-and-policy step (no "probe" events, no "preflight").
+OLD_RUN = [
+    {
+        "event": "run_start",
+        "schema_version": 1,
+        "run_id": "old",
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "machine": {
+            "os": "Linux",
+            "os_release": "6",
+            "arch": "x86_64",
+            "cpu": "cpu",
+            "cores": 2,
+            "memory_bytes": 1,
+            "python": "3.11",
+        },
+        "packages": {},
+        "git_sha": None,
+        "suites": [],
+    },
+    {
+        "event": "case",
+        "result": {
+            "case_id": "s::m::throughput",
+            "suite": "s",
+            "model": "m",
+            "scenario": "throughput",
+            "status": "passed",
+            "metrics": [{"name": "memory.mlx_peak_bytes", "unit": "B", "samples": [1048576.0]}],
+        },
+    },
+    {"event": "run_end", "finished_at": "2026-01-01T00:01:00+00:00"},
+]
+
+
+def test_old_run_records_still_load_and_render(tmp_path: Path) -> None:
+    from harness.report import render
+    from harness.report.memory import build
+
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in OLD_RUN))
+    run = load_run(path)
+    assert run.probes == {} and run.results[0].preflight == {}
+    assert peak_check(run.results[0]) is None
+    memory = build(run)
+    assert memory is not None and not memory.prediction
+    paths = render(run, tmp_path / "out")
+    assert "Predicted vs measured" not in paths.md.read_text()
