@@ -74,11 +74,13 @@ def estimate_memory(
     fused_attention: bool = False,
     process_overhead_bytes: int = PROCESS_OVERHEAD_BYTES,
     prompt_tokens: int | None = None,
+    text_only: bool = False,
 ) -> MemoryEstimate:
     """Peak memory to prefill and decode ``context_tokens`` tokens (prompt + generated).
 
     ``prompt_tokens`` (at most ``context_tokens``) is the prefilled part; None takes the whole
-    context as prompt.
+    context as prompt. ``text_only``: the backend loads only the language model of a multimodal
+    checkpoint (mlx-lm does), so vision/audio tower weights are not counted.
     """
     if context_tokens < 1:
         raise ValueError("context_tokens must be at least 1")
@@ -86,6 +88,8 @@ def estimate_memory(
         raise ValueError("prompt_tokens must be between 1 and context_tokens")
     approximate: list[str] = []
     weights = probe.weights_bytes or 0
+    if text_only:
+        weights -= probe.tower_weights_bytes
     if probe.weights_bytes is None:
         approximate.append("weights: no weight headers")
     dtype = kv_dtype_bytes or DTYPE_BYTES.get(probe.compute_dtype or probe.dtype or "", 2)

@@ -125,6 +125,7 @@ def _probe_directory(
             else None
         ),
         weights_bytes=counts.weights_bytes if counts else None,
+        tower_weights_bytes=counts.tower_bytes if counts else 0,
         dtype=dominant_dtype(dict(counts.dtype_bytes)) if counts else None,
         compute_dtype=compute_dtype(weights.tensors),
         context_length=context_length(config),

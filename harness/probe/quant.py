@@ -87,22 +87,25 @@ class Counts:
     weights_bytes: int
     expert_parameters: int  # parameters in MoE expert tensors (all experts)
     dtype_bytes: Mapping[str, int]  # safetensors dtype -> bytes, for the dominant dtype
+    tower_bytes: int = 0  # bytes of vision/audio towers and projectors (text-only loads drop them)
 
 
 def count(tensors: Iterable[TensorHeader], quant: Quantization | None) -> Counts:
     """Parameters (quantized weights unpacked), bytes and MoE expert share of ``tensors``."""
     items = list(tensors)
     names = {t.name for t in items}
-    params = total = experts = 0
+    params = total = experts = towers = 0
     dtype_bytes: dict[str, int] = {}
     for t in items:
         total += t.nbytes
+        if is_tower(t.name):
+            towers += t.nbytes
         dtype_bytes[t.dtype] = dtype_bytes.get(t.dtype, 0) + t.nbytes
         n = _parameters(t, names, quant)
         params += n
         if _is_expert(t.name):
             experts += n
-    return Counts(params, total, experts, dtype_bytes)
+    return Counts(params, total, experts, dtype_bytes, towers)
 
 
 def _parameters(t: TensorHeader, names: set[str], quant: Quantization | None) -> int:
@@ -126,6 +129,26 @@ def layer_bits(quant: Quantization | None, path: str) -> int:
         if matches and override.bits:
             return override.bits
     return int(quant.bits or 4)
+
+
+# Top-level modules of the non-text parts of multimodal checkpoints (Hugging Face and MLX names);
+# mlx-lm's text-only modules for such models (qwen2_vl, mistral3 for llava, ...) drop them.
+TOWER_PREFIXES = (
+    "visual",
+    "vision_tower",
+    "vision_model",
+    "multi_modal_projector",
+    "mm_projector",
+    "audio_tower",
+    "audio_model",
+)
+
+
+def is_tower(name: str) -> bool:
+    """True for a tensor of a vision/audio tower or projector (also under ``model.``)."""
+    parts = name.split(".")
+    head = parts[1] if parts[0] == "model" and len(parts) > 1 else parts[0]
+    return head in TOWER_PREFIXES
 
 
 def _is_expert(name: str) -> bool:

@@ -31,6 +31,7 @@ def probe_dict(probe: Probe) -> dict[str, Any]:
         "parameters": probe.parameters,
         "active_parameters": probe.active_parameters,
         "weights_bytes": probe.weights_bytes,
+        "tower_weights_bytes": probe.tower_weights_bytes,
         "dtype": probe.dtype,
         "compute_dtype": probe.compute_dtype,
         "context_length": probe.context_length,

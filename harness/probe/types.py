@@ -165,6 +165,7 @@ class Probe:
     parameters: int | None = None
     active_parameters: int | None = None  # MoE: parameters used per token
     weights_bytes: int | None = None
+    tower_weights_bytes: int = 0  # part of weights_bytes in vision/audio towers and projectors
     dtype: str | None = None  # dominant floating dtype of the stored weights (safetensors names)
     compute_dtype: str | None = None  # dtype of activations and KV cache (MLX type promotion)
     context_length: int | None = None

@@ -170,7 +170,10 @@ class Preflighter:
         estimate = None
         if workload is not None and probe.weights_bytes is not None:
             estimate = estimate_memory(
-                probe, workload.context_tokens, prompt_tokens=workload.prompt_tokens
+                probe,
+                workload.context_tokens,
+                prompt_tokens=workload.prompt_tokens,
+                text_only=backend == Backend.MLX_LM.value,
             )
         decision = decide(
             probe,

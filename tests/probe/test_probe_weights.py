@@ -142,3 +142,34 @@ def test_compute_dtype_follows_mlx_type_promotion() -> None:
     )
     assert compute_dtype(quantized) == "BF16"
     assert compute_dtype(()) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "tower"),
+    [
+        ("visual.blocks.0.attn.qkv.weight", True),
+        ("model.visual.merger.mlp.0.weight", True),
+        ("vision_tower.vision_model.embeddings.patch_embedding.weight", True),
+        ("multi_modal_projector.linear_1.weight", True),
+        ("model.language_model.layers.0.self_attn.q_proj.weight", False),
+        ("language_model.model.embed_tokens.weight", False),
+        ("model.layers.0.mlp.gate_proj.weight", False),
+        ("lm_head.weight", False),
+    ],
+)
+def test_tower_tensors_are_told_from_text_ones(name: str, tower: bool) -> None:
+    from harness.probe.quant import is_tower
+
+    assert is_tower(name) is tower
+
+
+def test_text_only_estimate_leaves_the_vision_tower_out(
+    zoo_dirs: Mapping[str, Path], stack: Stack
+) -> None:
+    from harness.probe.memory import estimate_memory
+
+    probe = probe_model(zoo_dirs["qwen2_vl"], stack=stack)
+    assert 0 < probe.tower_weights_bytes < (probe.weights_bytes or 0)
+    full = estimate_memory(probe, 144, prompt_tokens=128)
+    text = estimate_memory(probe, 144, prompt_tokens=128, text_only=True)
+    assert full.weights_bytes - text.weights_bytes == probe.tower_weights_bytes
