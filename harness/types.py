@@ -150,6 +150,7 @@ class Case:
     repeats: int = 3
     warmup: int = 1
     timeout_s: float = 600.0
+    memory_threshold: float = 0.70  # share of machine memory the policy lets a model use
     expectation: Expectation | None = None
     gates: tuple[Gate, ...] = ()
     marks: tuple[str, ...] = ()

@@ -12,6 +12,7 @@ that differs from the one the files call for is judged as named, and the mismatc
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -178,7 +179,7 @@ class Preflighter:
         decision = decide(
             probe,
             scenario_needs=needs,
-            memory=self._budget or available_memory(),
+            memory=self._memory(case.memory_threshold),
             estimate=estimate,
             backend=backend,
         )
@@ -187,6 +188,12 @@ class Preflighter:
         if probe.backend is not Backend.NONE and wanted != backend and wanted not in BACKENDS:
             note = f"the runner has no {wanted} backend yet"
         return Preflight(backend, needs, decision, workload, probe.backend, note)
+
+    def _memory(self, threshold: float) -> MemoryBudget:
+        """The fixed budget (tests) or this machine's now, at the suite's threshold."""
+        if self._budget is not None:
+            return dataclasses.replace(self._budget, threshold=threshold)
+        return available_memory(threshold)
 
     def probe_record(self, case: Case) -> dict[str, JSONValue] | None:
         """The cached probe as JSON-ready data, None when there is none."""

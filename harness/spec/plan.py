@@ -139,6 +139,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
                         repeats=entry.repeats or suite.defaults.repeats,
                         warmup=entry.warmup if entry.warmup is not None else suite.defaults.warmup,
                         timeout_s=entry.timeout_s or suite.defaults.timeout_s,
+                        memory_threshold=suite.defaults.memory_threshold,
                         expectation=expectation,
                         gates=_gates(suite.gates, entry),
                         marks=(entry.scenario, ref.backend, *ref.tags),

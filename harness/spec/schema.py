@@ -24,6 +24,13 @@ class Defaults(Strict):
     repeats: int = Field(3, ge=1, description="measured repetitions per case")
     warmup: int = Field(1, ge=0, description="warm-up runs per case, kept apart from samples")
     timeout_s: float = Field(600.0, gt=0, description="wall-clock limit per case (and per load)")
+    memory_threshold: float = Field(
+        0.70,
+        gt=0,
+        le=1,
+        description="share of the machine's memory a model may take before the policy blocks "
+        "(vision models) or warns (others); 0.70 as in the field",
+    )
 
 
 class SelectSource(str, Enum):

@@ -3,6 +3,7 @@ worker; warnings run and stay in the record; the memory estimate is recorded per
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -361,3 +362,20 @@ def test_old_run_records_still_load_and_render(tmp_path: Path) -> None:
     assert memory is not None and not memory.prediction
     paths = render(run, tmp_path / "out")
     assert "Predicted vs measured" not in paths.md.read_text()
+
+
+@pytest.mark.parametrize(("threshold", "action"), [(0.70, "allow"), (0.50, "warn")])
+def test_the_suites_memory_threshold_sets_the_limit(
+    tmp_path: Path, threshold: float, action: str
+) -> None:
+    """40 GiB of weights on a 64 GiB machine: within 70% of it, over 50% of it."""
+    model = write_fake_model(tmp_path / "m", probe={"weights_bytes": 40 * GIB})
+    session = _session(tmp_path)
+    try:
+        case = dataclasses.replace(_case(model), memory_threshold=threshold)
+        result = session.run_case(case)
+    finally:
+        session.close_worker()
+    assert result.preflight["action"] == action, result.preflight
+    if action == "warn":
+        assert result.preflight["code"] == "insufficient_memory"

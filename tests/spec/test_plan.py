@@ -8,7 +8,7 @@ from harness.types import ExpectKind
 
 SUITE = """\
 schema_version: 1
-defaults: {{repeats: 2, warmup: 0, timeout_s: 30}}
+defaults: {{repeats: 2, warmup: 0, timeout_s: 30, memory_threshold: 0.5}}
 models:
   - name: a
     path: {a}
@@ -66,6 +66,7 @@ def test_params_defaults_overrides_and_gates(write_suite, tmp_path: Path) -> Non
     cases = _plan(write_suite, tmp_path)
     load, thr = cases[0], cases[1]
     assert load.params == {"reloads": 0} and load.repeats == 2 and load.timeout_s == 30
+    assert load.memory_threshold == thr.memory_threshold == 0.5
     assert thr.params == {"prompt_tokens": 8, "gen_tokens": 4, "ignore_eos": True}
     assert thr.point == {"prompt_tokens": 8, "ignore_eos": True}
     assert thr.repeats == 5 and thr.warmup == 0
