@@ -21,7 +21,8 @@ from harness.models.zoo.families import FAMILIES
 from harness.preflight_record import peak_check
 from harness.probe.machine import MemoryBudget
 from harness.runner.session import RunSession
-from harness.types import Case, CaseResult, ModelRef, ModelSource, Status
+from harness.types import Case, CaseResult, Status
+from tests.runner.cases import path_case
 
 TEXT_FAMILIES = [name for name, f in FAMILIES.items() if f.backend == "mlx_lm"]
 VISION_FAMILIES = [name for name, f in FAMILIES.items() if f.backend == "mlx_vlm"]
@@ -33,17 +34,14 @@ BUDGET = MemoryBudget(total_bytes=64 * 1024**3, available_bytes=48 * 1024**3)
 
 
 def _case(name: str, path: Path, prompt: int) -> Case:
-    return Case(
-        case_id=f"mem::{name}::throughput[prompt_tokens={prompt}]",
+    return path_case(
+        path,
+        name,
+        "throughput",
+        {"prompt_tokens": prompt, "gen_tokens": GENERATED, "ignore_eos": True},
         suite="mem",
-        suite_path="mem.suite.yaml",
-        model=ModelRef(name, ModelSource.PATH, str(path), "mlx_lm", (), str(path)),
-        scenario="throughput",
-        params={"prompt_tokens": prompt, "gen_tokens": GENERATED, "ignore_eos": True},
         point={"prompt_tokens": prompt},
-        repeats=1,
-        warmup=0,
-        timeout_s=300.0,
+        case_id=f"mem::{name}::throughput[prompt_tokens={prompt}]",
     )
 
 

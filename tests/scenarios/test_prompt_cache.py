@@ -9,7 +9,8 @@ import pytest
 
 from harness.runner.session import RunSession
 from harness.scenarios.prompt_cache import PromptCacheParams, first_mismatch, plan
-from harness.types import Case, ModelRef, ModelSource, Status
+from harness.types import Case, Status
+from tests.runner.cases import path_case
 
 
 class WordModel:
@@ -46,17 +47,7 @@ def test_first_mismatch(a: list[int], b: list[int], index: int) -> None:
 
 
 def _case(path: Path, key: str, **params: Any) -> Case:
-    return Case(
-        case_id=f"t::{key}::prompt_cache",
-        suite="t",
-        suite_path="t.suite.yaml",
-        model=ModelRef(key, ModelSource.PATH, str(path), "mlx_lm", (), str(path)),
-        scenario="prompt_cache",
-        params=PromptCacheParams(**params).model_dump(),
-        repeats=1,
-        warmup=0,
-        timeout_s=300,
-    )
+    return path_case(path, key, "prompt_cache", PromptCacheParams(**params).model_dump())
 
 
 @pytest.fixture(scope="module")

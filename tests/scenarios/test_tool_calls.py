@@ -16,6 +16,7 @@ from harness.scenarios import SCENARIOS
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
 from harness.scenarios.tool_calls import ToolCallsParams
 from harness.toolcalls.model import Extraction
+from tests.runner.cases import path_case
 
 CALL = '<tool_call>\n{{"name": "{name}", "arguments": {args}}}\n</tool_call>'
 
@@ -238,19 +239,7 @@ def test_params_are_checked(params: dict[str, Any], message: str) -> None:
 
 
 def _case(path: Path, key: str, **params: Any) -> Any:
-    from harness.types import Case, ModelRef, ModelSource
-
-    return Case(
-        case_id=f"t::{key}::tool_calls",
-        suite="t",
-        suite_path="t.suite.yaml",
-        model=ModelRef(key, ModelSource.PATH, str(path), "mlx_lm", (), str(path)),
-        scenario="tool_calls",
-        params=ToolCallsParams(**params).model_dump(),
-        repeats=1,
-        warmup=0,
-        timeout_s=300,
-    )
+    return path_case(path, key, "tool_calls", ToolCallsParams(**params).model_dump())
 
 
 @pytest.fixture(scope="module")
