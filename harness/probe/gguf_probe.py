@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.models.gguf.archs import arch_spec
 from harness.models.gguf.errors import GGUFImportError
-from harness.models.gguf.reader import SHORT_ARRAY, GGUFFile
+from harness.models.gguf.reader import GGUFFile, read_gguf_directory
 from harness.probe.arch import text_arch
 from harness.probe.files import TensorHeader
 from harness.probe.installed import Stack
@@ -115,12 +115,9 @@ def _read_header(path: Path) -> tuple[GGUFFile, bytes]:
     """The header with long arrays skipped (tensor directory kept), and the raw header bytes.
 
     The vocabulary is searched in the raw bytes (GGUF strings are length-prefixed), which is
-    much faster than decoding 262k token strings. ``_parse`` is the reader's internal entry
-    point: ``read_gguf`` keeps every array, ``read_gguf_header`` drops the tensor directory.
+    much faster than decoding 262k token strings.
     """
-    from harness.models.gguf import reader
-
-    gguf = reader._parse(path, keep_arrays=SHORT_ARRAY)[0]
+    gguf = read_gguf_directory(path)
     end = min((t.offset for t in gguf.tensors), default=gguf.file_size)
     try:
         with path.open("rb") as handle:

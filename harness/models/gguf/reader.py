@@ -262,6 +262,12 @@ def read_gguf(path: Path | str) -> GGUFFile:
     return _parse(Path(path), keep_arrays=None)[0]
 
 
+def read_gguf_directory(path: Path | str) -> GGUFFile:
+    """Metadata and the full tensor directory, with long metadata arrays (the vocabulary)
+    skipped: what probing a file's weights needs, without decoding every token string."""
+    return _parse(Path(path), keep_arrays=SHORT_ARRAY)[0]
+
+
 def read_gguf_header(path: Path | str) -> GGUFHeader:
     """Read only what probing needs: architecture, scalar metadata, long arrays counted."""
     parsed, lengths = _parse(Path(path), keep_arrays=SHORT_ARRAY)
