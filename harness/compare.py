@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.metrics import MetricSpec
 from harness.stats import bootstrap_ratio_ci, mann_whitney_u
@@ -169,7 +170,20 @@ def _not_comparable(
         )
     if not thresholds.allow_model_change:
         reasons.extend(model_changes(baseline, current, base.model, cur.model))
+    reasons.extend(input_changes(base.artifacts, cur.artifacts))
     return reasons
+
+
+def input_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Inputs a scenario fingerprinted in its artifacts (keys ending in ``_sha256``, e.g. the
+    tool_calls template swapped in by name) that differ between the two runs."""
+    keys = sorted(k for k in set(before) & set(after) if k.endswith("_sha256"))
+    return [
+        f"{k.removesuffix('_sha256').replace('_', ' ')} changed: "
+        f"{str(before[k])[:12]} -> {str(after[k])[:12]}"
+        for k in keys
+        if before[k] != after[k]
+    ]
 
 
 def model_changes(baseline: RunRecord, current: RunRecord, before: str, after: str) -> list[str]:

@@ -124,6 +124,27 @@ def test_other_not_comparable_reasons(change: dict[str, object], reason: str) ->
     assert case.verdict is Verdict.NOT_COMPARABLE and reason in case.reasons
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "comparable"),
+    [
+        ({"chat_template_sha256": "a" * 64}, {"chat_template_sha256": "a" * 64}, True),
+        ({"chat_template_sha256": "a" * 64}, {"chat_template_sha256": "b" * 64}, False),
+        ({"chat_template_sha256": "a" * 64}, {}, True),  # an older run without the fingerprint
+        ({"parser": "json_tools"}, {"parser": "pythonic"}, True),  # outputs, not inputs
+    ],
+)
+def test_an_input_fingerprinted_in_artifacts_that_changed_is_not_comparable(
+    before: dict[str, object], after: dict[str, object], comparable: bool
+) -> None:
+    metrics = (_decode([100, 101, 99, 100, 102]),)
+    base = _run("a", [dataclasses.replace(_case(metrics=metrics), artifacts=before)])
+    cur = _run("b", [dataclasses.replace(_case(metrics=metrics), artifacts=after)])
+    (case,) = compare_runs(base, cur).cases
+    assert (case.verdict is not Verdict.NOT_COMPARABLE) is comparable, case.reasons
+    if not comparable:
+        assert case.reasons == ("chat template changed: aaaaaaaaaaaa -> bbbbbbbbbbbb",)
+
+
 def test_machine_change_is_not_comparable_unless_allowed() -> None:
     metrics = (_decode([100, 101, 99]),)
     other = dataclasses.replace(MACHINE, blas="bundled")
