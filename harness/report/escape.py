@@ -12,7 +12,10 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
-_MD_SPECIAL = re.compile(r"([\\|`\[\]])")
+_MD_SPECIAL = re.compile(r"([\\|`\[\]*~])")
+# GitHub Markdown never takes an underscore inside a word as emphasis (decode_tps stays as it is);
+# one at a word's edge can open or close it (__init__), so only those are escaped.
+_MD_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 _WHITESPACE = re.compile(r"\s+")
@@ -21,12 +24,14 @@ _WHITESPACE = re.compile(r"\s+")
 def md_escape(text: str) -> str:
     """Make ``text`` inert inside a Markdown table cell or paragraph.
 
-    Pipes, backticks, brackets and backslashes get a backslash (no table breaks, code spans,
-    links or images), ``<`` becomes ``&lt;`` (no raw HTML), control characters are dropped
+    Pipes, backticks, brackets, backslashes, asterisks, tildes and underscores at a word's edge
+    get a backslash (no table breaks, code spans, links, images, emphasis or strikethrough),
+    ``<`` becomes ``&lt;`` (no raw HTML), control characters are dropped
     and line breaks become ``<br>`` so a cell stays on one line.
     """
     text = _CONTROL.sub("", text)
     text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
     text = text.replace("<", "&lt;")
     return _LINE_BREAKS.sub("<br>", text)
 

@@ -142,6 +142,9 @@ def test_worst_status(statuses: list[Status], worst: Status) -> None:
         ("![img](http://x/y.png)", r"!\[img\](http://x/y.png)"),
         ("back\\slash", "back\\\\slash"),
         ("bell\x07esc\x1b[31m", r"bellesc\[31m"),
+        ("ImagesKwargs.__init__() got", r"ImagesKwargs.\_\_init\_\_() got"),
+        ("throughput.decode_tps", "throughput.decode_tps"),  # inside a word: never emphasis
+        ("*bold* and ~~gone~~", r"\*bold\* and \~\~gone\~\~"),
     ],
 )
 def test_md_escape(text: str, expected: str) -> None:
