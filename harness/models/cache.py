@@ -26,3 +26,17 @@ def models_dir() -> Path:
 def downloads_dir() -> Path:
     """Directory holding downloaded source artefacts (wheels, GGUF files) before conversion."""
     return cache_root() / "downloads"
+
+
+def swap_in(building: Path, final: Path) -> None:
+    """Replace ``final`` by ``building``; an old copy is moved aside first, then removed."""
+    import shutil
+    import tempfile
+
+    old: Path | None = None
+    if final.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
+        os.replace(final, old / final.name)
+    os.replace(building, final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

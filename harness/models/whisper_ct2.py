@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.models.cache import models_dir
+from harness.models.cache import models_dir, swap_in
 from harness.models.ct2 import (
     CONVERTER_VERSION,
     ConversionSummary,
@@ -126,7 +125,7 @@ def prepare_whisper_tiny_en(out_dir: Path, *, force: bool = False) -> Path:
             "summary": summary.to_dict(),
         }
         (building / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
-        _swap_in(building, final)
+        swap_in(building, final)
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return final
@@ -139,17 +138,6 @@ def source_dir() -> Path:
         if sha256_file(path) != MEMBER_SHA256[member]:
             raise FetchError(f"{path}: sha256 differs from the pinned value for {member}")
     return paths[0].parent
-
-
-def _swap_in(building: Path, final: Path) -> None:
-    """Replace ``final`` by ``building``; an old copy is moved aside first, then removed."""
-    old: Path | None = None
-    if final.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
-        os.replace(final, old / final.name)
-    os.replace(building, final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
