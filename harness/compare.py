@@ -20,7 +20,6 @@ from harness.metrics import MetricSpec
 from harness.stats import bootstrap_ratio_ci, mann_whitney_u
 from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
 
-FAILING = frozenset({Status.FAILED, Status.ERRORED, Status.CRASHED, Status.TIMED_OUT})
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
 MACHINE_FIELDS = ("cpu", "cores", "memory_bytes", "os", "arch", "mlx_device", "blas")
 IDENTITY_FIELDS = (
@@ -228,14 +227,14 @@ def _case_delta(
         return make(verdict=Verdict.NEW)
     if cur is None:
         return make(verdict=Verdict.REMOVED)
-    if base.status in WORKING and cur.status in FAILING:
+    if base.status in WORKING and cur.status.is_failing:
         # a case failed by a gate still measured: keep its metric deltas for the report
         return make(
             verdict=Verdict.NEWLY_FAILING,
             reasons=(cur.reason or cur.status.value,),
             metrics=_metric_deltas(base, cur, specs, thresholds),
         )
-    if base.status in FAILING and cur.status in WORKING:
+    if base.status.is_failing and cur.status in WORKING:
         return make(verdict=Verdict.FIXED)
     if not (base.status in WORKING and cur.status in WORKING):
         return make(verdict=Verdict.UNCHANGED)

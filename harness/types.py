@@ -26,10 +26,16 @@ class Status(str, Enum):
     ERRORED = "errored"
     CRASHED = "crashed"
     TIMED_OUT = "timed_out"
+    INTERRUPTED = "interrupted"  # the run was stopped (Ctrl-C, SIGTERM) before the case ended
 
     @property
     def is_ok(self) -> bool:
         return self in (Status.PASSED, Status.XFAILED, Status.SKIPPED)
+
+    @property
+    def is_failing(self) -> bool:
+        """Something went wrong in the case itself (a verdict of 'broken', not 'not run')."""
+        return self in (Status.FAILED, Status.ERRORED, Status.CRASHED, Status.TIMED_OUT)
 
 
 class Verdict(str, Enum):
@@ -38,6 +44,7 @@ class Verdict(str, Enum):
     IMPROVED = "improved"
     REGRESSED = "regressed"
     UNCHANGED = "unchanged"
+    INCONCLUSIVE = "inconclusive"  # the samples cannot decide (too few, or not significant)
     NOT_COMPARABLE = "not_comparable"
     NEWLY_FAILING = "newly_failing"
     FIXED = "fixed"

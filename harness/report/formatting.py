@@ -22,6 +22,7 @@ GIB = 1024**3
 # worst first: the matrix shows the worst status of a cell
 SEVERITY: tuple[Status, ...] = (
     Status.CRASHED,
+    Status.INTERRUPTED,
     Status.TIMED_OUT,
     Status.ERRORED,
     Status.FAILED,
@@ -41,6 +42,7 @@ STATUS_SYMBOLS: Mapping[Status, str] = MappingProxyType(
         Status.ERRORED: "⛔",
         Status.CRASHED: "💥",
         Status.TIMED_OUT: "⏱",
+        Status.INTERRUPTED: "✋",
     }
 )
 

@@ -8,8 +8,6 @@ from harness.metrics import MetricSpec
 from harness.spec.gates import evaluate_gate
 from harness.types import Case, Expectation, ExpectKind, GateResult, Metric, Status
 
-FAILING = (Status.FAILED, Status.ERRORED, Status.CRASHED, Status.TIMED_OUT)
-
 
 def judge(
     case: Case,
@@ -39,7 +37,7 @@ def judge(
             reason = "; ".join(g.message for g in failed)
     expectation = case.expectation
     if expectation is not None and expectation.kind is ExpectKind.XFAIL:
-        if status in FAILING:
+        if status.is_failing:
             return (
                 Status.XFAILED,
                 gates,
