@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import IO, Any
 
 
+class WorkerProtocolError(Exception):
+    """The worker answered with something that is not a reply (a bug on our side, not a crash)."""
+
+
 class WorkerGone(Exception):
     """The worker died (crash, signal, exit) or went silent past its timeout."""
 
@@ -94,7 +98,18 @@ class WorkerClient:
                     raise WorkerGone(self._death())
                 self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        reply: dict[str, Any] = json.loads(line)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            self.kill()  # the stream cannot be trusted any more
+            raise WorkerProtocolError(
+                f"worker sent a line that is not JSON: {line[:80]!r}; worker stopped"
+            ) from None
+        if not isinstance(reply, dict):
+            self.kill()
+            raise WorkerProtocolError(
+                f"worker sent {type(reply).__name__} instead of a reply object; worker stopped"
+            )
         return reply
 
     def _death(self) -> str:

@@ -14,7 +14,9 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+import traceback
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,12 +25,13 @@ from harness.codec import metric_from_json
 from harness.identity import model_identity
 from harness.probe.machine import MemoryBudget
 from harness.runner.blas import planned_blas, worker_env
-from harness.runner.client import WorkerClient, WorkerGone
+from harness.runner.client import WorkerClient, WorkerGone, WorkerProtocolError
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
 from harness.runner.preflight import Preflight, Preflighter
+from harness.runner.signals import RunInterrupted, signals_deferred
 from harness.spec.plan import worker_key
-from harness.store import RUN_FILE, RunWriter, load_run
+from harness.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.types import (
     Case,
     CaseResult,
@@ -40,6 +43,8 @@ from harness.types import (
     SuiteInfo,
     Unit,
 )
+
+HARNESS_LOG = "harness.log"
 
 
 def new_run_id() -> str:
@@ -89,6 +94,14 @@ class _LiveModel:
 
 
 class RunSession:
+    """One run's record: cases in, exactly one result per planned case out.
+
+    Every failure of the harness's own code while a case is handled (probe, policy, worker
+    protocol, decoding, judging, serializing the result) becomes an ``errored`` result with a
+    one-line reason; the traceback goes to ``logs/harness.log`` in the run folder. A stop
+    (:meth:`interrupt`) records every planned case without a result as ``interrupted``.
+    """
+
     def __init__(
         self,
         report_root: Path,
@@ -99,31 +112,63 @@ class RunSession:
         project_root: Path | None = None,
         baseline: RunRecord | None = None,
         memory_budget: MemoryBudget | None = None,
+        resume: bool = False,
     ) -> None:
-        """``memory_budget`` fixes the policy's memory budget; by default the machine's."""
+        """``memory_budget`` fixes the policy's memory budget; by default the machine's.
+
+        ``resume``: continue the record of ``run_id``; its cases with a final status are not
+        run again (:meth:`run_case` returns what was recorded).
+        """
         from harness.metrics import all_specs
 
+        check_report_root(report_root)
         self.run_id = run_id or new_run_id()
         self.report_root = report_root
         self.run_dir = report_root / self.run_id
         self.env = worker_env(os.environ, offline=offline)
         self.specs = all_specs()
-        self.writer = RunWriter(self.run_dir / RUN_FILE)
-        self.writer.start(
-            run_id=self.run_id,
-            started_at=now(),
-            machine=machine(planned_blas(self.env)),
-            packages=package_versions(),
-            git_sha=git_sha(project_root or Path.cwd()),
-            suites=list(suites),
-        )
+        self.recorded: dict[str, CaseResult] = {}  # final results of the run being resumed
+        if resume:
+            previous = load_run(self.run_dir)
+            self.recorded = {
+                r.case_id: r for r in previous.results if r.status is not Status.INTERRUPTED
+            }
+        self.writer = RunWriter(self.run_dir / RUN_FILE, resume=resume)
+        if resume:
+            self.writer.resumed(now(), package_versions(), git_sha(project_root or Path.cwd()))
+        else:
+            self.writer.start(
+                run_id=self.run_id,
+                started_at=now(),
+                machine=machine(planned_blas(self.env)),
+                packages=package_versions(),
+                git_sha=git_sha(project_root or Path.cwd()),
+                suites=list(suites),
+            )
         self.baseline = baseline
         self.comparison: Any = None  # harness.compare.Comparison once finished with a baseline
+        self.stopped: RunInterrupted | None = None
         self._baseline_cases = {r.case_id: r for r in baseline.results} if baseline else {}
         self._live: _LiveModel | None = None
         self._identities: set[str] = set()
         self._preflight = Preflighter(budget=memory_budget)
         self._probed: set[str] = set()
+        self._planned: dict[str, Case] = {}
+        self._results: dict[str, CaseResult] = {}  # this session's, by case id
+
+    @property
+    def log_path(self) -> Path:
+        """Where the harness's own tracebacks go (the report links the run's logs folder)."""
+        return self.run_dir / "logs" / HARNESS_LOG
+
+    def plan(self, cases: Iterable[Case]) -> None:
+        """The cases this run means to finish; a stop records the unfinished ones."""
+        for case in cases:
+            self._planned.setdefault(case.case_id, case)
+
+    def pending(self, cases: Iterable[Case]) -> list[Case]:
+        """The cases of ``cases`` that still need to run (all of them unless resuming)."""
+        return [c for c in cases if c.case_id not in self.recorded]
 
     # -- workers ---------------------------------------------------------------------------
     def _model(self, case: Case) -> _LiveModel:
@@ -135,6 +180,13 @@ class RunSession:
     def close_worker(self) -> None:
         if self._live is not None and self._live.client is not None:
             self._live.client.close()
+        self._live = None
+
+    def kill_worker(self) -> None:
+        """Stop the current worker's process group now (no grace: the run is stopping)."""
+        if self._live is not None and self._live.client is not None:
+            self._live.client.kill()
+            self._live.client.close(grace_s=0)
         self._live = None
 
     def _ensure_loaded(self, live: _LiveModel, timeout_s: float) -> WorkerClient:
@@ -152,14 +204,16 @@ class RunSession:
             live.client = None
             live.load_error = f"load failed: {reply.get('error', reply)}"
             raise WorkerGone(live.load_error)
-        live.device = reply["info"].get("device")
+        info = reply.get("info")
+        live.device = info.get("device") if isinstance(info, dict) else None
         live.blas = reply.get("blas")
         return client
 
     def _record_identity(self, case: Case, live: _LiveModel) -> None:
         if case.model.key not in self._identities:
             self._identities.add(case.model.key)
-            self.writer.model(model_identity(case.model), device=live.device, blas=live.blas)
+            with signals_deferred():
+                self.writer.model(model_identity(case.model), device=live.device, blas=live.blas)
 
     def _check(self, case: Case) -> Preflight | None:
         """Probe (once per model, recorded) and policy for ``case``, before any load."""
@@ -168,19 +222,22 @@ class RunSession:
             probe = self._preflight.probe_record(case)
             if probe is not None:
                 self._probed.add(case.model.key)
-                self.writer.probe(case.model.key, probe)
+                with signals_deferred():
+                    self.writer.probe(case.model.key, probe)
         return preflight
 
     # -- cases -----------------------------------------------------------------------------
     def _execute(self, case: Case) -> Outcome:
         live = self._model(case)  # a switch of model stops the previous worker first
-        preflight = self._check(case)
+        with self._stage("probe and policy"):
+            preflight = self._check(case)
+            record = preflight.record() if preflight is not None else {}
         if preflight is None:
             return self._run_in_worker(case, live)
         if preflight.blocked:  # no worker starts for it
-            return Outcome(Status.SKIPPED, preflight.reason, preflight=preflight.record())
+            return Outcome(Status.SKIPPED, preflight.reason, preflight=record)
         outcome = self._run_in_worker(case, live)
-        return dataclasses.replace(outcome, preflight=preflight.record())
+        return dataclasses.replace(outcome, preflight=record)
 
     def _run_in_worker(self, case: Case, live: _LiveModel) -> Outcome:
         if live.load_error is not None:
@@ -194,6 +251,10 @@ class RunSession:
             status = Status.TIMED_OUT if exc.timed_out else Status.CRASHED
             live.load_error = f"load {status.value}: {exc}"
             return Outcome(status, f"during load: {exc}")
+        except WorkerProtocolError as exc:
+            live.client = None
+            live.load_error = f"load errored: {exc}"
+            return Outcome(Status.ERRORED, f"harness error in worker protocol: {exc}")
         self._record_identity(case, live)
         request = {
             "op": "run",
@@ -207,30 +268,55 @@ class RunSession:
         except WorkerGone as exc:
             live.client = None  # the next case of this model starts a fresh worker
             return Outcome(Status.TIMED_OUT if exc.timed_out else Status.CRASHED, str(exc))
+        except WorkerProtocolError as exc:
+            live.client = None
+            return Outcome(Status.ERRORED, f"harness error in worker protocol: {exc}")
         if reply.get("op") == "crash":
             client.kill()
             live.client = None
             return Outcome(Status.CRASHED, reply.get("error"))
         if reply.get("op") != "result":
             return Outcome(Status.ERRORED, str(reply.get("error", reply)))
-        metrics = [metric_from_json(m) for m in reply["metrics"]]
-        metrics.extend(_memory_metrics(reply.get("memory") or {}))
-        status, reason = Status.PASSED, None
-        if reply.get("failures"):
-            status, reason = Status.FAILED, "; ".join(reply["failures"])
-        elif reply.get("skip_reason"):
-            status, reason = Status.SKIPPED, str(reply["skip_reason"])
-        return Outcome(
-            status,
-            reason,
-            tuple(metrics),
-            dict(reply.get("artifacts") or {}),
-            int(reply.get("version", 1)),
-        )
+        with self._stage("reading the worker's result"):
+            return _outcome_of(reply)
+
+    @contextmanager
+    def _stage(self, stage: str) -> Iterator[None]:
+        """Turn an exception of the harness's own code into :class:`HarnessFault` (logged)."""
+        try:
+            yield
+        except HarnessFault:
+            raise
+        except Exception as exc:
+            raise HarnessFault(stage, exc, self._log_traceback(stage, exc)) from exc
+
+    def _log_traceback(self, stage: str, exc: BaseException) -> Path | None:
+        try:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with self.log_path.open("a", encoding="utf-8") as fh:
+                fh.write(f"--- {now()} harness error in {stage}\n")
+                fh.write("".join(traceback.format_exception(exc)))
+        except OSError:
+            return None
+        return self.log_path
 
     def run_case(self, case: Case) -> CaseResult:
+        """Run ``case`` (or return its recorded result when resuming) and record it."""
+        if case.case_id in self.recorded:
+            return self.recorded[case.case_id]
+        self._planned.setdefault(case.case_id, case)
         started = now()
         start = time.perf_counter()
+        try:
+            with self._stage("running the case"):
+                result = self._run_and_judge(case, started, start)
+        except HarnessFault as fault:
+            if fault.stage == "running the case":  # the worker's state is unknown: restart it
+                self.kill_worker()
+            result = _errored(case, started, time.perf_counter() - start, fault.line)
+        return self._record(case, result)
+
+    def _run_and_judge(self, case: Case, started: str, start: float) -> CaseResult:
         expectation = case.expectation
         gates: tuple[GateResult, ...] = ()
         if expectation is not None and expectation.kind is ExpectKind.SKIP:
@@ -238,16 +324,17 @@ class RunSession:
             status, reason = outcome.status, outcome.reason
         else:
             outcome = self._execute(case)
-            before = self._baseline_cases.get(case.case_id)
-            status, gates, reason = judge(
-                case,
-                outcome.status,
-                outcome.metrics,
-                outcome.reason,
-                self.specs,
-                baseline={m.name: m for m in before.metrics} if before else None,
-            )
-        result = CaseResult(
+            with self._stage("judging gates and expectations"):
+                before = self._baseline_cases.get(case.case_id)
+                status, gates, reason = judge(
+                    case,
+                    outcome.status,
+                    outcome.metrics,
+                    outcome.reason,
+                    self.specs,
+                    baseline={m.name: m for m in before.metrics} if before else None,
+                )
+        return CaseResult(
             case_id=case.case_id,
             suite=case.suite,
             model=case.model.key,
@@ -265,13 +352,50 @@ class RunSession:
             link=expectation.link if expectation else None,
             preflight=outcome.preflight,
         )
-        self.writer.case(result)
+
+    def _record(self, case: Case, result: CaseResult) -> CaseResult:
+        """Append ``result``; a result that cannot be serialized is recorded as errored."""
+        try:
+            with signals_deferred():
+                self.writer.case(result)
+        except (TypeError, ValueError) as exc:  # not JSON-serializable: our bug, not the case's
+            log = self._log_traceback("recording the result", exc)
+            line = HarnessFault("recording the result", exc, log).line
+            result = _errored(case, result.started_at, result.duration_s, line)
+            with signals_deferred():
+                self.writer.case(result)
+        self._results[case.case_id] = result
         return result
 
+    # -- ending ----------------------------------------------------------------------------
+    def interrupt(self, stop: RunInterrupted) -> list[CaseResult]:
+        """Stop now: kill the worker, record every unfinished planned case as interrupted."""
+        self.stopped = stop
+        self.kill_worker()
+        marked = []
+        with signals_deferred():
+            for case_id, case in self._planned.items():
+                if case_id in self._results or case_id in self.recorded:
+                    continue
+                result = _interrupted(case, stop.reason)
+                self.writer.case(result)
+                self._results[case_id] = result
+                marked.append(result)
+            self.writer.interrupted(now(), stop.reason)
+        return marked
+
     def finish(self, *, render: bool = True) -> tuple[RunRecord, Path | None]:
-        """Close workers, end the record, render reports; return the run and report.html."""
-        self.close_worker()
-        self.writer.finish(now())
+        """Close workers, end the record, render reports; return the run and report.html.
+
+        After :meth:`interrupt` the record stays open for ``--resume`` (no ``run_end``) and the
+        report rendered is a partial one.
+        """
+        if self.stopped is None:
+            self.close_worker()
+            with signals_deferred():
+                self.writer.finish(now())
+        else:
+            self.kill_worker()
         self.writer.close()
         run = load_run(self.run_dir)
         if self.baseline is not None:
@@ -288,6 +412,74 @@ class RunSession:
             defaults = default_sections()
             sections = (defaults[0], section(self.comparison), *defaults[1:])
         return run, render_reports(run, self.run_dir, self.report_root / "latest", sections)
+
+
+class HarnessFault(Exception):
+    """An exception of the harness's own code while handling a case, with its one line."""
+
+    def __init__(self, stage: str, exc: BaseException, log: Path | None) -> None:
+        text = str(exc).strip().splitlines()
+        detail = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+        where = f" (traceback in {log})" if log is not None else ""
+        self.stage = stage
+        self.line = f"harness error in {stage}: {detail}{where}"
+        super().__init__(self.line)
+
+
+def _outcome_of(reply: dict[str, Any]) -> Outcome:
+    """A worker's ``result`` reply as an :class:`Outcome`."""
+    metrics = [metric_from_json(m) for m in reply["metrics"]]
+    metrics.extend(_memory_metrics(reply.get("memory") or {}))
+    status, reason = Status.PASSED, None
+    if reply.get("failures"):
+        status, reason = Status.FAILED, "; ".join(str(f) for f in reply["failures"])
+    elif reply.get("skip_reason"):
+        status, reason = Status.SKIPPED, str(reply["skip_reason"])
+    return Outcome(
+        status,
+        reason,
+        tuple(metrics),
+        dict(reply.get("artifacts") or {}),
+        int(reply.get("version", 1)),
+    )
+
+
+def _bare(case: Case, status: Status, reason: str, started: str, duration_s: float) -> CaseResult:
+    return CaseResult(
+        case_id=case.case_id,
+        suite=case.suite,
+        model=case.model.key,
+        scenario=case.scenario,
+        status=status,
+        params=_plain(case.params),
+        point=_plain(case.point),
+        reason=reason,
+        duration_s=duration_s,
+        started_at=started,
+        link=case.expectation.link if case.expectation else None,
+    )
+
+
+def _errored(case: Case, started: str, duration_s: float, reason: str) -> CaseResult:
+    return _bare(case, Status.ERRORED, reason, started, duration_s)
+
+
+def _interrupted(case: Case, reason: str) -> CaseResult:
+    return _bare(case, Status.INTERRUPTED, reason, now(), 0.0)
+
+
+def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Params as JSON can hold them (a value it cannot is shown as its repr)."""
+    import json
+
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        try:
+            json.dumps(value)
+            out[str(key)] = value
+        except (TypeError, ValueError):
+            out[str(key)] = repr(value)
+    return out
 
 
 def render_reports(

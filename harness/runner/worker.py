@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -110,7 +111,39 @@ class Worker:
         return 0
 
 
+PARENT_POLL_S = 0.5
+
+
+def die_with_parent() -> None:
+    """Never outlive the supervisor, even when it is SIGKILLed and cannot clean up.
+
+    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``). Everywhere: a
+    daemon thread notices being re-parented and exits (covers macOS, and the race before prctl).
+    """
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(70)
+            time.sleep(PARENT_POLL_S)
+
+    if parent == 1 or os.getppid() != parent:
+        os._exit(70)
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main() -> int:
+    die_with_parent()
     protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # library prints must never corrupt the protocol stream
     sys.stdout = sys.stderr

@@ -1,0 +1,54 @@
+"""Every embedded model through the real runner, as a user runs it: ``mlx-harness run`` on the
+shipped ``suites/models.suite.yaml`` (4-bit SmolLM2, float32 SmolLM2, Gemma 3 270M, every zoo
+text model; load and a short throughput case each) in a subprocess.
+
+``make demo`` proves the pytest driver on the default suite (which holds the 4-bit SmolLM2 and
+zoo/llama); this proves the CLI driver on every embedded text model.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.models.catalog import embedded_models
+from harness.store import load_run
+from harness.types import Status
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "suites" / "models.suite.yaml"
+
+
+@pytest.mark.real_model
+@pytest.mark.slow
+def test_models_suite_passes_through_the_cli(tmp_path: Path) -> None:
+    missing = [m.name for m in embedded_models() if not m.prepared]
+    if missing:
+        pytest.skip(f"not prepared: {', '.join(missing)} (run `mlx-harness models prepare`)")
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", str(SUITE), "--report-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        cwd=ROOT,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "Traceback" not in out
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir() and p.name != "latest"]
+    run = load_run(run_dir)
+    models = {r.model for r in run.results}
+    assert {"smollm2-135m-q4", "smollm2-135m-f32", "gemma3-270m", "zoo-llama"} <= models
+    assert all(r.status is Status.PASSED for r in run.results), [
+        (r.case_id, r.status, r.reason) for r in run.results if r.status is not Status.PASSED
+    ]
+    assert len(run.results) == 2 * len(models)
+    for result in run.results:
+        if result.scenario == "throughput":
+            decode = result.metric("throughput.decode_tps")
+            assert decode is not None and decode.samples and decode.median > 0
+    q4 = run.probes.get("smollm2-135m-q4") or {}
+    assert (q4.get("quantization") or {}).get("bits") == 4  # the probe record of a 4-bit model
