@@ -2,22 +2,24 @@
 
 A metric regresses only when the difference is both significant (Mann-Whitney U on the raw
 samples) and larger than its minimum effect (the metric's noise floor or the caller's minimum,
-whichever is larger); the direction of "better" comes from the metric's definition. Cases whose
-model files, chat template, scenario version, parameters or machine changed are "not comparable",
-with the reason.
+whichever is larger); the direction of "better" comes from the metric's definition. Samples too
+few to reach significance make a metric "inconclusive" with the count needed, never "unchanged"
+(the rule is :func:`harness.significance.decide`). A case takes its worst metric's verdict:
+regressed > improved > inconclusive > unchanged. Cases whose model files, chat template, scenario
+version, parameters or machine changed are "not comparable", with the reason.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.metrics import MetricSpec
-from harness.stats import bootstrap_ratio_ci, mann_whitney_u
+from harness.significance import ALPHA, decide
+from harness.stats import bootstrap_ratio_ci
 from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
 
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
@@ -28,13 +30,13 @@ IDENTITY_FIELDS = (
     ("weights_bytes", "model weights changed"),
     ("backend", "backend changed"),
 )
-SINGLE_SAMPLE_EFFECT = 0.10  # without repeats no test is possible: only large changes count
-TIMER_JITTER_S = 0.001  # differences in seconds below this are scheduler noise, never a verdict
+# a case's verdict is its worst metric's: regressed > improved > inconclusive > unchanged
+ROLL_UP = (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE)
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    alpha: float = 0.05
+    alpha: float = ALPHA
     min_effect: float = 0.03
     allow_machine_change: bool = False
     allow_model_change: bool = False  # compare variants on purpose (e.g. 4-bit vs float32)
@@ -53,7 +55,13 @@ class MetricDelta:
     p_value: float | None
     ratio_ci: tuple[float, float] | None
     verdict: Verdict
-    note: str = ""
+    note: str = ""  # why: "needs n >= 4 a side", "p=0.0079, minimum effect 3%", ...
+    needed_n: int | None = None  # samples a side that would let the test decide, when too few
+
+    @property
+    def label(self) -> str:
+        """``inconclusive (needs n >= 4 a side)``: the verdict with its reason."""
+        return f"{self.verdict.value} ({self.note})" if self.note else self.verdict.value
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,15 @@ class Comparison:
         bad = (Verdict.REGRESSED, Verdict.NEWLY_FAILING)
         return tuple(c for c in self.cases if c.verdict in bad)
 
+    @property
+    def inconclusive(self) -> tuple[CaseDelta, ...]:
+        """Cases whose samples cannot decide (too few, or a change that is not significant)."""
+        return tuple(c for c in self.cases if c.verdict is Verdict.INCONCLUSIVE)
+
+    def metric_counts(self) -> Counter[Verdict]:
+        """Verdicts of every metric compared, over all cases."""
+        return Counter(d.verdict for c in self.cases for d in c.metrics)
+
 
 def machine_changes(baseline: Machine, current: Machine) -> tuple[str, ...]:
     return tuple(
@@ -107,45 +124,33 @@ def package_changes(baseline: RunRecord, current: RunRecord) -> tuple[str, ...]:
 def compare_metric(
     spec: MetricSpec | None, base: Metric, cur: Metric, thresholds: Thresholds
 ) -> MetricDelta:
+    """One metric's verdict by :func:`harness.significance.decide` (the rule relative gates use)."""
     higher = spec.higher_is_better if spec else True
     floor = max(spec.noise_floor if spec else 0.0, thresholds.min_effect)
-    b, c = base.median, cur.median
-    change = (c - b) / abs(b) if b not in (0.0,) and not math.isnan(b) else math.nan
-    few = min(len(base.samples), len(cur.samples)) < 3
-    p_value = None if few else mann_whitney_u(base.samples, cur.samples)
-    ci = None if few else bootstrap_ratio_ci(base.samples, cur.samples)
-    if math.isnan(change):
-        verdict, note = Verdict.UNCHANGED, "no baseline value to compare"
-    elif few and cur.unit in (Unit.SECONDS, Unit.TOKENS_PER_SECOND, Unit.RATIO):
-        verdict, note = Verdict.UNCHANGED, "single timing sample: not judged (add repeats)"
-    else:
-        effect = SINGLE_SAMPLE_EFFECT if few else floor
-        significant = few or (p_value is not None and p_value < thresholds.alpha)
-        if cur.unit is Unit.SECONDS and abs(c - b) < TIMER_JITTER_S:
-            significant = False
-        better = change > 0 if higher else change < 0
-        if significant and abs(change) >= effect:
-            verdict = Verdict.IMPROVED if better else Verdict.REGRESSED
-        else:
-            verdict = Verdict.UNCHANGED
-        note = (
-            f"single sample: only changes over {effect:.0%} count"
-            if few
-            else f"p={p_value:.3g}, minimum effect {effect:.0%}"
-        )
+    decision = decide(
+        base.samples,
+        cur.samples,
+        unit=cur.unit,
+        higher_is_better=higher,
+        effect=floor,
+        alpha=thresholds.alpha,
+    )
+    testable = min(len(base.samples), len(cur.samples)) >= 3
+    ci = bootstrap_ratio_ci(base.samples, cur.samples) if testable else None
     return MetricDelta(
         metric=base.name,
         unit=cur.unit,
         higher_is_better=higher,
-        baseline_median=b,
-        current_median=c,
+        baseline_median=base.median,
+        current_median=cur.median,
         baseline_samples=base.samples,
         current_samples=cur.samples,
-        change=change,
-        p_value=p_value,
+        change=decision.change,
+        p_value=decision.p_value,
         ratio_ci=ci,
-        verdict=verdict,
-        note=note,
+        verdict=decision.verdict,
+        note=decision.note,
+        needed_n=decision.needed_n,
     )
 
 
@@ -246,13 +251,7 @@ def _case_delta(
         )
     deltas = _metric_deltas(base, cur, specs, thresholds)
     verdicts = {d.verdict for d in deltas}
-    verdict = (
-        Verdict.REGRESSED
-        if Verdict.REGRESSED in verdicts
-        else Verdict.IMPROVED
-        if Verdict.IMPROVED in verdicts
-        else Verdict.UNCHANGED
-    )
+    verdict = next((v for v in ROLL_UP if v in verdicts), Verdict.UNCHANGED)
     return make(verdict=verdict, metrics=deltas)
 
 

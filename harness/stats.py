@@ -1,4 +1,9 @@
-"""Small, dependency-free statistics for comparing raw samples: Mann-Whitney U and bootstrap."""
+"""Small, dependency-free statistics for comparing raw samples: Mann-Whitney U and bootstrap.
+
+:func:`min_p_value` and :func:`needed_n` say what a sample size can show at all: with 3 samples
+a side the smallest two-sided Mann-Whitney p is 2 / C(6, 3) = 0.1, so nothing is significant at
+alpha 0.05 however large the change; 4 a side (p >= 0.029) is the fewest that can be.
+"""
 
 from __future__ import annotations
 
@@ -41,6 +46,29 @@ def _u_distribution(n1: int, n2: int) -> tuple[int, ...]:
                 (a[k] if k < len(a) else 0) + (b[k] if k < len(b) else 0) for k in range(size)
             ]
     return tuple(table[n1, n2])
+
+
+def min_p_value(n1: int, n2: int) -> float:
+    """Smallest two-sided p the exact Mann-Whitney U test can give for ``n1`` vs ``n2`` samples
+    (every sample of one side below every sample of the other): 2 / C(n1 + n2, n1)."""
+    if n1 <= 0 or n2 <= 0:
+        return 1.0
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
+
+
+def can_reach(n1: int, n2: int, alpha: float) -> bool:
+    """Whether ``n1`` vs ``n2`` samples can give a p-value below ``alpha`` at all."""
+    return min_p_value(n1, n2) < alpha
+
+
+def needed_n(alpha: float) -> int:
+    """Fewest samples a side (both sides equal) that can show a change significant at ``alpha``."""
+    if not 0 < alpha <= 1:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    n = 1
+    while not can_reach(n, n, alpha):
+        n += 1
+    return n
 
 
 def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> float:

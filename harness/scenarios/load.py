@@ -29,6 +29,7 @@ class LoadScenario:
     params_model: ClassVar[type[Params]] = LoadParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (LOAD_S, WEIGHTS, ACTIVE, LOAD_PEAK)
     needs: ClassVar[frozenset[Capability]] = NO_NEEDS  # any model its backend can load
+    repeats_apply: ClassVar[bool] = False  # samples come from `reloads`, not from repeats
 
     def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
         assert isinstance(params, LoadParams)

@@ -1,11 +1,16 @@
-"""Gate expressions: ``">= 5"`` (absolute, in the metric's unit) or ``"-5%"`` (vs baseline)."""
+"""Gate expressions: ``">= 5"`` (absolute, in the metric's unit) or ``"-5%"`` (vs baseline).
+
+A relative gate is judged like a comparison: it fails only on a significant change worse than
+its allowance; too few samples, or no baseline, leave it "not evaluated" with the reason.
+"""
 
 from __future__ import annotations
 
 import math
 import re
 
-from harness.types import Gate, GateResult, Metric
+from harness.significance import ALPHA, decide
+from harness.types import Gate, GateResult, Metric, Verdict
 
 _ABSOLUTE = re.compile(r"^\s*(>=|<=|==|>|<)\s*([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
 _RELATIVE = re.compile(r"^\s*([-+]?\d+(?:\.\d*)?)\s*%\s*$")
@@ -44,10 +49,16 @@ def evaluate_gate(
     *,
     higher_is_better: bool = True,
     baseline: Metric | None = None,
+    alpha: float = ALPHA,
 ) -> GateResult:
-    """Check ``gate`` against the median of ``metric`` (and of ``baseline`` when relative)."""
+    """Check ``gate`` against the median of ``metric`` (and of ``baseline`` when relative).
+
+    A relative gate follows compare's rule (:func:`harness.significance.decide`): it fails only
+    when the change is worse than its allowance and significant at ``alpha``; samples that
+    cannot decide leave it not evaluated (``passed`` None), with the reason in its message.
+    """
     if metric is None or not metric.samples or math.isnan(metric.median):
-        return GateResult(gate, None, None, f"{gate.metric}: not measured, gate not evaluated")
+        return GateResult(gate, None, None, f"{gate.metric}: not evaluated: not measured")
     measured = metric.median
     unit = metric.unit.value
     if not gate.relative:
@@ -58,15 +69,30 @@ def evaluate_gate(
             f"measured {measured:.4g} {unit} (median of {len(metric.samples)})"
         )
         return GateResult(gate, measured, passed, message)
-    if baseline is None or not baseline.samples or baseline.median == 0:
+    if baseline is None or not baseline.samples or math.isnan(baseline.median):
         return GateResult(
-            gate, measured, None, f"{gate.metric}: no baseline, relative gate not evaluated"
+            gate,
+            measured,
+            None,
+            f"{gate.metric} {gate.expression}: not evaluated: no baseline "
+            "(give --baseline a run that has this case)",
         )
-    change = (measured - baseline.median) / abs(baseline.median)
-    worse = -change if higher_is_better else change
-    passed = worse <= gate.threshold
-    message = (
-        f"{gate.metric} {'ok' if passed else 'FAILED'}: allowed {gate.threshold:.1%} worse than "
-        f"baseline {baseline.median:.4g} {unit}, measured {measured:.4g} {unit} ({change:+.1%})"
+    decision = decide(
+        baseline.samples,
+        metric.samples,
+        unit=metric.unit,
+        higher_is_better=higher_is_better,
+        effect=gate.threshold,
+        alpha=alpha,
     )
-    return GateResult(gate, measured, passed, message)
+    detail = (
+        f"allowed {gate.threshold:.1%} worse than baseline {baseline.median:.4g} {unit}, "
+        f"measured {measured:.4g} {unit} ({decision.change:+.1%}; "
+        f"{len(baseline.samples)} vs {len(metric.samples)} samples)"
+    )
+    if decision.verdict is Verdict.INCONCLUSIVE:
+        message = f"{gate.metric} not evaluated: inconclusive ({decision.note}); {detail}"
+        return GateResult(gate, measured, None, message)
+    if decision.verdict is Verdict.REGRESSED:
+        return GateResult(gate, measured, False, f"{gate.metric} FAILED: {detail}; {decision.note}")
+    return GateResult(gate, measured, True, f"{gate.metric} ok: {detail}")

@@ -215,4 +215,8 @@ def load_suite(path: Path, *, hub_cache: Path | None = None) -> LoadedSuite:
     errors.extend(check_suite(loaded))
     if errors:
         raise SuiteInvalid(errors)
-    return loaded
+    from dataclasses import replace
+
+    from harness.spec.power import repeat_warnings  # repeats too few for compare to decide
+
+    return replace(loaded, warnings=(*loaded.warnings, *repeat_warnings(loaded)))

@@ -1,0 +1,98 @@
+"""Mann-Whitney U against scipy's reference p-values; what a sample size can show at all."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from harness.stats import can_reach, mann_whitney_u, min_p_value, needed_n
+
+# p-values from scipy 1.17.1, scipy.stats.mannwhitneyu(x, y, alternative="two-sided",
+# use_continuity=True, method="exact" without ties and n1*n2 <= 400, else "asymptotic"):
+# the same choice harness.stats makes. Hard-coded so the table runs without scipy.
+SCIPY_REFERENCE = [
+    ((1, 2, 3), (4, 5, 6), 0.1),  # 3 vs 3: the smallest p there is
+    ((1, 2, 3, 4), (5, 6, 7, 8), 0.02857142857142857),
+    ((1, 3, 5, 7, 9), (2, 4, 6, 8, 10), 0.6904761904761905),
+    ((10.1, 10.5, 9.8, 10.2, 10.0), (9.0, 9.2, 8.9, 9.4, 9.1), 0.007936507936507936),
+    ((1, 2, 3), (4, 5, 6, 7, 8, 9, 10), 0.016666666666666666),
+    ((100.0,), (50.0,), 1.0),
+    ((1, 1, 2, 2, 3), (2, 3, 3, 4, 4), 0.05241162867102868),  # ties: normal approximation
+    ((5, 5, 5), (6, 6, 6), 0.04685417760387376),  # ties: below 0.05, yet only 3 a side
+    (tuple(range(25)), tuple(i + 10.5 for i in range(20)), 0.000964739954959277),  # n1*n2 > 400
+]
+
+
+@pytest.mark.parametrize(("x", "y", "expected"), SCIPY_REFERENCE)
+def test_matches_scipy_reference_values(
+    x: tuple[float, ...], y: tuple[float, ...], expected: float
+) -> None:
+    assert mann_whitney_u(x, y) == pytest.approx(expected, rel=1e-9)
+    assert mann_whitney_u(y, x) == pytest.approx(expected, rel=1e-9)  # two-sided: symmetric
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_matches_live_scipy_on_random_samples(seed: int) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    rng = random.Random(seed)
+    n1, n2 = rng.randint(1, 12), rng.randint(1, 12)
+    rounding = rng.choice([0, 1, 3])  # coarse rounding makes ties
+    x = [round(rng.gauss(10, 2), rounding) for _ in range(n1)]
+    y = [round(rng.gauss(11, 2), rounding) for _ in range(n2)]
+    ties = len(set(x + y)) < n1 + n2
+    method = "exact" if n1 * n2 <= 400 and not ties else "asymptotic"
+    ref = stats.mannwhitneyu(x, y, alternative="two-sided", method=method, use_continuity=True)
+    assert mann_whitney_u(x, y) == pytest.approx(float(ref.pvalue), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n1", "n2", "expected"),
+    [
+        (1, 1, 1.0),
+        (2, 2, 2 / 6),
+        (3, 3, 0.1),
+        (3, 4, 2 / 35),
+        (4, 4, 2 / 70),
+        (5, 5, 2 / 252),
+        (3, 5, 2 / 56),
+        (0, 5, 1.0),
+    ],
+)
+def test_min_p_value_is_the_exact_tail_of_a_complete_separation(
+    n1: int, n2: int, expected: float
+) -> None:
+    assert min_p_value(n1, n2) == pytest.approx(expected)
+    if n1 and n2:  # it is the p of two samples that do not overlap
+        separated = mann_whitney_u(range(n1), [n1 + i for i in range(n2)])
+        assert separated == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("n1", "n2", "alpha", "reachable"),
+    [
+        (3, 3, 0.05, False),
+        (3, 4, 0.05, False),  # 0.057
+        (3, 5, 0.05, True),  # 0.036
+        (4, 4, 0.05, True),
+        (4, 4, 0.01, False),
+        (5, 5, 0.01, True),
+        (1, 100, 0.05, True),  # 2/101
+        (1, 30, 0.05, False),  # 2/31
+    ],
+)
+def test_can_reach(n1: int, n2: int, alpha: float, reachable: bool) -> None:
+    assert can_reach(n1, n2, alpha) is reachable
+
+
+@pytest.mark.parametrize(("alpha", "n"), [(0.05, 4), (0.1, 4), (0.11, 3), (0.01, 5), (0.001, 7)])
+def test_needed_n(alpha: float, n: int) -> None:
+    assert needed_n(alpha) == n
+    assert min_p_value(n, n) < alpha <= min_p_value(n - 1, n - 1)
+
+
+@pytest.mark.parametrize("alpha", [0.0, -0.1, 1.5, math.nan])
+def test_needed_n_rejects_impossible_alpha(alpha: float) -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        needed_n(alpha)
