@@ -4,6 +4,11 @@ Prints one row per model (or one JSON object per model with ``--json``): capabil
 decision and reason code, tool parser, parameters, weight bytes and the memory estimate. Paths
 that cannot be probed get a one-line error on stderr. Exit status: 2 when a path could not be
 probed, else 1 when a model is blocked, else 0.
+
+Everything printed in human form that came from a model's files or the command line (paths,
+model types, parser names, messages) goes through :func:`~harness.report.escape.visible`: control
+characters, ANSI escapes and bidi controls are shown, never obeyed. JSON output escapes them
+itself (``\\u001b``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from harness.probe.policy import Action, Decision, decide
 from harness.probe.probe import ProbeError, probe_model
 from harness.probe.serialize import decision_dict, estimate_dict, probe_dict
 from harness.probe.types import Capability, Probe
+from harness.report.escape import visible
 
 COLUMNS = (
     "model",
@@ -66,7 +72,7 @@ def run_cli(args: argparse.Namespace) -> int:
         needs = _needs(args.needs)
         budget = available_memory(args.threshold)
     except ValueError as exc:
-        print(f"mlx-harness probe: error: {exc}", file=sys.stderr)
+        print(f"mlx-harness probe: error: {visible(str(exc))}", file=sys.stderr)
         return 2
     stack = detect_stack()
     rows: list[tuple[Probe, Decision]] = []
@@ -80,10 +86,11 @@ def run_cli(args: argparse.Namespace) -> int:
             rows.append((probe, decision))
         except ProbeError as exc:
             failed = True
-            print(f"mlx-harness probe: error: {exc}", file=sys.stderr)
+            print(f"mlx-harness probe: error: {visible(str(exc))}", file=sys.stderr)
         except Exception as exc:  # one line per path, never a traceback
             failed = True
-            print(f"mlx-harness probe: error: {raw}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            why = visible(f"{raw}: {type(exc).__name__}: {exc}")
+            print(f"mlx-harness probe: error: {why}", file=sys.stderr)
     if args.json:
         for probe, decision in rows:
             print(json.dumps(_record(probe, decision), sort_keys=True))
@@ -91,9 +98,8 @@ def run_cli(args: argparse.Namespace) -> int:
         print(render_table([_cells(p, d) for p, d in rows]))
         for probe, decision in rows:
             for finding in decision.findings:
-                print(
-                    f"{probe.path}: {finding.action.value}: {finding.code.value}: {finding.message}"
-                )
+                where, what = visible(probe.path), visible(finding.message)
+                print(f"{where}: {finding.action.value}: {finding.code.value}: {what}")
     if failed:
         return 2
     return 1 if any(d.action is Action.BLOCK for _, d in rows) else 0
@@ -123,11 +129,12 @@ def _record(probe: Probe, decision: Decision) -> dict[str, Any]:
 
 
 def _cells(probe: Probe, decision: Decision) -> tuple[str, ...]:
+    """One table row, every cell terminal-safe."""
     support = probe.backend_support()
     backend = probe.backend.value
     if support is not None and support.version:
         backend += f" {support.version}" + ("" if support.module else " (unknown type)")
-    return (
+    cells = (
         probe.path,
         probe.model_type or "-",
         ",".join(sorted(c.value for c in probe.capabilities)) or "-",
@@ -138,6 +145,7 @@ def _cells(probe: Probe, decision: Decision) -> tuple[str, ...]:
         human(probe.weights_bytes, "B"),
         human(decision.memory.total_bytes, "B") if decision.memory else "-",
     )
+    return tuple(visible(c) for c in cells)
 
 
 def human(value: int | None, unit: str) -> str:

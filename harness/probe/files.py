@@ -75,6 +75,7 @@ class TensorHeader:
     dtype: str
     shape: tuple[int, ...]
     nbytes: int
+    file: str = ""  # the file declaring it, relative to the model directory
 
     @property
     def elements(self) -> int:
@@ -131,4 +132,4 @@ def _tensor(path: Path, name: str, info: Any) -> TensorHeader:
         raise ProbeFileError(
             f"{path.name}: tensor {name!r} has {nbytes} bytes for {dtype}{list(shape)}"
         )
-    return TensorHeader(name, dtype, shape, nbytes)
+    return TensorHeader(name, dtype, shape, nbytes, path.name)

@@ -20,8 +20,10 @@ from harness.probe.gguf_probe import probe_gguf
 from harness.probe.installed import Stack, detect_stack
 from harness.probe.modality import detect
 from harness.probe.quant import active_parameters, count, parse_quantization
+from harness.probe.tokenizer_files import tokenizer_findings
 from harness.probe.toolrules import TokenizerView, tokenizer_facts, tokenizer_template, vocab_view
 from harness.probe.types import Backend, Capability, Finding, Probe, ReasonCode, WeightFormat
+from harness.probe.weight_shapes import shape_findings
 from harness.probe.weights import (
     Weights,
     compute_dtype,
@@ -108,6 +110,10 @@ def _probe_directory(
         caps.add(Capability.TOOLS)
     if facts.thinking and Capability.TEXT in caps:
         caps.add(Capability.REASONING)
+    if modality.backend in (Backend.MLX_LM, Backend.MLX_VLM):
+        problems.extend(shape_findings(config, weights.tensors, quant))
+    names = frozenset(p.name for p in path.iterdir())
+    problems.extend(tokenizer_findings(names, tok_config, caps, modality.backend))
     generation = read_json(path / "generation_config.json")
     return Probe(
         path=str(path),

@@ -78,9 +78,14 @@ def _read(files: tuple[Path, ...]) -> Weights:
     problems: list[str] = []
     for file in files:
         try:
-            prefix = "" if file.parent == files[0].parent else f"{file.parent.name}."
+            top = file.parent == files[0].parent
+            prefix, where = (
+                ("", file.name)
+                if top
+                else (f"{file.parent.name}.", f"{file.parent.name}/{file.name}")
+            )
             tensors.extend(
-                TensorHeader(prefix + t.name, t.dtype, t.shape, t.nbytes)
+                TensorHeader(prefix + t.name, t.dtype, t.shape, t.nbytes, where)
                 for t in safetensors_header(file)
             )
         except ProbeFileError as exc:

@@ -83,3 +83,28 @@ def plain(text: str, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
+
+
+# Characters that act on a terminal or reorder what it shows instead of printing: C0 and C1
+# controls (ESC starts ANSI/OSC sequences, 0x9b is a one-byte CSI), DEL, the bidi marks,
+# embeddings, overrides and isolates ("Trojan Source"), and the Unicode line/paragraph separators.
+_ACTING = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, limit: int | None = None) -> str:
+    """Single-line text for a terminal with every acting character shown, not obeyed.
+
+    Unlike :func:`plain` (which drops C0 controls and folds whitespace), each control
+    character, ANSI/OSC escape introducer, bidi control and line separator becomes a visible
+    escape (``\\x1b``, ``\\x0a`` for a line break, ``\\u202e``), so a person sees that the text
+    carried one. The text is then cut to ``limit`` characters (with "…").
+    """
+    text = _ACTING.sub(_shown, text)
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text

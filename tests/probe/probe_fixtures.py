@@ -43,6 +43,13 @@ IMAGE_PRE = {"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_re
 LLAMA = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], **TEXT}
 LLAMA["max_position_embeddings"] = 2048
 QWEN3 = {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], **TEXT, "head_dim": 4}
+# A tokenizers serialization with a two-token vocabulary: enough for the tokenizer-files rule,
+# neutral for the tool-parser and thinking inference (no special tokens).
+MIN_TOKENIZER = {
+    "version": "1.0",
+    "added_tokens": [],
+    "model": {"type": "WordLevel", "vocab": {"<unk>": 0, "a": 1}, "unk_token": "<unk>"},
+}
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,9 @@ def model_dir(
     template: str | None = None,
     tokenizer_from: Path | None = None,
     tokenizer_config: Mapping[str, Any] | None = None,
+    tokenizer: bool = True,
 ) -> Path:
+    """A model folder; ``tokenizer``: write a minimal tokenizer.json unless one is copied."""
     path = root / name
     path.mkdir(parents=True, exist_ok=True)
     if config is not None:
@@ -114,6 +123,8 @@ def model_dir(
         write_safetensors(path / "model.safetensors", tensors)
     if tokenizer_from is not None:
         shutil.copy(tokenizer_from / "tokenizer.json", path / "tokenizer.json")
+    elif tokenizer:
+        write_json(path / "tokenizer.json", MIN_TOKENIZER)
     tok = dict(tokenizer_config or {})
     if template is not None:
         tok["chat_template"] = template

@@ -78,3 +78,49 @@ def test_human() -> None:
     assert human(999, "B") == "999B"
     assert human(1_500_000, "B") == "1.5MB"
     assert human(2_000_000_000_000_000, "") == "2000.0T"
+
+
+HOSTILE_TYPE = "\x1b[2J\x1b]0;pwned\x07\u202eevil\u2066"
+ACTING = ("\x1b", "\x07", "\u202e", "\u2066", "\x9b")
+
+
+def _hostile(root: Path) -> Path:
+    """A model whose config and tokenizer config carry terminal escapes and bidi controls;
+    its folder's name carries some too."""
+    path = root / "m\x1b[31m\u202e"
+    path.mkdir()
+    (path / "config.json").write_text(
+        json.dumps({"model_type": HOSTILE_TYPE, "architectures": ["X\x9b2JForCausalLM"]})
+    )
+    (path / "tokenizer_config.json").write_text(
+        json.dumps({"tool_parser_type": "p\x1b]8;;http://x\x07", "chat_template": "\x1b[5m"})
+    )
+    return path
+
+
+def test_human_output_shows_escapes_instead_of_obeying_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _hostile(tmp_path)
+    rc = _run(["probe", str(path), str(tmp_path / "gone\x1b[2J")])
+    captured = capsys.readouterr()
+    assert rc == 2  # the missing path
+    for text in (captured.out, captured.err):
+        assert not [c for c in ACTING if c in text], text
+    assert "\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil\\u2066" in captured.out  # model_type cell
+    assert "p\\x1b]8;;http://x\\x07" in captured.out  # tool parser cell
+    assert "m\\x1b[31m\\u202e" in captured.out  # the path, in the table and the findings
+    assert "gone\\x1b[2J: no such file or directory" in captured.err
+    assert len(captured.out.splitlines()) >= 3  # header, row, at least one finding line
+
+
+def test_json_output_escapes_and_keeps_the_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _hostile(tmp_path)
+    _run(["probe", "--json", str(path)])
+    out = capsys.readouterr().out
+    assert not [c for c in ACTING if c in out]
+    record = json.loads(out)
+    assert record["model_type"] == HOSTILE_TYPE  # escaped in JSON, intact once parsed
+    assert record["architectures"] == ["X\x9b2JForCausalLM"]
