@@ -123,7 +123,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     path = Path(args.run)
     run = load_run(path)
     run_dir = path if path.is_dir() else path.parent
-    html = render_reports(run, run_dir, None)
+    sections = None
+    if args.baseline:
+        from harness.compare import compare_runs
+        from harness.report.comparison import with_comparison
+        from harness.report.comparison_text import comparison_lines
+        from harness.store import RunFileError
+
+        try:
+            baseline = load_run(Path(args.baseline))
+        except RunFileError as exc:
+            raise CliError(f"--baseline: {exc}") from None
+        comparison = compare_runs(baseline, run)
+        sections = with_comparison(comparison)
+        print("\n".join(comparison_lines(comparison)))
+    html = render_reports(run, run_dir, None, sections)
     print(f"report: {html}")
     return 0
 
@@ -148,6 +162,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.compare import Thresholds, compare_runs
     from harness.report import render_html, render_markdown
     from harness.report.comparison import section
+    from harness.report.comparison_text import comparison_lines
     from harness.store import load_run
 
     baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
@@ -170,7 +185,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         (out / "compare.md").write_text(markdown)
         (out / "compare.html").write_text(render_html(current, sections))
         print(f"wrote {out / 'compare.md'} and {out / 'compare.html'}", file=sys.stderr)
+    print("\n".join(comparison_lines(comparison)), file=sys.stderr)  # stdout stays Markdown
     return 1 if comparison.regressions else 0
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a level between 0 and 1, e.g. 0.05")
+    return value
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -283,6 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="render report.md/report.html from a run record")
     p.add_argument("run", help="run directory or run.jsonl")
+    p.add_argument(
+        "--baseline", default=None, help="a run to compare with: adds the comparison section"
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", help="export a run's raw samples")
@@ -295,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("baseline", help="baseline run directory or run.jsonl")
     p.add_argument("current", help="current run directory or run.jsonl")
     p.add_argument("--out", help="also write compare.md and compare.html here")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (0-1)")
     p.add_argument(
         "--min-effect",
         type=float,

@@ -285,15 +285,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.section("mlx-harness")
     for line in terminal_summary(state.run):
         terminalreporter.write_line(line)
+    from harness.report.comparison_text import comparison_lines, gate_lines
+
     comparison = state.session.comparison if state.session is not None else None
+    lines = gate_lines(state.run)
     if comparison is not None:
-        counts = ", ".join(f"{n} {v.value}" for v, n in sorted(comparison.counts().items()))
-        terminalreporter.write_line(f"vs baseline {comparison.baseline_run}: {counts}")
-        for case in comparison.regressions:
-            worst = [d for d in case.metrics if d.verdict.value == "regressed"]
-            detail = "; ".join(f"{d.metric} {d.change:+.1%}" for d in worst) or "; ".join(
-                case.reasons
-            )
-            terminalreporter.write_line(f"  {case.verdict.value}: {case.case_id}: {detail}")
+        lines += comparison_lines(comparison)
+    for line in lines:
+        terminalreporter.write_line(line)
     if state.report_html is not None:
         terminalreporter.write_line(f"report: {state.report_html}")

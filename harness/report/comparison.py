@@ -2,18 +2,20 @@
 
 Built from a :class:`harness.compare.Comparison`; charts are inline SVG strip plots of the raw
 samples (baseline grey, current coloured) made only from numbers, so no text reaches them.
+Inconclusive metrics (samples that cannot decide) are listed with the sample count they need.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from markupsafe import Markup
 
 from harness.compare import CaseDelta, Comparison, MetricDelta
 from harness.report.formatting import format_value, status_label
-from harness.report.sections import Section
+from harness.report.sections import Section, default_sections
 from harness.report.table import Cell, Column, Table
 from harness.types import RunRecord, Status, Verdict
 
@@ -23,6 +25,7 @@ VERDICT_ORDER = (
     Verdict.NOT_COMPARABLE,
     Verdict.FIXED,
     Verdict.IMPROVED,
+    Verdict.INCONCLUSIVE,
     Verdict.NEW,
     Verdict.REMOVED,
     Verdict.UNCHANGED,
@@ -33,6 +36,7 @@ VERDICT_LABEL = {
     Verdict.NOT_COMPARABLE: "≠ not comparable",
     Verdict.FIXED: "🟢 fixed",
     Verdict.IMPROVED: "🔺 improved",
+    Verdict.INCONCLUSIVE: "❔ inconclusive",
     Verdict.NEW: "✳ new",
     Verdict.REMOVED: "− removed",
     Verdict.UNCHANGED: "= unchanged",
@@ -43,6 +47,7 @@ VERDICT_CSS = {
     Verdict.NOT_COMPARABLE: "st-skipped",
     Verdict.FIXED: "st-passed",
     Verdict.IMPROVED: "st-passed",
+    Verdict.INCONCLUSIVE: "st-xfailed",
 }
 
 
@@ -57,7 +62,9 @@ class ComparisonView:
     baseline: str
     current: str
     git: tuple[str, str]
-    counts: tuple[tuple[str, int], ...]
+    counts: tuple[tuple[str, int], ...]  # cases per verdict
+    metric_counts: tuple[tuple[str, int], ...]  # metric comparisons per verdict
+    inconclusive: tuple[str, ...]  # why cases are inconclusive, one line per reason
     machine_changes: tuple[str, ...]
     package_changes: tuple[str, ...]
     statuses: Table
@@ -136,6 +143,7 @@ def _metrics_table(pairs: list[tuple[CaseDelta, MetricDelta]]) -> Table:
         Column("baseline", numeric=True),
         Column("current", numeric=True),
         Column("change", numeric=True),
+        Column("n", title="samples: baseline vs current"),
         Column("p", numeric=True, title="Mann-Whitney U, two-sided"),
         Column("note"),
     )
@@ -153,6 +161,7 @@ def _metrics_table(pairs: list[tuple[CaseDelta, MetricDelta]]) -> Table:
             Cell(format_value(d.baseline_median, d.unit), sort=d.baseline_median),
             Cell(format_value(d.current_median, d.unit), sort=d.current_median),
             Cell(_change(d), sort=None if math.isnan(d.change) else d.change),
+            Cell(f"{len(d.baseline_samples)} vs {len(d.current_samples)}"),
             Cell("—" if d.p_value is None else f"{d.p_value:.3g}", sort=d.p_value),
             Cell(d.note),
         )
@@ -191,10 +200,35 @@ def strip_plot(baseline: tuple[float, ...], current: tuple[float, ...]) -> Marku
     )
 
 
+def _ordered(counts: Counter[Verdict]) -> tuple[tuple[str, int], ...]:
+    return tuple((VERDICT_LABEL[v], counts[v]) for v in VERDICT_ORDER if counts[v])
+
+
+def inconclusive_reasons(comparison: Comparison) -> tuple[str, ...]:
+    """One line per reason the inconclusive cases give: too few samples (with the count a side
+    they need) or changes the test did not find significant."""
+    cases = comparison.inconclusive
+    deltas = [d for c in cases for d in c.metrics if d.verdict is Verdict.INCONCLUSIVE]
+    needed = sorted({d.needed_n for d in deltas if d.needed_n is not None})
+    few = [d for d in deltas if d.needed_n is not None]
+    rest = len(deltas) - len(few)
+    lines = []
+    if few:
+        lines.append(
+            f"{len(few)} metric comparison(s) had too few samples to decide: "
+            f"needs n >= {needed[-1]} a side (raise the suite's repeats)"
+        )
+    if rest:
+        lines.append(
+            f"{rest} metric comparison(s) changed by at least the minimum effect "
+            "without being significant (noisy samples: more repeats, a quieter machine)"
+        )
+    return tuple(lines)
+
+
 def build_view(comparison: Comparison) -> ComparisonView:
     cases = list(comparison.cases)
     pairs, unchanged = _metric_rows(cases)
-    counts = comparison.counts()
     charts = tuple(
         Chart(
             f"{c.model} · {c.scenario} · {_point(c)} · {d.metric} ({_change(d)})",
@@ -206,7 +240,9 @@ def build_view(comparison: Comparison) -> ComparisonView:
         baseline=comparison.baseline_run,
         current=comparison.current_run,
         git=(comparison.git[0] or "—", comparison.git[1] or "—"),
-        counts=tuple((VERDICT_LABEL[v], counts[v]) for v in VERDICT_ORDER if counts[v]),
+        counts=_ordered(comparison.counts()),
+        metric_counts=_ordered(comparison.metric_counts()),
+        inconclusive=inconclusive_reasons(comparison),
         machine_changes=comparison.machine_changes,
         package_changes=comparison.package_changes,
         statuses=_status_table(cases),
@@ -223,3 +259,11 @@ def section(comparison: Comparison) -> Section:
         return view
 
     return Section("comparison", "Comparison with baseline", build)
+
+
+def with_comparison(
+    comparison: Comparison, sections: tuple[Section, ...] | None = None
+) -> tuple[Section, ...]:
+    """``sections`` (the default ones when None) with the comparison right after the summary."""
+    first, *rest = sections or default_sections()
+    return (first, section(comparison), *rest)

@@ -42,6 +42,7 @@ class Failures:
     problems: tuple[Failure, ...]
     expected: Table  # skipped and xfailed cases
     total: int
+    unevaluated: Table | None = None  # gates not evaluated (no baseline, too few samples)
 
 
 def _gate_unit(result: CaseResult, gate: GateResult) -> Unit | None:
@@ -131,6 +132,24 @@ def _expected_table(results: list[CaseResult]) -> Table:
     return Table(columns, rows)
 
 
+def _unevaluated_table(results: tuple[CaseResult, ...]) -> Table | None:
+    """Every gate of every case that was not evaluated, passed cases included."""
+    rows = tuple(
+        (
+            Cell(r.model),
+            Cell(r.scenario),
+            Cell(_params(r) or MISSING, title=r.case_id),
+            *gate_row(r, g),
+        )
+        for r in results
+        for g in r.gates
+        if g.passed is None
+    )
+    if not rows:
+        return None
+    return Table((Column("model"), Column("scenario"), Column("params"), *GATE_COLUMNS), rows)
+
+
 def build(run: RunRecord) -> Failures:
     problems = [
         r for r in run.results if r.status is not Status.PASSED and r.status not in EXPECTED
@@ -142,6 +161,7 @@ def build(run: RunRecord) -> Failures:
         problems=tuple(failure(r) for r in problems),
         expected=_expected_table(expected),
         total=len(run.results),
+        unevaluated=_unevaluated_table(run.results),
     )
 
 

@@ -1,0 +1,68 @@
+"""``compare`` and ``report --baseline`` on real (fake-backend) runs: inconclusive is said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends.fake import write_fake_model
+from harness.cli import main
+
+
+def _run(tmp_path: Path, run_id: str, per_token_s: float, repeats: int) -> Path:
+    model = write_fake_model(
+        tmp_path / run_id / "m", per_token_s=per_token_s, prefill_per_token_s=0.001
+    )
+    suite = tmp_path / run_id / "s.suite.yaml"
+    suite.write_text(
+        f"schema_version: 1\ndefaults: {{repeats: {repeats}}}\nmodels:\n"
+        f"  - {{name: m, path: {model}, backend: fake}}\n"
+        "scenarios:\n  - scenario: throughput\n    params: {gen_tokens: 12, prompt_tokens: 8}\n"
+    )
+    reports = tmp_path / "reports"
+    assert main(["run", str(suite), "--report-dir", str(reports), "--run-id", run_id]) == 0
+    return reports / run_id
+
+
+def test_three_samples_a_side_say_inconclusive_not_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = _run(tmp_path, "base", 0.002, repeats=3)
+    slow = _run(tmp_path, "slow", 0.006, repeats=3)  # decode about 3x slower
+    capsys.readouterr()
+
+    assert main(["compare", str(base), str(slow)]) == 0  # nothing can be called a regression
+    out, err = capsys.readouterr()
+    assert "❔ inconclusive" in out and "needs n >= 4 a side" in out
+    assert "vs baseline base: 1 inconclusive" in err
+    assert "throughput.decode_tps -6" in err and "inconclusive (needs n >= 4 a side)" in err
+
+    assert main(["report", str(slow), "--baseline", str(base)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "vs baseline base: 1 inconclusive"
+    report = (slow / "report.md").read_text()
+    assert "## Comparison with baseline" in report and "needs n >= 4 a side" in report
+
+    assert main(["report", str(slow)]) == 0  # without --baseline: no comparison section
+    assert "## Comparison with baseline" not in (slow / "report.md").read_text()
+
+
+def test_a_bad_baseline_for_report_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run(tmp_path, "r", 0.001, repeats=1)
+    capsys.readouterr()
+    assert main(["report", str(run), "--baseline", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlx-harness: error: --baseline: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("alpha", ["0", "1", "-0.1", "five"])
+def test_compare_refuses_an_impossible_alpha(
+    alpha: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", "a", "b", "--alpha", alpha])
+    assert exit_info.value.code == 2
+    assert "is not a level between 0 and 1" in capsys.readouterr().err
