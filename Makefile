@@ -25,9 +25,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,all]'
 	touch $(STAMP)
 
-# Debian/Ubuntu: OpenBLAS for MLX's CPU backend (10-70x on dense float32) and espeak-ng for
-# reference speech. Installed when we are root or have sudo; otherwise a warning, never a failure.
-DEBIAN_PACKAGES := libopenblas0-pthread espeak-ng
+# Debian/Ubuntu: OpenBLAS for MLX's CPU backend (10-70x on dense float32), espeak-ng for
+# reference speech, chromium and an emoji font for the browser test of report escaping
+# (tests/report/test_browser_escaping.py). Installed when we are root or have sudo; otherwise a
+# warning, never a failure.
+DEBIAN_PACKAGES := libopenblas0-pthread espeak-ng chromium fonts-noto-color-emoji
 system-deps:
 	@if [ -f /etc/debian_version ]; then \
 	  missing=""; for p in $(DEBIAN_PACKAGES); do \

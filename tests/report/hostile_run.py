@@ -1,0 +1,284 @@
+"""A run whose every free-text field carries a given string: model names, suite names, params,
+failure reasons, gate messages, chat templates (probe record and tool-call artifacts), raw
+model output, parsed calls, cache types, ledger entries, package names and machine fields.
+
+``hostile_runs(texts)`` gives a baseline and a current run (the current one regressed, so the
+comparison section has status changes, metric changes and charts); the same call with inert
+words gives the twin whose markup is the report's own. Runs go through the run record on disk
+(``RunWriter`` then ``load_run``), as a real run does, before they are rendered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from harness.types import (
+    CaseResult,
+    ExpectKind,
+    Gate,
+    GateResult,
+    LedgerEntry,
+    Machine,
+    Metric,
+    ModelIdentity,
+    RunRecord,
+    Status,
+    SuiteInfo,
+    Unit,
+)
+
+RUN_ID = "20250101T120000-hostile"
+BASELINE_ID = "20241231T120000-baseline"
+STARTED = "2025-01-01T12:00:00+00:00"
+MIB = 1024**2
+CHARTS = 24  # the comparison section draws at most 24 strip plots; more samples only cost time
+
+
+def _metric(name: str, unit: Unit, *samples: float) -> Metric:
+    return Metric(name=name, unit=unit, samples=tuple(samples))
+
+
+def _case(
+    text: str,
+    scenario: str,
+    status: Status,
+    *,
+    point: dict[str, Any] | None = None,
+    **fields: Any,
+) -> CaseResult:
+    point = point or {}
+    label = ",".join(f"{k}={v}" for k, v in point.items())
+    return CaseResult(
+        case_id=f"{text}::{text}::{scenario}" + (f"[{label}]" if label else ""),
+        suite=text,
+        model=text,
+        scenario=scenario,
+        status=status,
+        point=point,
+        started_at=STARTED,
+        **fields,
+    )
+
+
+def _prompt_record(text: str) -> dict[str, Any]:
+    """One tool-call prompt as the ``tool_calls`` scenario records it, every string ``text``."""
+    call = {"name": text, "arguments": {text: text}}
+    return {
+        "id": text,
+        "category": "simple",
+        "question": text,
+        "failure": "wrong_name",
+        "detail": text,
+        "raw": text,
+        "calls": [call],
+        "content": text,
+        "errors": [text],
+        "crash": None,
+        "stream_calls": [],
+        "stream_content": text,
+        "stream_crash": text,
+        "parity": False,
+        "finish_reason": "length",
+    }
+
+
+def _preflight(text: str) -> dict[str, Any]:
+    finding = {"action": "warn", "code": text, "message": text}
+    return {
+        "action": "warn",
+        "code": text,
+        "message": text,
+        "findings": [finding],
+        "note": text,
+        "context_source": "scenario",
+        "memory": {
+            "mlx_peak_bytes": 300 * MIB,
+            "context_tokens": 160,
+            "prompt_tokens": 128,
+            "weights_bytes": 250 * MIB,
+            "approximate": [text],
+        },
+    }
+
+
+def _baseline_metrics(result: CaseResult, *, sampled: bool) -> CaseResult:
+    """The baseline keeps only the decode samples of the first models: compare judges (and
+    charts) those, and finds nothing else to compare, so it stays quick."""
+    kept = tuple(m for m in result.metrics if sampled and m.name == "throughput.decode_tps")
+    return replace(result, metrics=kept)
+
+
+def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
+    decode = (100.0, 101.0, 99.0, 100.5, 99.5, 100.2) if baseline else (50.0, 51, 49, 50.5, 49.5)
+    gate = Gate("throughput.decode_tps", ">=", 80.0, expression=text)
+    gates = () if baseline else (GateResult(gate, 50.0, False, text),)
+    template = {"chat_template": text, "chat_template_sha256": text, "parser": text}
+    return [
+        _case(
+            text,
+            "load",
+            Status.PASSED,
+            params={"note": text},
+            metrics=(
+                _metric("load.load_s", Unit.SECONDS, 0.5, 0.52, 0.51),
+                _metric("load.weights_bytes", Unit.BYTES, 250 * MIB),
+            ),
+        ),
+        _case(
+            text,
+            "throughput",
+            Status.PASSED if baseline else Status.FAILED,
+            point={"prompt_tokens": 128},
+            params={"gen_tokens": 32, "prompt_tokens": 128, text: text},
+            metrics=(
+                _metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, *decode),
+                _metric("memory.mlx_peak_bytes", Unit.BYTES, 280 * MIB),
+                _metric(f"custom.{text}", Unit.COUNT, 1.0),
+            ),
+            gates=gates,
+            preflight=_preflight(text),
+        ),
+        _case(text, text, Status.ERRORED, reason=f"RuntimeError: {text}", link=text),
+        _case(text, "prompt_cache", Status.SKIPPED, point={"shape": "a"}, reason=text),
+        _case(
+            text,
+            "prompt_cache",
+            Status.FAILED,
+            point={"shape": "b"},
+            reason=text,
+            metrics=(
+                _metric("prompt_cache.ttft_cold_s", Unit.SECONDS, 0.2, 0.21),
+                _metric("prompt_cache.ttft_warm_s", Unit.SECONDS, 0.05, 0.051),
+            ),
+            artifacts={"cache_types": [text], "equivalent": False},
+        ),
+        _case(text, "prompt_cache_lru", Status.XFAILED, reason=text, link=text),
+        _case(
+            text,
+            "tool_calls",
+            Status.FAILED,
+            reason=text,
+            link=text,
+            metrics=(_metric("tool_calls.accuracy", Unit.RATIO, 0.0),),
+            artifacts={
+                **template,
+                "fewshot": True,
+                "categories": {"simple": {"prompts": 1, "ok": 0}},
+                "failure_counts": {"wrong_name": 1},
+                "prompts": [_prompt_record(text)],
+            },
+        ),
+        _case(
+            text,
+            "toolcalls_corpus",
+            Status.PASSED,
+            artifacts={
+                "implementations": [
+                    {"parser": text, "cases": 2, "ok": 1, "failures": {text: 1}},
+                ]
+            },
+        ),
+    ]
+
+
+def _suite(text: str, cases: Sequence[CaseResult]) -> SuiteInfo:
+    entry = LedgerEntry(
+        source=text,
+        status=ExpectKind.XFAIL,
+        reason=text,
+        model=text,
+        scenario=text,
+        family=text,
+        backend=text,
+        link=text,
+        recheck="2024-06-01",
+        cases=tuple(c.case_id for c in cases),
+    )
+    return SuiteInfo(name=text, path=text, sha256=text, ledger=(entry,), warnings=(text,))
+
+
+def _run(texts: Sequence[str], *, baseline: bool) -> RunRecord:
+    def pick(k: int) -> str:
+        return texts[k % len(texts)]
+
+    cases = {text: _model_cases(text, baseline=baseline) for text in texts}
+    if baseline:
+        cases = {
+            text: [_baseline_metrics(c, sampled=n < CHARTS) for c in cases[text]]
+            for n, text in enumerate(texts)
+        }
+    machine = Machine(
+        os="Linux",
+        os_release=pick(0),
+        arch="x86_64",
+        cpu=pick(1),
+        cores=2,
+        memory_bytes=8 * 1024**3,
+        python="3.11.7",
+        hostname=pick(2),
+        blas=pick(3),
+        mlx_device=pick(4),
+    )
+    packages = {"mlx": "0.29.1", **{text: ("1.0" if baseline else text) for text in texts}}
+    return RunRecord(
+        schema_version=1,
+        run_id=BASELINE_ID if baseline else RUN_ID,
+        started_at=STARTED,
+        machine=machine,
+        packages=packages,
+        git_sha=pick(5),
+        suites=tuple(_suite(text, cases[text]) for text in texts),
+        models={
+            text: ModelIdentity(
+                key=text,
+                path=text,
+                backend="mlx_lm",
+                revision=text,
+                config_sha256=text,
+                chat_template_sha256=text,
+                weights_bytes=250 * MIB,
+            )
+            for text in texts
+        },
+        results=tuple(c for text in texts for c in cases[text]),
+        finished_at="2025-01-01T12:05:00+00:00",
+        probes={
+            text: {"model_type": text, "chat_template": text, "tool_parser": text, "skip": text}
+            for text in texts
+        },
+    )
+
+
+def through_record(run: RunRecord, run_dir: Path) -> RunRecord:
+    """Write ``run`` as a run writes its ``run.jsonl`` and read it back as reports do."""
+    from harness.store import RunWriter, load_run
+
+    writer = RunWriter(run_dir / "run.jsonl")
+    writer.start(
+        run_id=run.run_id,
+        started_at=run.started_at,
+        machine=run.machine,
+        packages=run.packages,
+        git_sha=run.git_sha,
+        suites=run.suites,
+    )
+    for key, identity in run.models.items():
+        writer.probe(key, run.probes[key])
+        writer.model(identity)
+    for result in run.results:
+        writer.case(result)
+    assert run.finished_at is not None
+    writer.finish(run.finished_at)
+    writer.close()
+    return load_run(run_dir)
+
+
+def hostile_runs(texts: Sequence[str], workdir: Path) -> tuple[RunRecord, RunRecord]:
+    """(baseline, current), each read back from its own run record under ``workdir``."""
+    return (
+        through_record(_run(texts, baseline=True), workdir / "baseline"),
+        through_record(_run(texts, baseline=False), workdir / "current"),
+    )
