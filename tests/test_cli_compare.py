@@ -8,6 +8,8 @@ import pytest
 
 from harness.backends.fake import write_fake_model
 from harness.cli import main
+from harness.store import load_run
+from harness.types import Status
 
 
 def _run(tmp_path: Path, run_id: str, per_token_s: float, repeats: int) -> Path:
@@ -66,3 +68,24 @@ def test_compare_refuses_an_impossible_alpha(
         main(["compare", "a", "b", "--alpha", alpha])
     assert exit_info.value.code == 2
     assert "is not a level between 0 and 1" in capsys.readouterr().err
+
+
+def test_a_relative_gate_without_baseline_is_shown_not_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = write_fake_model(tmp_path / "m", per_token_s=0.001)
+    suite = tmp_path / "s.suite.yaml"
+    suite.write_text(
+        f"schema_version: 1\ndefaults: {{repeats: 4}}\nmodels:\n"
+        f"  - {{name: m, path: {model}, backend: fake}}\n"
+        "scenarios:\n  - scenario: throughput\n    params: {gen_tokens: 4, prompt_tokens: 8}\n"
+        'gates:\n  throughput.decode_tps: "-5%"\n'
+    )
+    reports = tmp_path / "reports"
+    assert main(["run", str(suite), "--report-dir", str(reports), "--run-id", "r"]) == 0
+    (result,) = load_run(reports / "r").results
+    (gate,) = result.gates
+    assert result.status is Status.PASSED and gate.passed is None
+    assert "throughput.decode_tps -5%: not evaluated: no baseline" in gate.message
+    report = (reports / "r" / "report.md").read_text()
+    assert "### Gates not evaluated" in report and "not evaluated: no baseline" in report

@@ -59,9 +59,7 @@ def test_terminal_lines_name_each_regressed_and_inconclusive_case() -> None:
 
 def test_newly_failing_cases_give_their_reason_and_untrusted_text_is_plain() -> None:
     base, cur = _pair([("m", BASE, BASE)])
-    broken = dataclasses.replace(
-        cur.results[0], status=Status.CRASHED, reason="\x1b[31m" + EVIL
-    )
+    broken = dataclasses.replace(cur.results[0], status=Status.CRASHED, reason="\x1b[31m" + EVIL)
     lines = comparison_lines(compare_runs(base, dataclasses.replace(cur, results=(broken,))))
     assert lines[0] == "vs baseline base: 1 newly_failing"
     assert lines[1] == "  newly_failing: smoke::m::throughput: [31m" + EVIL.replace("\n", " ")
