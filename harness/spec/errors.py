@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +11,27 @@ from pydantic_core import PydanticCustomError
 
 # pydantic error type of the harness's own value errors; ctx carries the message and the fix
 SUITE_VALUE = "suite_value"
+SHOWN_CHARS = 60  # a value quoted in an error is cut to this many characters
+
+# Unicode categories escaped in error lines: controls (ANSI escapes, line breaks), format
+# characters (bidi overrides), line/paragraph separators, lone surrogates
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control, format and line-break character written as an escape
+    (``\\x1b``, ``\\n``, ``\\u202e``), so it stays one inert line in a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch == " " or unicodedata.category(ch) not in _ESCAPED_CATEGORIES else ascii(ch)[1:-1]
+        for ch in text
+    )
+
+
+def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, marking the cut with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -22,7 +44,7 @@ class SuiteError:
 
     def __str__(self) -> str:
         hint = f"; {self.hint}" if self.hint else ""
-        return f"{self.path}:{self.line}:{self.column}: {self.message}{hint}"
+        return one_line(f"{self.path}:{self.line}:{self.column}: {self.message}{hint}")
 
 
 class SuiteInvalid(Exception):
@@ -48,6 +70,8 @@ EXPECTED = {
     "model_type": ("a mapping", "{key: value}"),
     "date_from_datetime_parsing": ("a date", "2026-12-31"),
     "date_parsing": ("a date", "2026-12-31"),
+    "date_type": ("a date", "2026-12-31"),
+    "finite_number": ("a finite number", "2.5"),
 }
 
 
@@ -62,9 +86,10 @@ def describe_value(where: str, key: str, error: Mapping[str, Any]) -> tuple[str,
         ctx = error.get("ctx") or {}
         return f"{where}: {ctx.get('message', '')}", str(ctx.get("hint", ""))
     got = error.get("input")
-    shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
+    shown = shorten(repr(got)) if not isinstance(got, (dict, list)) else type(got).__name__
     expected = EXPECTED.get(str(error.get("type")))
     if expected is not None:
-        return f"{where}: expected {expected[0]}, got {shown}", f"e.g. {key}: {expected[1]}"
+        example = f"- {expected[1]}" if key.isdigit() else f"{key}: {expected[1]}"  # a list item
+        return f"{where}: expected {expected[0]}, got {shown}", f"e.g. {example}"
     message = str(error.get("msg", "invalid value")).replace("Value error, ", "")
     return f"{where}: {message} (got {shown})", "change the value to one that is allowed"

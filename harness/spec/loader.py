@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from harness.spec.errors import SuiteError, SuiteInvalid, describe_value
+from harness.spec.errors import SuiteError, SuiteInvalid, describe_value, shorten
 from harness.spec.schema import ExpectEntry, IncludeFile, ModelEntry, Suite
+from harness.spec.suite_text import read_suite_text
 from harness.spec.yamlpos import Located, YamlSyntaxError, load_located
 
 if TYPE_CHECKING:
@@ -72,10 +73,10 @@ def _describe(
     error: dict[str, Any], model: type[BaseModel], loc: tuple[Any, ...]
 ) -> tuple[str, str]:
     kind = error["type"]
-    where = ".".join(str(p) for p in loc) or "suite"
+    where = ".".join(shorten(str(p)) for p in loc) or "suite"
     if kind == "extra_forbidden":
-        key = str(loc[-1])
-        parent = ".".join(str(p) for p in loc[:-1]) or "the suite"
+        key = shorten(str(loc[-1]))
+        parent = ".".join(shorten(str(p)) for p in loc[:-1]) or "the suite"
         allowed = _allowed_keys(model, loc[:-1])
         close = difflib.get_close_matches(key, allowed, n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(allowed)}"
@@ -113,9 +114,14 @@ def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 def _validate(model: type[M], located: Located, path: Path) -> tuple[M | None, list[SuiteError]]:
     data = located.data if located.data is not None else {}
     if not isinstance(data, dict):
+        got = "a list" if isinstance(data, list) else f"the single value {shorten(repr(data))}"
+        start = "schema_version: 1" if model is Suite else "models: or expect:"
         return None, [
             SuiteError(
-                str(path), 1, 1, "the file must be a YAML mapping", "start with 'schema_version: 1'"
+                str(path),
+                *located.position(()),
+                f"the file must be a YAML mapping (key: value lines), got {got}",
+                f"start with '{start}'",
             )
         ]
     try:
@@ -131,23 +137,15 @@ def _validate(model: type[M], located: Located, path: Path) -> tuple[M | None, l
 
 
 def _read(path: Path) -> tuple[Located | None, list[SuiteError]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        return None, [
-            SuiteError(str(path), 1, 1, f"cannot read file ({exc.strerror})", "check the path")
-        ]
+    text, error = read_suite_text(path)
+    if text is None:
+        return None, [error] if error else []
     try:
         return load_located(text), []
     except YamlSyntaxError as exc:
         return None, [
-            SuiteError(
-                str(path),
-                exc.line,
-                exc.column,
-                f"invalid YAML: {exc.message}",
-                "check the indentation and colons on this line and the one above",
-            )
+            SuiteError(str(path), p.line, p.column, f"invalid YAML: {p.message}", p.hint)
+            for p in exc.problems
         ]
 
 

@@ -6,18 +6,37 @@ import datetime as dt
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from harness.probe.types import Backend as ProbeBackend
 from harness.probe.types import Capability
 from harness.spec.errors import value_error
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
+from harness.spec.marker_names import tag_problem
 
 SUITE_SCHEMA_VERSION = 1
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+def _marker_tag(tag: str) -> str:
+    problem = tag_problem(tag)
+    if problem is not None:
+        raise value_error(*problem)
+    return tag
+
+
+# a tag is also a pytest marker (``-m TAG``), so it must be a name pytest takes
+MarkerTag = Annotated[str, AfterValidator(_marker_tag)]
 
 
 class Defaults(Strict):
@@ -128,7 +147,10 @@ class ModelEntry(Strict):
     )
     revision: str | None = Field(None, description="hub revision (branch, tag or commit)")
     backend: str = Field("mlx_lm", description="backend that loads it")
-    tags: list[str] = Field(default_factory=list)
+    tags: list[MarkerTag] = Field(
+        default_factory=list,
+        description="pytest markers for its cases (-m TAG): letters, digits and _",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ModelEntry:
