@@ -109,7 +109,9 @@ def _register_marker(config: pytest.Config, name: str) -> None:
 
 
 def _safe_mark(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    from harness.spec.marker_names import marker_name
+
+    return marker_name(name)
 
 
 class SuiteFile(pytest.File):
