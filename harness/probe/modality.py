@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from harness.probe.files import read_json
 from harness.probe.installed import Stack
+from harness.probe.snapshot import Snapshot
 from harness.probe.types import Backend, BackendSupport, Capability
 
 SENTENCE_TRANSFORMERS_FILES = (
@@ -56,7 +55,7 @@ class Modality:
 
 
 def detect(
-    path: Path, config: Mapping[str, Any], stack: Stack, *, chat: bool, name: str = ""
+    files: Snapshot, config: Mapping[str, Any], stack: Stack, *, chat: bool, name: str = ""
 ) -> Modality:
     """Capabilities (before tools/reasoning) and the backend that should load the model."""
     model_type = str(config["model_type"]).lower() if config.get("model_type") else None
@@ -68,11 +67,11 @@ def detect(
     caps: set[Capability] = set()
     backend = Backend.NONE
 
-    if _strong_embedding(path, model_type, archs):
+    if _strong_embedding(files, model_type, archs):
         caps, backend = {Capability.EMBEDDINGS}, Backend.MLX_VLM
     elif audio is not None or model_type in KNOWN_STT | KNOWN_TTS:
         caps, backend = _audio_caps(audio[0] if audio else None, model_type), Backend.MLX_AUDIO
-    elif _vision(path, config, vlm_module, stack):
+    elif _vision(files, config, vlm_module, stack):
         caps, backend = {Capability.VISION, Capability.TEXT}, Backend.MLX_VLM
         if isinstance(config.get("audio_config"), Mapping) and config["audio_config"]:
             caps.add(Capability.AUDIO_IN)
@@ -101,10 +100,8 @@ def detect(
     return Modality(frozenset(caps), backend, support)
 
 
-def _strong_embedding(path: Path, model_type: str | None, archs: tuple[str, ...]) -> bool:
-    if any((path / f).is_file() for f in SENTENCE_TRANSFORMERS_FILES):
-        return True
-    if any(path.glob("*_Pooling/config.json")):
+def _strong_embedding(files: Snapshot, model_type: str | None, archs: tuple[str, ...]) -> bool:
+    if any(f in files.names for f in SENTENCE_TRANSFORMERS_FILES) or files.pooling:
         return True
     if model_type in BERT_LIKE:
         return True
@@ -121,23 +118,25 @@ def _audio_caps(kind: str | None, model_type: str | None) -> set[Capability]:
     return {Capability.AUDIO_IN, Capability.TTS}  # sts: speech in, speech out
 
 
-def _vision(path: Path, config: Mapping[str, Any], vlm_module: str | None, stack: Stack) -> bool:
+def _vision(
+    files: Snapshot, config: Mapping[str, Any], vlm_module: str | None, stack: Stack
+) -> bool:
     if vlm_module is not None and vlm_module in stack.vlm.vision_types:
         return True
     vision_config = config.get("vision_config")
     if isinstance(vision_config, Mapping) and vision_config:
         return True
-    return image_processor(path)
+    return image_processor(files)
 
 
-def image_processor(path: Path) -> bool:
+def image_processor(files: Snapshot) -> bool:
     """An image processor is declared (preprocessor_config.json / processor_config.json).
 
     ``video_preprocessor_config.json`` is never read: a video-only processor does not make a
     model a vision model, and neither does a preprocessor_config.json naming only a video
     processor or an audio feature extractor.
     """
-    pre = read_json(path / "preprocessor_config.json")
+    pre = files.read("preprocessor_config.json")
     if isinstance(pre, Mapping):
         if "image_processor_type" in pre:
             return True
@@ -145,7 +144,7 @@ def image_processor(path: Path) -> bool:
         audio = "feature_extractor_type" in pre
         if not video_only and not audio and any(k in pre for k in IMAGE_HINTS):
             return True
-    proc = read_json(path / "processor_config.json")
+    proc = files.read("processor_config.json")
     if isinstance(proc, Mapping):
         return "image_processor" in proc or "image_token" in proc
     return False

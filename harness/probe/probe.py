@@ -1,8 +1,10 @@
 """``probe_model``: everything the harness needs to know about a model before loading it.
 
-Reads config.json, generation_config.json, tokenizer and processor files, the chat template and
-the weights' headers (safetensors) or a GGUF header. Never imports mlx; milliseconds per model
-(a GGUF with a large vocabulary takes a few hundred).
+A directory is read once into a :class:`~harness.probe.snapshot.Snapshot` (config.json,
+generation_config.json, tokenizer and processor files, the chat template, the weights'
+headers); ``probe_snapshot`` and every rule it applies are pure functions of that snapshot. A
+``.gguf`` file (or a folder holding only GGUFs) is probed from its header. Never imports mlx;
+milliseconds per model (a GGUF with a large vocabulary takes a few hundred).
 """
 
 from __future__ import annotations
@@ -13,24 +15,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from harness.identity import chat_template
 from harness.probe.arch import context_length, text_arch
-from harness.probe.files import ProbeFileError, load_json, read_json
+from harness.probe.files import ProbeFileError
 from harness.probe.gguf_probe import probe_gguf
 from harness.probe.installed import Stack, detect_stack
 from harness.probe.modality import detect
 from harness.probe.quant import active_parameters, count, parse_quantization
+from harness.probe.snapshot import Snapshot, read_snapshot
 from harness.probe.tokenizer_files import tokenizer_findings
 from harness.probe.toolrules import TokenizerView, tokenizer_facts, tokenizer_template, vocab_view
 from harness.probe.types import Backend, Capability, Finding, Probe, ReasonCode, WeightFormat
 from harness.probe.weight_shapes import shape_findings
-from harness.probe.weights import (
-    Weights,
-    compute_dtype,
-    dominant_dtype,
-    find_weights,
-    gguf_files,
-)
+from harness.probe.weights import Weights, compute_dtype, dominant_dtype
 
 GENERATION_KEYS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_new_tokens")
 
@@ -49,34 +45,47 @@ def probe_model(path: Path | str, *, stack: Stack | None = None) -> Probe:
         raise ProbeError(f"{path}: no such file or directory")
     if not path.is_dir():
         raise ProbeError(f"{path}: not a model directory or .gguf file")
+    try:
+        files = read_snapshot(path)
+    except OSError as exc:
+        raise ProbeError(f"{path}: cannot list ({exc.strerror or exc})") from None
+    return probe_snapshot(files, stack)
+
+
+def probe_snapshot(files: Snapshot, stack: Stack) -> Probe:
+    """Probe a directory already read: a pure function of ``files`` and ``stack`` (a folder
+    holding only GGUFs excepted: its model is the first GGUF's header, read here)."""
     problems: list[Finding] = []
     try:
-        raw = load_json(path / "config.json")
+        raw = files.load("config.json")
     except ProbeFileError as exc:
         raw = {}
         problems.append(Finding(ReasonCode.CORRUPT_MODEL, str(exc)))
     if raw is None:
-        ggufs = gguf_files(path)
+        ggufs = files.ggufs
         if ggufs:
             return probe_gguf(ggufs[0], stack, extra=len(ggufs) - 1)
-        if find_weights(path).format is WeightFormat.NONE:
-            raise ProbeError(f"{path}: not a model directory (no config.json, weights or .gguf)")
+        if files.weights.format is WeightFormat.NONE:
+            raise ProbeError(
+                f"{files.path}: not a model directory (no config.json, weights or .gguf)"
+            )
         problems.append(Finding(ReasonCode.CORRUPT_MODEL, "config.json: missing"))
     if raw is not None and not isinstance(raw, dict):
         problems.append(Finding(ReasonCode.CORRUPT_MODEL, "config.json: not a JSON object"))
     config: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    return _probe_directory(path, config, stack, problems)
+    return _probe_directory(files, config, stack, problems)
 
 
 def _probe_directory(
-    path: Path, config: dict[str, Any], stack: Stack, problems: list[Finding]
+    files: Snapshot, config: dict[str, Any], stack: Stack, problems: list[Finding]
 ) -> Probe:
-    tok_config = read_json(path / "tokenizer_config.json")
+    path = files.path
+    tok_config = files.read("tokenizer_config.json")
     tok_config = tok_config if isinstance(tok_config, dict) else {}
-    template = chat_template(path)
-    modality = detect(path, config, stack, chat=template is not None, name=model_name(path))
+    template = chat_template(files)
+    modality = detect(files, config, stack, chat=template is not None, name=model_name(path))
     caps = set(modality.capabilities)
-    weights = find_weights(path, submodules=Capability.EMBEDDINGS in caps)
+    weights = files.weights_for(modules=Capability.EMBEDDINGS in caps)
     problems.extend(_weight_problems(weights))
     quant = parse_quantization(config)
     counts = count(weights.tensors, quant) if weights.tensors else None
@@ -84,7 +93,13 @@ def _probe_directory(
     defaults = stack.lm.tokenizer_defaults(modality.support[0].module)
     facts = tokenizer_facts(
         TokenizerView(
-            tokenizer_template(path, tok_config), vocab_view(path, tok_config, read_json)
+            tokenizer_template(files.template, files.extra_templates, tok_config),
+            vocab_view(
+                files.vocab,
+                tok_config,
+                files.read("added_tokens.json"),
+                files.read("special_tokens_map.json"),
+            ),
         ),
         tok_config,
         defaults,
@@ -112,9 +127,8 @@ def _probe_directory(
         caps.add(Capability.REASONING)
     if modality.backend in (Backend.MLX_LM, Backend.MLX_VLM):
         problems.extend(shape_findings(config, weights.tensors, quant))
-    names = frozenset(p.name for p in path.iterdir())
-    problems.extend(tokenizer_findings(names, tok_config, caps, modality.backend))
-    generation = read_json(path / "generation_config.json")
+    problems.extend(tokenizer_findings(files.names, tok_config, caps, modality.backend))
+    generation = files.read("generation_config.json")
     return Probe(
         path=str(path),
         format=weights.format,
@@ -144,6 +158,23 @@ def _probe_directory(
         problems=tuple(problems),
         notes=_notes(config, stack, modality.backend.value, renderer),
     )
+
+
+def chat_template(files: Snapshot) -> str | None:
+    """The chat template as :func:`harness.identity.chat_template` finds it (same hash):
+    chat_template.jinja, else chat_template.json's, else tokenizer_config.json's (the default
+    one of named templates)."""
+    if files.template is not None:
+        return files.template
+    processor = files.read("chat_template.json")
+    if isinstance(processor, Mapping) and isinstance(processor.get("chat_template"), str):
+        return str(processor["chat_template"])
+    config = files.read("tokenizer_config.json")
+    value = config.get("chat_template") if isinstance(config, Mapping) else None
+    if isinstance(value, list):  # named templates: the default one counts
+        named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
+        value = named.get("default")
+    return value if isinstance(value, str) else None
 
 
 def _weight_problems(weights: Weights) -> list[Finding]:

@@ -45,7 +45,6 @@ THINK_TOKENS = (
     ("<longcat_think>", "</longcat_think>"),
     ("<|think:start|>", "<|think:end|>"),
 )
-VOCAB_FILES = ("tokenizer.json", "vocab.json")  # searched, never parsed
 
 
 def builtin_infer_tool_parser(tokenizer: Any) -> str | None:
@@ -166,23 +165,20 @@ class TokenizerView:
         return []
 
 
-def tokenizer_template(path: Path, tokenizer_config: Mapping[str, Any]) -> Any:
+def tokenizer_template(
+    template: str | None, extra: Mapping[str, str], tokenizer_config: Mapping[str, Any]
+) -> Any:
     """``tokenizer.chat_template`` as transformers 5 sets it for a local directory.
 
-    chat_template.jinja and additional_chat_templates/*.jinja win over tokenizer_config.json;
-    several named templates become a dict. chat_template.json is a processor file: the tokenizer
-    (and so mlx-lm's inference) does not read it.
+    chat_template.jinja (``template``) and additional_chat_templates/*.jinja (``extra``, by
+    name) win over tokenizer_config.json; several named templates become a dict.
+    chat_template.json is a processor file: the tokenizer (and so mlx-lm's inference) does not
+    read it.
     """
     named: dict[str, str] = {}
-    default = path / "chat_template.jinja"
-    if default.is_file():
-        named["default"] = default.read_text(encoding="utf-8", errors="replace")
-    extra = path / "additional_chat_templates"
-    if extra.is_dir():
-        for file in sorted(extra.glob("*.jinja")):
-            named[file.name.removesuffix(".jinja")] = file.read_text(
-                encoding="utf-8", errors="replace"
-            )
+    if template is not None:
+        named["default"] = template
+    named.update(extra)
     if named:
         return named["default"] if list(named) == ["default"] else named
     value = tokenizer_config.get("chat_template")
@@ -196,12 +192,13 @@ def tokenizer_template(path: Path, tokenizer_config: Mapping[str, Any]) -> Any:
 
 
 def vocab_view(
-    path: Path, tokenizer_config: Mapping[str, Any], read_json: Callable[[Path], Any]
+    blobs: tuple[bytes, ...], tokenizer_config: Mapping[str, Any], added: Any, special: Any
 ) -> LazyVocab:
-    """A :class:`LazyVocab` over the vocabulary files present in ``path``.
+    """A :class:`LazyVocab` over a tokenizer's files.
 
-    Small files (tokenizer_config.json's added tokens, added_tokens.json,
-    special_tokens_map.json) are parsed; tokenizer.json and vocab.json are only searched.
+    ``blobs`` are tokenizer.json and vocab.json as stored (only searched); the added tokens of
+    tokenizer_config.json, ``added`` (added_tokens.json) and ``special``
+    (special_tokens_map.json) are known exactly.
     """
     tokens: set[str] = set()
     decoder = tokenizer_config.get("added_tokens_decoder")
@@ -209,21 +206,11 @@ def vocab_view(
         tokens.update(
             str(v["content"]) for v in decoder.values() if isinstance(v, Mapping) and "content" in v
         )
-    added = read_json(path / "added_tokens.json")
     if isinstance(added, Mapping):
         tokens.update(str(k) for k in added)
-    special = read_json(path / "special_tokens_map.json")
     if isinstance(special, Mapping):
         tokens.update(_special_tokens(special.values()))
-    blobs = []
-    for name in VOCAB_FILES:
-        file = path / name
-        if file.is_file():
-            try:
-                blobs.append(file.read_bytes())
-            except OSError:
-                continue
-    return LazyVocab(tuple(blobs), frozenset(tokens))
+    return LazyVocab(blobs, frozenset(tokens))
 
 
 def _special_tokens(values: Any) -> Iterator[str]:

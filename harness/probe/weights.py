@@ -9,6 +9,7 @@ loader also reads.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,64 +27,83 @@ class Weights:
     problems: tuple[str, ...] = ()
 
 
-def find_weights(path: Path, *, submodules: bool = False) -> Weights:
-    """The weight files of a model directory and their tensor headers (never the data)."""
+def find_weights(path: Path, names: Set[str]) -> Weights:
+    """The top-level weight files of a model directory (``names``: its file names) and their
+    tensor headers (never the data)."""
     try:
-        files = _safetensors_files(path, submodules=submodules)
+        files = _safetensors_files(path, names)
     except ProbeFileError as exc:
         return Weights(WeightFormat.SAFETENSORS, (), (), (str(exc),))
     if files:
         return _read(files)
-    ggufs = gguf_files(path)
+    ggufs = gguf_files(path, names)
     if ggufs:
         return Weights(WeightFormat.GGUF, ggufs)
-    torch = tuple(sorted(p for p in path.iterdir() if p.suffix in PYTORCH_SUFFIXES))
+    torch = tuple(sorted(path / n for n in names if Path(n).suffix in PYTORCH_SUFFIXES))
     if any(p.name.startswith(("pytorch_model", "model")) for p in torch):
         return Weights(WeightFormat.PYTORCH, torch)
     return Weights(WeightFormat.NONE, ())
 
 
-def gguf_files(path: Path) -> tuple[Path, ...]:
-    """The model GGUF(s) of a directory, projector files (``mmproj*``) left out."""
-    return tuple(
-        sorted(p for p in path.glob("*.gguf") if p.is_file() and "mmproj" not in p.name.lower())
+def find_module_weights(path: Path, folders: Set[str]) -> Weights:
+    """The sentence-transformers module weights (``2_Dense/model.safetensors``) in ``folders``;
+    tensor names get the folder as a prefix (``2_Dense.linear.weight``)."""
+    files = sorted(p for f in folders for p in (path / f).glob("*.safetensors") if p.is_file())
+    if not files:
+        return Weights(WeightFormat.NONE, ())
+    return _read(tuple(files), top=path)
+
+
+def with_modules(top: Weights, modules: Weights) -> Weights:
+    """The weights an embedding loader reads: the top-level safetensors plus the modules'."""
+    if not modules.files or (top.format is WeightFormat.SAFETENSORS and not top.files):
+        return top  # no modules, or a broken index (its problem is the finding)
+    if top.format is not WeightFormat.SAFETENSORS:
+        return modules
+    return Weights(
+        WeightFormat.SAFETENSORS,
+        top.files + modules.files,
+        top.tensors + modules.tensors,
+        top.problems + modules.problems,
     )
 
 
-def _safetensors_files(path: Path, *, submodules: bool) -> tuple[Path, ...]:
-    indexes = sorted(path.glob("*.safetensors.index.json"))
+def gguf_files(path: Path, names: Set[str]) -> tuple[Path, ...]:
+    """The model GGUF(s) among a directory's file ``names``, projectors (``mmproj*``) left out."""
+    return tuple(
+        sorted(path / n for n in names if n.endswith(".gguf") and "mmproj" not in n.lower())
+    )
+
+
+def _safetensors_files(path: Path, names: Set[str]) -> tuple[Path, ...]:
+    indexes = sorted(n for n in names if n.endswith(".safetensors.index.json"))
     if indexes:
-        index = load_json(indexes[0])
+        index = load_json(path / indexes[0])
         weight_map = index.get("weight_map") if isinstance(index, dict) else None
         if not isinstance(weight_map, dict):
-            raise ProbeFileError(f"{indexes[0].name}: no weight_map")
-        names = sorted(set(map(str, weight_map.values())))
-        missing = [n for n in names if not (path / n).is_file()]
+            raise ProbeFileError(f"{indexes[0]}: no weight_map")
+        shards = sorted(set(map(str, weight_map.values())))
+        missing = [n for n in shards if n not in names and not (path / n).is_file()]
         if missing:
             raise ProbeFileError(
-                f"{indexes[0].name}: {len(missing)} shard(s) missing, e.g. {missing[0]}"
+                f"{indexes[0]}: {len(missing)} shard(s) missing, e.g. {missing[0]}"
             )
-        files = [path / n for n in names]
-    else:
-        files = sorted(p for p in path.glob("*.safetensors") if p.is_file())
-        if any(not p.name.startswith("consolidated") for p in files):
-            files = [p for p in files if not p.name.startswith("consolidated")]
-    if submodules:
-        files += sorted(p for p in path.glob("*/*.safetensors") if p.is_file())
+        return tuple(path / n for n in shards)
+    files = sorted(path / n for n in names if n.endswith(".safetensors"))
+    if any(not p.name.startswith("consolidated") for p in files):
+        files = [p for p in files if not p.name.startswith("consolidated")]
     return tuple(files)
 
 
-def _read(files: tuple[Path, ...]) -> Weights:
+def _read(files: tuple[Path, ...], top: Path | None = None) -> Weights:
+    """Headers of ``files``; those below ``top`` get their folder as a name prefix."""
     tensors: list[TensorHeader] = []
     problems: list[str] = []
     for file in files:
         try:
-            top = file.parent == files[0].parent
-            prefix, where = (
-                ("", file.name)
-                if top
-                else (f"{file.parent.name}.", f"{file.parent.name}/{file.name}")
-            )
+            nested = top is not None and file.parent != top
+            prefix = f"{file.parent.name}." if nested else ""
+            where = f"{file.parent.name}/{file.name}" if nested else file.name
             tensors.extend(
                 TensorHeader(prefix + t.name, t.dtype, t.shape, t.nbytes, where)
                 for t in safetensors_header(file)

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from probe_rows import ROWS
 
-from harness.probe.files import read_json
 from harness.probe.installed import Stack
 from harness.probe.probe import probe_model
+from harness.probe.snapshot import read_snapshot
 from harness.probe.source import SourceError, functions, package_dir, parse
 from harness.probe.toolrules import (
     TokenizerView,
@@ -32,8 +32,13 @@ TOKENIZER_ROWS = [r for r in ROWS if r.tokenizer]
 
 
 def _view(path: Path) -> TokenizerView:
-    config = read_json(path / "tokenizer_config.json") or {}
-    return TokenizerView(tokenizer_template(path, config), vocab_view(path, config, read_json))
+    files = read_snapshot(path)
+    config = files.read("tokenizer_config.json") or {}
+    added, special = files.read("added_tokens.json"), files.read("special_tokens_map.json")
+    return TokenizerView(
+        tokenizer_template(files.template, files.extra_templates, config),
+        vocab_view(files.vocab, config, added, special),
+    )
 
 
 def test_rules_come_from_the_installed_mlx_lm() -> None:
@@ -67,20 +72,19 @@ def test_probe_matches_mlx_lm_loader(row: Any, row_paths: Mapping[str, Path], st
     assert probe.thinking == thinking
 
 
-def test_lazy_vocab_ignores_escaped_template_text(tmp_path: Path) -> None:
+def test_lazy_vocab_ignores_escaped_template_text() -> None:
     """A marker inside an escaped JSON string (a template) is not a vocabulary entry."""
-    (tmp_path / "tokenizer.json").write_text('{"x": "say \\"<think>\\" here", "y": "</think>"}')
-    vocab = vocab_view(tmp_path, {}, read_json)
+    vocab = vocab_view((b'{"x": "say \\"<think>\\" here", "y": "</think>"}',), {}, None, None)
     assert "</think>" in vocab
     assert "<think>" not in vocab
 
 
-def test_named_templates_become_a_dict(tmp_path: Path) -> None:
+def test_named_templates_become_a_dict() -> None:
     config = {"chat_template": [{"name": "default", "template": "a"},
                                 {"name": "tool_use", "template": "b"}]}  # fmt: skip
-    assert tokenizer_template(tmp_path, config) == {"default": "a", "tool_use": "b"}
-    (tmp_path / "chat_template.jinja").write_text("j")
-    assert tokenizer_template(tmp_path, config) == "j"
+    assert tokenizer_template(None, {}, config) == {"default": "a", "tool_use": "b"}
+    assert tokenizer_template("j", {}, config) == "j"
+    assert tokenizer_template("j", {"tool_use": "t"}, config) == {"default": "j", "tool_use": "t"}
 
 
 def test_functions_refuse_code_that_is_not_self_contained(tmp_path: Path) -> None:
