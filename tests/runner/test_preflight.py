@@ -167,7 +167,9 @@ def test_blocked_and_allowed_cases_of_one_model(tmp_path: Path) -> None:
     """A block skips only its case: the model's other cases still load and run."""
     model = write_fake_model(tmp_path / "m", probe={"capabilities": ["audio_in"]})
     session = _session(tmp_path)
-    results = [session.run_case(_case(model, s)) for s in ("throughput", "load", "throughput")]
+    cases = [_case(model, s) for s in ("throughput", "load", "throughput")]
+    cases[2] = dataclasses.replace(cases[2], case_id=cases[2].case_id + "[again]")  # ids unique
+    results = [session.run_case(case) for case in cases]
     run, _ = session.finish(render=False)
     assert [r.status for r in results] == [Status.SKIPPED, Status.PASSED, Status.SKIPPED]
     assert [r.status for r in run.results] == [r.status for r in results]
