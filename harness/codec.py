@@ -1,12 +1,22 @@
-"""JSON encoding of the shared values (dataclasses and enums) and decoding back into them."""
+"""JSON encoding of the shared values (dataclasses and enums) and decoding back into them.
+
+Run-record lines are decoded defensively: :func:`parse_line` accepts only plain JSON with
+finite, bounded numbers and bounded nesting, and :func:`decode_event` checks every field of a
+known event against the shared types (pydantic, strict JSON mode: no "3" for 3, no "NaN" for a
+number, no string for a list). Both raise :class:`DecodeError`, a one-line ``what``.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 import math
 from collections.abc import Mapping
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import NotRequired, TypedDict
 
 from harness.types import (
     CaseResult,
@@ -22,20 +32,154 @@ from harness.types import (
     Unit,
 )
 
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+# No measurement comes near these; the bounds keep sums and squares in statistics finite.
+MAX_ABS_FLOAT = 1e100
+MAX_ABS_INT = 2**63 - 1
+
+
+class DecodeError(ValueError):
+    """A record line that is not a valid event: what is wrong, in one line (no file or line)."""
+
 
 def to_json(value: Any) -> Any:
-    """Turn dataclasses, enums, mappings and tuples into plain JSON values (NaN -> None)."""
+    """Turn dataclasses, enums, mappings and tuples into plain JSON values (NaN -> None, a lone
+    surrogate in text -> ``?``, so strict JSON readers take every line we write)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):
-        return {str(k): to_json(v) for k, v in value.items()}
+        return {_unicode(str(k)): to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, str):
+        return _unicode(value)
     return value
+
+
+def _unicode(text: str) -> str:
+    """``text`` as UTF-8 can hold it: lone surrogates (undecodable bytes) become ``?``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _bounded_float(text: str) -> float:
+    value = float(text)
+    if not abs(value) <= MAX_ABS_FLOAT:
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > 20 or abs(value := int(text)) > MAX_ABS_INT:
+        raise ValueError(f"number {text[:20]}... is out of range")
+    return value
+
+
+def parse_line(text: str) -> Any:
+    """One line of a record as JSON: no NaN/Infinity, numbers in range, nesting bounded."""
+    try:
+        return json.loads(
+            text,
+            parse_constant=_no_constant,
+            parse_float=_bounded_float,
+            parse_int=_bounded_int,
+        )
+    except RecursionError:
+        raise DecodeError("not a JSON line (nested too deeply)") from None
+    except ValueError as exc:  # json.JSONDecodeError included
+        raise DecodeError(f"not a JSON line ({exc})") from None
+
+
+class _RunStart(TypedDict):
+    schema_version: int
+    run_id: str
+    started_at: str
+    machine: Machine
+    packages: NotRequired[dict[str, str | None]]
+    git_sha: NotRequired[str | None]
+    suites: NotRequired[list[SuiteInfo]]
+
+
+class _ModelLoaded(TypedDict):
+    identity: ModelIdentity
+    device: NotRequired[str | None]
+    blas: NotRequired[str | None]
+
+
+class _Probed(TypedDict):
+    model: str
+    probe: NotRequired[dict[str, Any] | None]
+
+
+class _CaseDone(TypedDict):
+    result: CaseResult
+
+
+class _RunEnd(TypedDict):
+    finished_at: NotRequired[str | None]
+
+
+class _RunInterrupted(TypedDict):
+    at: str
+    reason: str
+
+
+class _RunResume(TypedDict):
+    at: str
+    packages: NotRequired[dict[str, str | None]]
+    git_sha: NotRequired[str | None]
+
+
+EVENT_TYPES: Mapping[str, type] = {
+    "run_start": _RunStart,
+    "model": _ModelLoaded,
+    "probe": _Probed,
+    "case": _CaseDone,
+    "run_end": _RunEnd,
+    "run_interrupted": _RunInterrupted,
+    "run_resume": _RunResume,
+}
+
+
+@functools.cache
+def _adapter(kind: str) -> TypeAdapter[Any]:
+    """The compiled validator of one event kind: built once (pydantic advises reuse), immutable."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(EVENT_TYPES[kind])
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
+def decode_event(kind: str, text: str) -> dict[str, Any]:
+    """The fields of a ``kind`` event (a key of :data:`EVENT_TYPES`), typed, from its line."""
+    from pydantic import ValidationError
+
+    try:
+        return dict(_adapter(kind).validate_json(text, strict=True))
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        message = " ".join(str(first["msg"]).split())
+        raise DecodeError(f"{kind} event{_where(tuple(first['loc']))}: {message}{more}") from None
+    except RecursionError:
+        raise DecodeError(f"{kind} event: nested too deeply") from None
 
 
 def metric_from_json(d: Mapping[str, Any]) -> Metric:

@@ -12,13 +12,17 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.compare import machine_changes, model_changes, package_changes
-from harness.store import RUN_FILE, RunFileError, load_run
+from harness.report_dir import shown
+from harness.store import RUN_FILE, RunFileError, RunReadWarning, load_run
 from harness.types import Machine, RunRecord
+
+LATEST = "latest"  # the reports folder's pointer to its newest run, not a run of its own
 
 
 @dataclass(frozen=True)
@@ -55,17 +59,36 @@ def machine_key(machine: Machine) -> str:
     )
 
 
+def _record_files(path: Path) -> list[Path]:
+    """``path`` itself, or every run.jsonl under it, leaving out ``latest`` (a link to, or a
+    copy of, another run) and hidden folders (a report being swapped into place)."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        warnings.warn(f"{shown(path)}: no such file or folder; skipped", RunReadWarning, 3)
+        return []
+    files = []
+    for file in sorted(path.rglob(RUN_FILE)):
+        parts = file.relative_to(path).parts[:-1]
+        if any(p == LATEST or p.startswith(".") for p in parts):
+            continue
+        files.append(file)
+    return files
+
+
 def find_runs(paths: Iterable[Path]) -> list[RunRecord]:
-    """Every readable run record under ``paths`` (files or directories, searched recursively)."""
+    """Every readable run record under ``paths`` (files or directories, searched recursively).
+
+    A record that cannot be read is skipped with a :class:`RunReadWarning` naming it and why;
+    the same run found twice (by run id) counts once.
+    """
     runs: dict[str, RunRecord] = {}
     for path in paths:
-        files = [path] if path.is_file() else sorted(path.rglob(RUN_FILE))
-        for file in files:
-            if file.parent.name == "latest":
-                continue  # a copy of another run
+        for file in _record_files(path):
             try:
                 run = load_run(file)
-            except RunFileError:
+            except RunFileError as exc:
+                warnings.warn(f"{exc}; skipped this record", RunReadWarning, stacklevel=2)
                 continue
             runs.setdefault(run.run_id, run)
     return sorted(runs.values(), key=lambda r: r.started_at)

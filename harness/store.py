@@ -1,49 +1,144 @@
 """Run records on disk: an append-only JSONL file written case by case, and reading it back.
 
-A run that dies keeps every case it finished: each result is flushed and fsync'd as it lands.
+A run that dies keeps every case it finished: each event is one line, written with a single
+``os.write`` on an ``O_APPEND`` descriptor and fsync'd as it lands. A write that fails (disk
+full, I/O error) is cut back off, so the record never holds a torn line of ours.
+
+Reading survives any bytes: what is not a run record is a :class:`RunFileError` naming the file
+and line; a cut last line (a run killed mid-write) is skipped and reported in
+``RunRecord.read_warnings`` and as a :class:`RunReadWarning`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from harness.codec import (
-    case_result_from_json,
-    identity_from_json,
-    machine_from_json,
-    suite_info_from_json,
-    to_json,
+from harness.codec import EVENT_TYPES, DecodeError, decode_event, to_json
+from harness.record_lines import BadLine, RecordLine, read_record_lines
+from harness.report_dir import (
+    ReportDirError,
+    RunIdTaken,
+    check_writable_dir,
+    make_dir,
+    os_error,
+    shown,
 )
 from harness.types import CaseResult, Machine, ModelIdentity, RunRecord, SuiteInfo
 
 if TYPE_CHECKING:
     import pandas as pd
 
+__all__ = [
+    "RUN_FILE",
+    "SCHEMA_VERSION",
+    "ReportDirError",
+    "RunFileError",
+    "RunIdTaken",
+    "RunReadWarning",
+    "RunWriter",
+    "check_report_root",
+    "export_csv",
+    "load_run",
+    "metrics_frame",
+]
+
 SCHEMA_VERSION = 1
 RUN_FILE = "run.jsonl"
+CORRUPT = "the run record is corrupt; repair or delete that line, or restore the file from a copy"
+NOT_A_RECORD = "pass a run folder (reports/<run-id>) or the run.jsonl mlx-harness wrote"
 
 
 class RunFileError(Exception):
     """A run record that cannot be read; the message is one line naming the file and line."""
 
 
-class RunWriter:
-    """Appends the events of one run to ``path``; each line is durable once written."""
+class RunReadWarning(UserWarning):
+    """A run record read with a caveat (a cut last line skipped, a record skipped)."""
 
-    def __init__(self, path: Path) -> None:
+
+def check_report_root(root: Path) -> None:
+    """Raise :class:`ReportDirError` (one line) unless runs can be written under ``root``.
+
+    ``root`` must be a folder or creatable as one, and a file must really be creatable in it.
+    """
+    check_writable_dir(root)
+
+
+class RunWriter:
+    """Appends the events of one run to ``path``; each line is durable once written.
+
+    A new run refuses a record that exists (a reused run id: :class:`RunIdTaken`);
+    ``resume=True`` appends to it, after cutting off a torn last line left by a killed run.
+    Every failure to write is a :class:`ReportDirError` with one line.
+    """
+
+    def __init__(self, path: Path, *, resume: bool = False) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        run_id, root = path.parent.name, path.parent.parent
+        if resume and not path.is_file():
+            raise ReportDirError(
+                f"no run '{shown(run_id)}' to resume in {shown(root)}; "
+                "check the run id (its folder holds run.jsonl)"
+            )
+        make_dir(path.parent)
+        flags = os.O_APPEND | (os.O_RDWR if resume else os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        try:
+            self._fd: int | None = os.open(path, flags, 0o644)
+        except FileExistsError:
+            raise RunIdTaken(
+                f"run id '{shown(run_id)}' already exists in {shown(root)}; pass --resume "
+                f"{shown(run_id)} to continue it or choose another --run-id"
+            ) from None
+        except OSError as exc:
+            raise os_error(path, exc) from None
+        if resume:
+            self._cut_torn_tail()
+
+    def _cut_torn_tail(self) -> None:
+        """Drop a last line without its newline (readers skip it anyway) before appending."""
+        assert self._fd is not None
+        try:
+            size = os.fstat(self._fd).st_size
+            if size == 0 or os.pread(self._fd, 1, size - 1) == b"\n":
+                return
+            keep = size
+            while keep > 0:  # back to just after the last newline
+                start = max(0, keep - 65536)
+                chunk = os.pread(self._fd, keep - start, start)
+                cut = chunk.rfind(b"\n")
+                if cut >= 0:
+                    keep = start + cut + 1
+                    break
+                keep = start
+            os.ftruncate(self._fd, keep)
+        except OSError as exc:
+            raise os_error(self.path, exc) from None
 
     def _write(self, event: Mapping[str, Any]) -> None:
-        self._fh.write(json.dumps(to_json(event), sort_keys=True) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        if self._fd is None:
+            raise ValueError(f"{self.path}: the run record is closed")
+        data = (json.dumps(to_json(event), sort_keys=True) + "\n").encode("utf-8")
+        fd = self._fd
+        try:
+            before = os.fstat(fd).st_size
+        except OSError as exc:
+            raise os_error(self.path, exc) from None
+        try:
+            written = os.write(fd, data)  # one line, one write: all of it, in the common case
+            while written < len(data):  # a short write: the next one says why, or finishes
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, before)  # no torn line of ours stays in the record
+            raise os_error(self.path, exc) from None
 
     def start(
         self,
@@ -84,55 +179,106 @@ class RunWriter:
     def finish(self, finished_at: str) -> None:
         self._write({"event": "run_end", "finished_at": finished_at})
 
+    def interrupted(self, at: str, reason: str) -> None:
+        """The run was stopped; its record stays open for ``--resume``."""
+        self._write({"event": "run_interrupted", "at": at, "reason": reason})
+
+    def resumed(self, at: str, packages: Mapping[str, str | None], git_sha: str | None) -> None:
+        """The run was continued (``--resume``) with these package versions and commit."""
+        self._write(
+            {"event": "run_resume", "at": at, "packages": dict(packages), "git_sha": git_sha}
+        )
+
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
 
 
-def _read_events(path: Path) -> list[dict[str, Any]]:
+def _record_file(path: Path) -> Path:
+    file = path / RUN_FILE if path.is_dir() else path
+    if not file.exists():
+        raise RunFileError(f"{shown(file)}: no such file; {NOT_A_RECORD}")
+    if not file.is_file():
+        raise RunFileError(f"{shown(file)}: not a regular file; {NOT_A_RECORD}")
+    return file
+
+
+def _typed(file: Path, line: RecordLine, kind: str) -> dict[str, Any]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise RunFileError(f"{path}: cannot read run record ({exc.strerror})") from None
-    events: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            if number == len(lines):  # a run killed mid-write leaves a partial last line
-                break
-            raise RunFileError(
-                f"{path}:{number}: not a JSON line; the run record is corrupt"
-            ) from None
-    return events
+        return decode_event(kind, line.text)
+    except DecodeError as exc:
+        raise RunFileError(f"{shown(file)}:{line.number}: {exc}; {CORRUPT}") from None
+
+
+def _head(file: Path, lines: tuple[RecordLine, ...], torn: str | None) -> RecordLine:
+    if not lines:
+        what = "its only line is cut off" if torn else "it is empty"
+        raise RunFileError(f"{shown(file)}: not a run record ({what}); {NOT_A_RECORD}")
+    head = lines[0]
+    if head.value.get("event") != "run_start":
+        raise RunFileError(
+            f"{shown(file)}:{head.number}: not a run record (first line is not a run_start "
+            f"event); {NOT_A_RECORD}"
+        )
+    version = head.value.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RunFileError(
+            f"{shown(file)}:{head.number}: run_start has no valid schema_version; {CORRUPT}"
+        )
+    if version > SCHEMA_VERSION:
+        raise RunFileError(
+            f"{shown(file)}:{head.number}: schema_version {version} is newer than this harness "
+            f"reads ({SCHEMA_VERSION}); upgrade mlx-harness"
+        )
+    return head
+
+
+def _changes(before: Mapping[str, str | None], after: Mapping[str, str | None]) -> list[str]:
+    names = sorted(set(before) | set(after))
+    return [
+        f"{n} {before.get(n)} -> {after.get(n)}" for n in names if before.get(n) != after.get(n)
+    ]
 
 
 def load_run(path: Path) -> RunRecord:
-    """Read a run record (a ``run.jsonl`` file or a directory holding one)."""
-    if path.is_dir():
-        path = path / RUN_FILE
-    events = _read_events(path)
-    if not events or events[0].get("event") != "run_start":
-        raise RunFileError(f"{path}:1: not a run record (first line is not a run_start event)")
-    head = events[0]
-    version = head.get("schema_version")
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise RunFileError(
-            f"{path}:1: schema_version {version!r} is newer than this harness reads "
-            f"({SCHEMA_VERSION}); upgrade mlx-harness"
-        )
-    machine = machine_from_json(head["machine"])
+    """Read a run record (a ``run.jsonl`` file or a directory holding one).
+
+    Every line is checked against the shared types; anything wrong is a :class:`RunFileError`
+    (``file:line: what; fix``). A case recorded twice (a resumed run re-ran it) keeps its last
+    result, in the order the cases first appeared. Events of an unknown kind are skipped.
+    """
+    file = _record_file(path)
+    try:
+        read = read_record_lines(file)
+    except BadLine as exc:
+        fix = NOT_A_RECORD if exc.number == 1 else CORRUPT
+        raise RunFileError(f"{shown(file)}:{exc.number}: {exc.what}; {fix}") from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise RunFileError(f"{shown(file)}: cannot read the run record ({reason})") from None
+    notes = [f"{shown(file)}:{read.torn}"] if read.torn else []
+    head_line = _head(file, read.lines, read.torn)
+    head = _typed(file, head_line, "run_start")
+    machine: Machine = head["machine"]
+    packages = dict(head.get("packages") or {})
     models: dict[str, ModelIdentity] = {}
     probes: dict[str, dict[str, Any]] = {}
-    results: list[CaseResult] = []
+    results: dict[str, CaseResult] = {}  # a resumed run's re-run of a case replaces it
     finished_at: str | None = None
+    interrupted: str | None = None
     observed_device = observed_blas = False
-    for event in events[1:]:
-        kind = event.get("event")
+    for line in read.lines[1:]:
+        kind = line.value.get("event")
+        if not isinstance(kind, str):
+            raise RunFileError(
+                f"{shown(file)}:{line.number}: not an event (no 'event' name); {CORRUPT}"
+            )
+        if kind not in EVENT_TYPES or kind == "run_start":
+            continue  # written by a newer harness (or a second start): nothing we read
+        event = _typed(file, line, kind)
         if kind == "model":
-            identity = identity_from_json(event["identity"])
+            identity: ModelIdentity = event["identity"]
             models[identity.key] = identity
             if event.get("device") and not observed_device:
                 observed_device = True
@@ -141,23 +287,38 @@ def load_run(path: Path) -> RunRecord:
                 observed_blas = True  # what a worker saw mapped beats what was planned
                 machine = dataclasses.replace(machine, blas=event["blas"])
         elif kind == "probe":
-            probes[str(event["model"])] = dict(event.get("probe") or {})
+            probes[event["model"]] = dict(event.get("probe") or {})
         elif kind == "case":
-            results.append(case_result_from_json(event["result"]))
+            result: CaseResult = event["result"]
+            results[result.case_id] = result
         elif kind == "run_end":
-            finished_at = event.get("finished_at")
+            finished_at, interrupted = event.get("finished_at"), None
+        elif kind == "run_interrupted":
+            interrupted, finished_at = event["reason"], None
+        elif kind == "run_resume":
+            finished_at = None
+            changed = _changes(packages, event.get("packages") or {})
+            if changed:
+                notes.append(
+                    f"{shown(file)}:{line.number}: resumed with other packages "
+                    f"({', '.join(changed)}); cases before and after may not compare"
+                )
+    for note in notes:
+        warnings.warn(note, RunReadWarning, stacklevel=2)
     return RunRecord(
-        schema_version=version,
+        schema_version=head["schema_version"],
         run_id=head["run_id"],
         started_at=head["started_at"],
         machine=machine,
-        packages=dict(head.get("packages", {})),
+        packages=packages,
         git_sha=head.get("git_sha"),
-        suites=tuple(suite_info_from_json(s) for s in head.get("suites", ())),
+        suites=tuple(head.get("suites") or ()),
         models=models,
-        results=tuple(results),
+        results=tuple(results.values()),
         finished_at=finished_at,
+        interrupted=interrupted,
         probes=probes,
+        read_warnings=tuple(notes),
     )
 
 

@@ -265,3 +265,5 @@ class RunRecord:
     results: tuple[CaseResult, ...] = ()
     finished_at: str | None = None
     probes: Mapping[str, Mapping[str, JSONValue]] = field(default_factory=dict)  # model -> probe
+    interrupted: str | None = None  # why the run stopped early, when it was not resumed since
+    read_warnings: tuple[str, ...] = ()  # one line each: a cut last line skipped on reading, ...

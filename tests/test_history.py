@@ -7,7 +7,7 @@ import pytest
 
 from harness.history import find_runs, fit_steps, series
 from harness.runner.machine import machine
-from harness.store import RunWriter
+from harness.store import RunReadWarning, RunWriter
 from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 1 << 34, "3.11")
@@ -65,4 +65,45 @@ def test_find_runs_reads_directories_and_skips_latest(tmp_path: Path) -> None:
         writer.close()
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "run.jsonl").write_text("nonsense\n")
-    assert [r.run_id for r in find_runs([tmp_path])] == ["id-a", "id-b"]
+    with pytest.warns(RunReadWarning, match="broken/run.jsonl:1: not a JSON line"):
+        assert [r.run_id for r in find_runs([tmp_path])] == ["id-a", "id-b"]
+
+
+def _record(folder: Path, run_id: str, started_at: str) -> None:
+    writer = RunWriter(folder / "run.jsonl")
+    writer.start(
+        run_id=run_id,
+        started_at=started_at,
+        machine=machine("x"),
+        packages={},
+        git_sha=None,
+        suites=[],
+    )
+    writer.close()
+
+
+def test_find_runs_skips_unreadable_records_with_a_warning(tmp_path: Path) -> None:
+    _record(tmp_path / "good", "good", "2026-01-01")
+    (tmp_path / "binary").mkdir()
+    (tmp_path / "binary" / "run.jsonl").write_bytes(bytes(range(255, -1, -1)))
+    (tmp_path / "newer").mkdir()
+    (tmp_path / "newer" / "run.jsonl").write_text('{"event": "run_start", "schema_version": 9}\n')
+    (tmp_path / "latest").symlink_to("good")  # the pointer to the newest run, not a run
+    (tmp_path / ".latest-old.1.tmp").mkdir()  # a copy being swapped out by a publisher
+    _record(tmp_path / ".latest-old.1.tmp", "stale", "2026-01-02")
+    with pytest.warns(RunReadWarning) as caught:
+        runs = find_runs([tmp_path, tmp_path / "missing"])
+    assert [r.run_id for r in runs] == ["good"]
+    lines = [str(w.message) for w in caught]
+    assert len(lines) == 3
+    assert lines[0].startswith(f"{tmp_path / 'binary' / 'run.jsonl'}:1: not UTF-8 text")
+    assert lines[0].endswith("; skipped this record")
+    assert "schema_version 9 is newer" in lines[1]
+    assert lines[2] == f"{tmp_path / 'missing'}: no such file or folder; skipped"
+
+
+def test_find_runs_reads_latest_when_it_is_named(tmp_path: Path) -> None:
+    _record(tmp_path / "r1", "r1", "2026-01-01")
+    (tmp_path / "latest").symlink_to("r1")
+    assert [r.run_id for r in find_runs([tmp_path / "latest"])] == ["r1"]
+    assert [r.run_id for r in find_runs([tmp_path, tmp_path / "latest"])] == ["r1"]

@@ -1,4 +1,5 @@
-"""Header and summary: the run, the machine (BLAS included), package versions, status counts."""
+"""Header and summary: the run, the machine (BLAS included), package versions, status counts,
+and what the reader should know first: an interrupted or incomplete run, a damaged record."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class Header:
     suites: tuple[tuple[str, str, str], ...]  # name, path, short sha256
     openblas: str  # "yes", "no" or "unknown"
     warnings: tuple[str, ...] = ()  # the suites' own: a selector that chose nothing, ...
+    interrupted: str | None = None  # why the run was stopped (Ctrl-C, SIGTERM), if it was
+    read_warnings: tuple[str, ...] = ()  # the record's: a cut last line skipped, ...
 
 
 def _parse(stamp: str | None) -> datetime | None:
@@ -98,7 +101,10 @@ def build(run: RunRecord) -> Header:
     run_rows = [
         ("run id", run.run_id),
         ("started", run.started_at),
-        ("finished", run.finished_at or "— (incomplete)"),
+        (
+            "finished",
+            run.finished_at or ("— (interrupted)" if run.interrupted else "— (incomplete)"),
+        ),
     ]
     if duration:
         run_rows.append(("duration", duration))
@@ -123,6 +129,8 @@ def build(run: RunRecord) -> Header:
         suites=tuple((s.name, s.path, s.sha256[:12]) for s in run.suites),
         openblas=openblas,
         warnings=tuple(dict.fromkeys(w for s in run.suites for w in s.warnings)),
+        interrupted=run.interrupted,
+        read_warnings=run.read_warnings,
     )
 
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import fnmatch
 import math
+import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from report_fixtures import EVIL, case, make_run, metric, realistic_run
 
 from harness.report import default_sections, render, render_html, render_markdown
 from harness.report.sections import Section
+from harness.report_dir import ReportDirError
 from harness.store import RunWriter, load_run
 from harness.types import RunRecord, Status, Unit
 
@@ -231,3 +236,56 @@ def test_templates_are_package_data() -> None:
 
 def test_evil_fixture_is_really_evil() -> None:
     assert "<script>" in EVIL and "|" in EVIL and "\n" in EVIL
+
+
+@pytest.mark.parametrize(
+    ("changes", "md_fragment", "html_fragment"),
+    [
+        (
+            {"interrupted": "interrupted by SIGINT", "finished_at": None},
+            "**⏹ Interrupted run:** interrupted by SIGINT. Cases that had not finished are "
+            "marked interrupted; continue the run with --resume 20250101T120000-abc123.",
+            "<strong>⏹ Interrupted run:</strong> interrupted by SIGINT.",
+        ),
+        (
+            {"read_warnings": ("reports/r/run.jsonl:9: last line cut off (12 bytes)",)},
+            "**⚠ record:** reports/r/run.jsonl:9: last line cut off (12 bytes)",
+            "<strong>⚠ record:</strong> reports/r/run.jsonl:9: last line cut off (12 bytes)",
+        ),
+        (
+            {"read_warnings": (EVIL,), "interrupted": EVIL, "finished_at": None},
+            "&lt;script>alert(1)&lt;/script>",
+            "&lt;script&gt;alert(1)&lt;/script&gt;",
+        ),
+    ],
+    ids=["interrupted", "read warning", "escaped"],
+)
+def test_header_shows_interruption_and_read_warnings(
+    changes: dict[str, Any], md_fragment: str, html_fragment: str
+) -> None:
+    run = dataclasses.replace(realistic_run(), **changes)
+    md, html = render_markdown(run), render_html(run)
+    assert md_fragment in md and html_fragment in html
+    assert "<script>" not in md and "<script>alert" not in html
+    assert ("Incomplete run" in md) is False  # an interrupted run says why instead
+
+
+def test_render_replaces_the_files_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new report replaces the old by rename (a new inode); a failed write keeps the old."""
+    first = render(realistic_run(), tmp_path)
+    inode = first.html.stat().st_ino
+    old_html = first.html.read_bytes()
+    second = render(realistic_run(), tmp_path)
+    assert second.html.stat().st_ino != inode and second.html.read_bytes() == old_html
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.md"]
+
+    def full(fd: int, data: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(ReportDirError) as info:
+        render(every_status_run(), tmp_path)
+    assert str(info.value).startswith(f"{tmp_path / 'report.md'}: out of space")
+    monkeypatch.undo()
+    assert second.html.read_bytes() == old_html
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.md"]
