@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TextIO
 
 NO_CASES = 5  # as pytest's "no tests collected"
 
@@ -414,16 +417,47 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from harness.store import RunFileError
+    from harness.store import ReportDirError, RunFileError
 
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
-    except (CliError, RunFileError) as exc:
+        with _read_warnings_as_lines():
+            return int(args.func(args))
+    except (CliError, RunFileError, ReportDirError) as exc:
         print(f"mlx-harness: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file the command was told to write or read
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"mlx-harness: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+@contextlib.contextmanager
+def _read_warnings_as_lines() -> Iterator[None]:
+    """Run-record warnings (a cut last line skipped, a record skipped) as stderr lines."""
+    from harness.store import RunReadWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", RunReadWarning)
+        shown = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if issubclass(category, RunReadWarning):
+                print(f"mlx-harness: warning: {message}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import jinja2
 
 from harness.report.escape import md_finalize, md_url
 from harness.report.sections import BuiltSection, Section, default_sections
+from harness.report_dir import make_dir, write_text_atomic
 from harness.types import RunRecord
 
 MD_FILE = "report.md"
@@ -71,9 +72,15 @@ def render_html(run: RunRecord, sections: Sequence[Section] | None = None) -> st
 
 
 def render(run: RunRecord, out_dir: Path, sections: Sequence[Section] | None = None) -> ReportPaths:
-    """Write ``out_dir/report.md`` and ``out_dir/report.html`` (same content) and return them."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write ``out_dir/report.md`` and ``out_dir/report.html`` (same content) and return them.
+
+    Both are rendered first, then each is written to a temporary name and renamed over the
+    old one, so a reader sees a whole report, old or new, never a cut one. A folder that cannot
+    be written is a one-line :class:`~harness.report_dir.ReportDirError`.
+    """
+    markdown, html = render_markdown(run, sections), render_html(run, sections)
+    make_dir(out_dir)
     paths = ReportPaths(md=out_dir / MD_FILE, html=out_dir / HTML_FILE)
-    paths.md.write_text(render_markdown(run, sections), encoding="utf-8")
-    paths.html.write_text(render_html(run, sections), encoding="utf-8")
+    write_text_atomic(paths.md, markdown)
+    write_text_atomic(paths.html, html)
     return paths
