@@ -11,12 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-NO_CASES = 5  # as pytest's "no tests collected"
-
-
-class CliError(Exception):
-    """A one-line error for the user; printed without a traceback, exit status 2."""
-
+from harness.cli_errors import CliError
 
 SUITE_SUFFIXES = (".suite.yaml", ".suite.yml")  # what pytest collects too
 
@@ -98,59 +93,13 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import datetime as dt
+    from harness.cli_run import run_command
 
-    from harness.preflight_record import warning_line
-    from harness.report import terminal_summary
-    from harness.runner.session import RunSession
-    from harness.spec.errors import SuiteInvalid
-    from harness.spec.ledger import overdue_warnings
-    from harness.spec.loader import load_suite
-    from harness.spec.plan import group_by_first_seen, plan, suite_info, worker_key
-
-    loaded = []
-    for path in _suite_paths(args.paths):
-        try:
-            loaded.append(load_suite(path))
-        except SuiteInvalid as exc:
-            for error in exc.errors:
-                print(error, file=sys.stderr)
-            return 1
-    planned = [(s, plan(s, allow_download=args.allow_download)) for s in loaded]
-    today = dt.date.today()
-    for suite, _ in planned:
-        for warning in (*suite.warnings, *overdue_warnings(suite, today)):
-            print(warning, file=sys.stderr)
-    cases = [c for _, suite_cases in planned for c in suite_cases]
-    if args.k:
-        cases = [c for c in cases if args.k in c.case_id]
-    if not cases:
-        print("no cases to run (see the warnings above, or -k)", file=sys.stderr)
-        return NO_CASES
-    cases = group_by_first_seen(cases, worker_key)
-    session = RunSession(
-        Path(args.report_dir),
-        [suite_info(s, suite_cases) for s, suite_cases in planned],
-        run_id=args.run_id,
-        offline=not args.allow_download,
-    )
-    for case in cases:
-        result = session.run_case(case)
-        print(
-            f"{result.status.value:>9}  {case.case_id}"
-            + (f"  ({result.reason})" if result.reason else "")
-            + (f"  [{flag}]" if (flag := warning_line(result.preflight)) else ""),
-            flush=True,
-        )
-    run, html = session.finish()
-    print("\n".join(terminal_summary(run)))
-    if html is not None:
-        print(f"report: {html}")
-    return 0 if all(r.status.is_ok for r in run.results) else 1
+    return run_command(args, _suite_paths(args.paths))
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from harness.runner.session import render_reports
+    from harness.report.publish import publish_reports
     from harness.store import load_run
 
     path = Path(args.run)
@@ -170,7 +119,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         comparison = compare_runs(baseline, run)
         sections = with_comparison(comparison)
         print("\n".join(comparison_lines(comparison)))
-    html = render_reports(run, run_dir, None, sections)
+    html = publish_reports(run, run_dir, None, sections)
     print(f"report: {html}")
     return 0
 
@@ -338,6 +287,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-id", default=None)
     p.add_argument("-k", default=None, help="only cases whose id contains this text")
     p.add_argument("--allow-download", action="store_true")
+    p.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        default=None,
+        help="continue an interrupted run: only cases without a final status run again",
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        help="a run record (run.jsonl or its directory) to compare with; enables relative gates",
+    )
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when the comparison with --baseline finds a regression",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("report", help="render report.md/report.html from a run record")
@@ -432,6 +397,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug of ours: one line here, the traceback in a file
+        print(f"mlx-harness: internal error: {_internal_error(exc)}", file=sys.stderr)
+        return 3
 
 
 @contextlib.contextmanager
@@ -458,6 +426,23 @@ def _read_warnings_as_lines() -> Iterator[None]:
 
         warnings.showwarning = show
         yield
+
+
+def _internal_error(exc: BaseException) -> str:
+    """One line for an unexpected exception; its traceback goes to a file named in the line."""
+    import tempfile
+    import traceback
+
+    text = str(exc).strip().splitlines()
+    line = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix="mlx-harness-error-", suffix=".log", delete=False
+        ) as fh:
+            fh.write("".join(traceback.format_exception(exc)))
+    except OSError:
+        return line
+    return f"{line} (traceback in {fh.name}; please report it)"
 
 
 if __name__ == "__main__":

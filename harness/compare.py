@@ -241,8 +241,19 @@ def _case_delta(
         )
     if base.status.is_failing and cur.status in WORKING:
         return make(verdict=Verdict.FIXED)
+    if Status.INTERRUPTED in (base.status, cur.status):
+        which = "current" if cur.status is Status.INTERRUPTED else "baseline"
+        return make(
+            verdict=Verdict.NOT_COMPARABLE,
+            reasons=(f"not finished in the {which} run (interrupted; --resume it)",),
+        )
     if not (base.status in WORKING and cur.status in WORKING):
-        return make(verdict=Verdict.UNCHANGED)
+        if base.status is cur.status:
+            return make(verdict=Verdict.UNCHANGED)
+        return make(
+            verdict=Verdict.NOT_COMPARABLE,
+            reasons=(f"status {base.status.value} -> {cur.status.value}",),
+        )
     reasons = [*machine_reasons, *_not_comparable(base, cur, baseline, current, thresholds)]
     if reasons:
         return make(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Generator, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,10 +28,12 @@ class HarnessState:
     suites: dict[str, SuiteInfo] = field(default_factory=dict)
     session: Any = None  # harness.runner.session.RunSession, created on the first case
     results: list[CaseResult] = field(default_factory=list)
-    run: Any = None
-    report_html: Path | None = None
+    end: Any = None  # harness.run_end.RunEnd once the run has ended
     baseline: Any = None  # harness.types.RunRecord given with --baseline
     markers: set[str] = field(default_factory=set)
+    planned: list[Case] = field(default_factory=list)  # the cases selected to run
+    stop: Any = None  # harness.runner.signals.RunInterrupted once the run is stopped
+    signals: ExitStack = field(default_factory=ExitStack)  # stop-signal handlers while running
 
 
 STATE = pytest.StashKey[HarnessState]()
@@ -56,6 +59,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where runs and reports land (default: <rootdir>/reports)",
     )
     group.addoption("--run-id", default=None, help="name of this run's directory")
+    group.addoption(
+        "--resume",
+        default=None,
+        metavar="RUN_ID",
+        help="continue an interrupted run: only cases without a final status run again",
+    )
     group.addoption(
         "--allow-download",
         action="store_true",
@@ -91,6 +100,11 @@ def pytest_configure(config: pytest.Config) -> None:
             state.baseline = load_run(Path(baseline))
         except RunFileError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
+    run_id, resume = config.getoption("run_id", None), config.getoption("resume", None)
+    if run_id and resume and run_id != resume:
+        raise pytest.UsageError(
+            f"--run-id {run_id} and --resume {resume} name different runs; give only --resume"
+        )
     config.stash[STATE] = state
     config.addinivalue_line("markers", "harness_case: a case planned from a *.suite.yaml file")
 
@@ -206,22 +220,66 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
 
+def _report_root(config: pytest.Config) -> Path:
+    option = config.getoption("report_dir")
+    return Path(option) if option else Path(config.rootpath) / "reports"
+
+
 def _session(config: pytest.Config) -> Any:
     from harness.runner.session import RunSession
 
     state = config.stash[STATE]
     if state.session is None:
-        option = config.getoption("report_dir")
-        root = Path(option) if option else Path(config.rootpath) / "reports"
+        resume = config.getoption("resume")
         state.session = RunSession(
-            root,
+            _report_root(config),
             list(state.suites.values()),
-            run_id=config.getoption("run_id"),
+            run_id=resume or config.getoption("run_id"),
             offline=not config.getoption("allow_download"),
             project_root=Path(config.rootpath),
             baseline=state.baseline,
+            resume=bool(resume),
         )
+        state.session.plan(state.planned)
     return state.session
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Remember the selected cases; open the run record now, so a bad report folder or a
+    reused run id is one line before anything runs; stop signals end the run cleanly."""
+    from harness.runner.signals import stop_on_signals
+    from harness.store import RunFileError
+
+    config = session.config
+    state = config.stash[STATE]
+    state.planned = [item.case for item in session.items if isinstance(item, CaseItem)]
+    if not state.planned or config.option.collectonly:
+        return
+    try:
+        _session(config)
+    except (RunFileError, OSError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    state.signals.enter_context(stop_on_signals())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """Note which signal stopped the run (pytest turns it into its own 'interrupted')."""
+    from harness.runner.signals import as_interrupt
+
+    try:
+        return (yield)
+    except KeyboardInterrupt as exc:
+        state = session.config.stash.get(STATE, None)
+        if state is not None:
+            state.stop = as_interrupt(exc)
+        raise
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.signals.close()
 
 
 def pytest_collection_modifyitems(
@@ -262,38 +320,46 @@ def pytest_runtest_makereport(
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from harness.run_end import conclude
+    from harness.runner.signals import RunInterrupted, signals_deferred
+
     state = session.config.stash.get(STATE, None)
     if state is None or state.session is None:
         return
-    state.run, state.report_html = state.session.finish(
-        render=not session.config.getoption("no_report")
-    )
-    comparison = state.session.comparison
-    if (
+    if state.stop is None and exitstatus == pytest.ExitCode.INTERRUPTED:
+        state.stop = RunInterrupted()  # pytest.exit() or a plugin stopped the run
+    if state.stop is not None:
+        with signals_deferred():
+            state.session.interrupt(state.stop)
+        session.exitstatus = state.stop.exit_status
+    state.end = conclude(state.session, render=not session.config.getoption("no_report"))
+    comparison = state.end.comparison
+    failed = (
         comparison is not None
         and comparison.regressions
         and session.config.getoption("fail_on_regression")
-        and session.exitstatus == pytest.ExitCode.OK
-    ):
+    ) or state.end.report_error is not None
+    if failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
-    if state is None or state.run is None:
+    if state is None or state.end is None:
         return
     from harness.report import terminal_summary
-
-    terminalreporter.section("mlx-harness")
-    for line in terminal_summary(state.run):
-        terminalreporter.write_line(line)
     from harness.report.comparison_text import comparison_lines, gate_lines
 
-    comparison = state.session.comparison if state.session is not None else None
-    lines = gate_lines(state.run)
-    if comparison is not None:
-        lines += comparison_lines(comparison)
+    end = state.end
+    terminalreporter.section("mlx-harness")
+    lines = [*terminal_summary(end.run), *gate_lines(end.run)]
+    if end.comparison is not None:
+        lines += comparison_lines(end.comparison)
+    if end.report_html is not None:
+        lines.append(f"report: {end.report_html}")
+    if end.report_error is not None:
+        lines.append(f"error: {end.report_error}")
+    if state.stop is not None and state.session is not None:
+        lines.append(f"resume with: pytest ... --resume {state.session.run_id}")
     for line in lines:
         terminalreporter.write_line(line)
-    if state.report_html is not None:
-        terminalreporter.write_line(f"report: {state.report_html}")

@@ -332,3 +332,24 @@ def test_allow_model_change_compares_variants_on_purpose() -> None:
     cur = _run("b", [_case(metrics=(_decode([50, 51, 49, 50, 52]),))], template="t2")
     allowed = compare_runs(base, cur, thresholds=Thresholds(allow_model_change=True))
     assert allowed.cases[0].verdict is Verdict.REGRESSED
+
+
+STATUS_PAIRS = [
+    # (baseline, current, verdict, reason fragment)
+    (Status.PASSED, Status.INTERRUPTED, Verdict.NOT_COMPARABLE, "not finished in the current"),
+    (Status.INTERRUPTED, Status.PASSED, Verdict.NOT_COMPARABLE, "not finished in the baseline"),
+    (Status.PASSED, Status.SKIPPED, Verdict.NOT_COMPARABLE, "status passed -> skipped"),
+    (Status.SKIPPED, Status.XFAILED, Verdict.NOT_COMPARABLE, "status skipped -> xfailed"),
+    (Status.SKIPPED, Status.SKIPPED, Verdict.UNCHANGED, ""),
+    (Status.PASSED, Status.ERRORED, Verdict.NEWLY_FAILING, ""),
+    (Status.CRASHED, Status.PASSED, Verdict.FIXED, ""),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "verdict", "reason"), STATUS_PAIRS)
+def test_status_changes_are_never_silently_unchanged(
+    before: Status, after: Status, verdict: Verdict, reason: str
+) -> None:
+    (case,) = compare_runs(_run("a", [_case(before)]), _run("b", [_case(after)])).cases
+    assert case.verdict is verdict
+    assert reason in " ".join(case.reasons)

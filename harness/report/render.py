@@ -43,23 +43,43 @@ def _environment(kind: str) -> jinja2.Environment:
     return env
 
 
+SECTION_ERROR_TEMPLATE = "section_error.{kind}.j2"
+
+
 def build_sections(
     run: RunRecord, sections: Sequence[Section] | None = None, *, kind: str
 ) -> list[BuiltSection]:
+    """Each section's data; a section whose ``build`` raises is shown as that one line."""
     built = []
     for section in default_sections() if sections is None else sections:
-        data = section.build(run)
+        template = section.html_template if kind == "html" else section.md_template
+        try:
+            data = section.build(run)
+        except Exception as exc:  # a bug in one section must not cost the whole report
+            built.append(_failed(section, kind, exc))
+            continue
         if data is None:
             continue
-        template = section.html_template if kind == "html" else section.md_template
         built.append(BuiltSection(section.key, section.title, data, template))
     return built
+
+
+def _failed(section: Section, kind: str, exc: BaseException) -> BuiltSection:
+    text = str(exc).strip().splitlines()
+    line = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return BuiltSection(section.key, section.title, line, SECTION_ERROR_TEMPLATE.format(kind=kind))
 
 
 def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> str:
     env = _environment(kind)
     template = env.get_template(f"report.{kind}.j2")
-    built = build_sections(run, sections, kind=kind)
+    built = []
+    for section in build_sections(run, sections, kind=kind):
+        try:  # a partial that fails on its data is reported the same way
+            env.get_template(section.template).render(run=run, section=section)
+        except Exception as exc:
+            section = _failed(Section(section.key, section.title, lambda r: None), kind, exc)
+        built.append(section)
     return template.render(run=run, sections=built)
 
 

@@ -9,25 +9,22 @@ Both drivers (the pytest plugin and the CLI) use this; neither holds logic the o
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import os
 import secrets
-import shutil
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from harness.codec import metric_from_json
 from harness.identity import model_identity
 from harness.probe.machine import MemoryBudget
 from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import WorkerClient, WorkerGone, WorkerProtocolError
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
+from harness.runner.outcome import HarnessFault, Outcome, errored, interrupted, now, outcome_of
 from harness.runner.preflight import Preflight, Preflighter
 from harness.runner.signals import RunInterrupted, signals_deferred
 from harness.spec.plan import worker_key
@@ -37,11 +34,9 @@ from harness.types import (
     CaseResult,
     ExpectKind,
     GateResult,
-    Metric,
     RunRecord,
     Status,
     SuiteInfo,
-    Unit,
 )
 
 HARNESS_LOG = "harness.log"
@@ -49,39 +44,6 @@ HARNESS_LOG = "harness.log"
 
 def new_run_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-
-
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _memory_metrics(memory: dict[str, Any]) -> list[Metric]:
-    views = (
-        ("memory.mlx_peak_bytes", "mlx_peak_bytes", "MLX peak"),
-        ("memory.mlx_active_bytes", "mlx_active_bytes", "MLX active"),
-        (
-            "memory.process_peak_rss_bytes",
-            "process_peak_rss_bytes",
-            f"process peak RSS ({memory.get('rss_view', '')})",
-        ),
-    )
-    return [
-        Metric(name, Unit.BYTES, (float(memory[key]),), view=view)
-        for name, key, view in views
-        if memory.get(key) is not None
-    ]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a worker made of one case, before gates and expectations are applied."""
-
-    status: Status
-    reason: str | None = None
-    metrics: tuple[Metric, ...] = ()
-    artifacts: dict[str, Any] = field(default_factory=dict)
-    version: int = 1
-    preflight: dict[str, Any] = field(default_factory=dict)  # Preflight.record(), {} if none
 
 
 @dataclass
@@ -146,7 +108,6 @@ class RunSession:
                 suites=list(suites),
             )
         self.baseline = baseline
-        self.comparison: Any = None  # harness.compare.Comparison once finished with a baseline
         self.stopped: RunInterrupted | None = None
         self._baseline_cases = {r.case_id: r for r in baseline.results} if baseline else {}
         self._live: _LiveModel | None = None
@@ -278,7 +239,7 @@ class RunSession:
         if reply.get("op") != "result":
             return Outcome(Status.ERRORED, str(reply.get("error", reply)))
         with self._stage("reading the worker's result"):
-            return _outcome_of(reply)
+            return outcome_of(reply)
 
     @contextmanager
     def _stage(self, stage: str) -> Iterator[None]:
@@ -313,7 +274,7 @@ class RunSession:
         except HarnessFault as fault:
             if fault.stage == "running the case":  # the worker's state is unknown: restart it
                 self.kill_worker()
-            result = _errored(case, started, time.perf_counter() - start, fault.line)
+            result = errored(case, started, time.perf_counter() - start, fault.line)
         return self._record(case, result)
 
     def _run_and_judge(self, case: Case, started: str, start: float) -> CaseResult:
@@ -361,7 +322,7 @@ class RunSession:
         except (TypeError, ValueError) as exc:  # not JSON-serializable: our bug, not the case's
             log = self._log_traceback("recording the result", exc)
             line = HarnessFault("recording the result", exc, log).line
-            result = _errored(case, result.started_at, result.duration_s, line)
+            result = errored(case, result.started_at, result.duration_s, line)
             with signals_deferred():
                 self.writer.case(result)
         self._results[case.case_id] = result
@@ -377,18 +338,18 @@ class RunSession:
             for case_id, case in self._planned.items():
                 if case_id in self._results or case_id in self.recorded:
                     continue
-                result = _interrupted(case, stop.reason)
+                result = interrupted(case, stop.reason)
                 self.writer.case(result)
                 self._results[case_id] = result
                 marked.append(result)
             self.writer.interrupted(now(), stop.reason)
         return marked
 
-    def finish(self, *, render: bool = True) -> tuple[RunRecord, Path | None]:
-        """Close workers, end the record, render reports; return the run and report.html.
+    def finish(self) -> RunRecord:
+        """Close workers, end the record and read it back (every case of the run, resumed
+        ones included).
 
-        After :meth:`interrupt` the record stays open for ``--resume`` (no ``run_end``) and the
-        report rendered is a partial one.
+        After :meth:`interrupt` the record stays open for ``--resume`` (no ``run_end``).
         """
         if self.stopped is None:
             self.close_worker()
@@ -397,102 +358,4 @@ class RunSession:
         else:
             self.kill_worker()
         self.writer.close()
-        run = load_run(self.run_dir)
-        if self.baseline is not None:
-            from harness.compare import compare_runs
-
-            self.comparison = compare_runs(self.baseline, run, specs=self.specs)
-        if not render:
-            return run, None
-        sections = None
-        if self.comparison is not None:
-            from harness.report import default_sections
-            from harness.report.comparison import section
-
-            defaults = default_sections()
-            sections = (defaults[0], section(self.comparison), *defaults[1:])
-        return run, render_reports(run, self.run_dir, self.report_root / "latest", sections)
-
-
-class HarnessFault(Exception):
-    """An exception of the harness's own code while handling a case, with its one line."""
-
-    def __init__(self, stage: str, exc: BaseException, log: Path | None) -> None:
-        text = str(exc).strip().splitlines()
-        detail = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-        where = f" (traceback in {log})" if log is not None else ""
-        self.stage = stage
-        self.line = f"harness error in {stage}: {detail}{where}"
-        super().__init__(self.line)
-
-
-def _outcome_of(reply: dict[str, Any]) -> Outcome:
-    """A worker's ``result`` reply as an :class:`Outcome`."""
-    metrics = [metric_from_json(m) for m in reply["metrics"]]
-    metrics.extend(_memory_metrics(reply.get("memory") or {}))
-    status, reason = Status.PASSED, None
-    if reply.get("failures"):
-        status, reason = Status.FAILED, "; ".join(str(f) for f in reply["failures"])
-    elif reply.get("skip_reason"):
-        status, reason = Status.SKIPPED, str(reply["skip_reason"])
-    return Outcome(
-        status,
-        reason,
-        tuple(metrics),
-        dict(reply.get("artifacts") or {}),
-        int(reply.get("version", 1)),
-    )
-
-
-def _bare(case: Case, status: Status, reason: str, started: str, duration_s: float) -> CaseResult:
-    return CaseResult(
-        case_id=case.case_id,
-        suite=case.suite,
-        model=case.model.key,
-        scenario=case.scenario,
-        status=status,
-        params=_plain(case.params),
-        point=_plain(case.point),
-        reason=reason,
-        duration_s=duration_s,
-        started_at=started,
-        link=case.expectation.link if case.expectation else None,
-    )
-
-
-def _errored(case: Case, started: str, duration_s: float, reason: str) -> CaseResult:
-    return _bare(case, Status.ERRORED, reason, started, duration_s)
-
-
-def _interrupted(case: Case, reason: str) -> CaseResult:
-    return _bare(case, Status.INTERRUPTED, reason, now(), 0.0)
-
-
-def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Params as JSON can hold them (a value it cannot is shown as its repr)."""
-    import json
-
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        try:
-            json.dumps(value)
-            out[str(key)] = value
-        except (TypeError, ValueError):
-            out[str(key)] = repr(value)
-    return out
-
-
-def render_reports(
-    run: RunRecord, run_dir: Path, latest: Path | None, sections: Sequence[Any] | None = None
-) -> Path:
-    from harness.report import render
-
-    paths = render(run, run_dir, sections)
-    if latest is not None:
-        if latest.exists():
-            shutil.rmtree(latest)
-        latest.mkdir(parents=True)
-        for name in (RUN_FILE, paths.md.name, paths.html.name):
-            shutil.copy2(run_dir / name, latest / name)
-        return latest / paths.html.name
-    return paths.html
+        return load_run(self.run_dir)

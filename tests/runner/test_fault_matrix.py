@@ -60,13 +60,13 @@ def _plant_probe_record(mp: pytest.MonkeyPatch, root: Path) -> None:
 def _plant_result_serialization(mp: pytest.MonkeyPatch, root: Path) -> None:
     from harness.runner import session
 
-    real = session._outcome_of
+    real = session.outcome_of
 
     def unserializable(reply: dict[str, Any]) -> Any:
         outcome = real(reply)
         return session.Outcome(outcome.status, outcome.reason, outcome.metrics, {"x": object()})
 
-    mp.setattr(session, "_outcome_of", unserializable)
+    mp.setattr(session, "outcome_of", unserializable)
 
 
 def _plant_protocol(mp: pytest.MonkeyPatch, root: Path) -> None:
@@ -87,8 +87,8 @@ def _plant_reply_shape(mp: pytest.MonkeyPatch, root: Path) -> None:
     """A JSON reply of the wrong shape (metrics not a list of metric objects)."""
     from harness.runner import session
 
-    real = session._outcome_of
-    mp.setattr(session, "_outcome_of", lambda reply: real({**reply, "metrics": [7]}))
+    real = session.outcome_of
+    mp.setattr(session, "outcome_of", lambda reply: real({**reply, "metrics": [7]}))
 
 
 def _plant_judge(mp: pytest.MonkeyPatch, root: Path) -> None:

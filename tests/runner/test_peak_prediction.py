@@ -56,7 +56,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Mapping[tuple[str, int
             for prompt in PROMPTS:
                 results[(name, prompt)] = session.run_case(_case(name, path, prompt))
     finally:
-        session.finish(render=False)
+        session.finish()
     return results
 
 

@@ -170,7 +170,7 @@ def test_blocked_and_allowed_cases_of_one_model(tmp_path: Path) -> None:
     cases = [_case(model, s) for s in ("throughput", "load", "throughput")]
     cases[2] = dataclasses.replace(cases[2], case_id=cases[2].case_id + "[again]")  # ids unique
     results = [session.run_case(case) for case in cases]
-    run, _ = session.finish(render=False)
+    run = session.finish()
     assert [r.status for r in results] == [Status.SKIPPED, Status.PASSED, Status.SKIPPED]
     assert [r.status for r in run.results] == [r.status for r in results]
     assert run.results[0].reason == "capability_mismatch: scenario needs text; model has audio_in"
@@ -183,7 +183,7 @@ def test_estimate_is_recorded_with_its_workload(tmp_path: Path) -> None:
     session = _session(tmp_path)
     throughput = session.run_case(_case(model, "throughput"))
     load = session.run_case(_case(model, "load"))
-    run, _ = session.finish(render=False)
+    run = session.finish()
     assert [r.preflight for r in run.results] == [throughput.preflight, load.preflight]
     record = run.results[0].preflight
     assert record["context_source"] == "scenario"
@@ -209,7 +209,7 @@ def test_unknown_runner_backend_is_a_missing_dependency(tmp_path: Path) -> None:
     model = write_fake_model(tmp_path / "m")
     session = _session(tmp_path)
     result = session.run_case(_case(model, backend="mlx_nope"))
-    session.finish(render=False)
+    session.finish()
     assert result.status is Status.SKIPPED
     assert (result.reason or "").startswith("missing_dependency: no runner backend 'mlx_nope'")
 
@@ -219,7 +219,7 @@ def test_library_backend_on_a_non_model_directory_is_blocked(tmp_path: Path) -> 
     empty.mkdir()
     session = _session(tmp_path)
     result = session.run_case(_case(empty, backend="mlx_lm"))
-    session.finish(render=False)
+    session.finish()
     assert result.status is Status.SKIPPED
     assert (result.reason or "").startswith("corrupt_model: ") and "not a model" in result.reason
 
@@ -234,7 +234,7 @@ def test_backend_without_its_own_probe_runs_unjudged(tmp_path: Path) -> None:
     session = _session(tmp_path)
     ok = session.run_case(_case(model))
     bad = session.run_case(_case(broken))
-    session.finish(render=False)
+    session.finish()
     assert ok.preflight["action"] == "allow"
     assert bad.preflight["action"] is None and "not a fake model" in bad.preflight["note"]
     assert bad.status is Status.ERRORED  # the load itself says what is wrong

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import threading
@@ -69,7 +70,8 @@ def test_external_sigkill_mid_case_is_recorded_as_crashed(tiny_llama: Path, tmp_
     result = session.run_case(long_case)
     killer.join()
     assert result.status is Status.CRASHED and "SIGKILL" in (result.reason or "")
-    after = session.run_case(_case(tiny_llama, "load", {"reloads": 0}))
+    again = dataclasses.replace(_case(tiny_llama, "load", {"reloads": 0}), case_id="t::llama::again")
+    after = session.run_case(again)
     assert after.status is Status.PASSED  # a fresh worker took over
-    run, _ = session.finish(render=False)
+    run = session.finish()
     assert [r.status for r in run.results] == [Status.PASSED, Status.CRASHED, Status.PASSED]

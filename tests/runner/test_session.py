@@ -73,7 +73,7 @@ def test_misbehaving_worker_is_a_result_and_the_run_goes_on(
     assert [r.status for r in results] == [Status.PASSED, status, Status.PASSED, Status.PASSED]
     assert reason in (results[1].reason or "")
     assert "\n" not in (results[1].reason or "")
-    run, _ = session.finish(render=False)
+    run = session.finish()
     assert [r.status for r in run.results] == [r.status for r in results]
     assert run.results[3].metric("throughput.decode_tps") is not None
 

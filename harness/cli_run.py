@@ -1,0 +1,166 @@
+"""``mlx-harness run``: plan suites, run every case in its model's worker, end the record,
+publish the reports, print one line per case and the summary.
+
+Stopping it (Ctrl-C, SIGTERM, SIGHUP) kills the workers, records the unfinished cases as
+``interrupted``, writes a partial report and exits 128 + the signal; ``--resume RUN_ID`` then
+runs only the cases without a final status and renders one report over the whole run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.cli_errors import CliError
+
+if TYPE_CHECKING:
+    from harness.run_end import RunEnd
+    from harness.runner.session import RunSession
+    from harness.spec.loader import LoadedSuite
+    from harness.types import Case, CaseResult, RunRecord, SuiteInfo
+
+NO_CASES = 5  # as pytest's "no tests collected"
+
+
+def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
+    from harness.spec.errors import SuiteInvalid
+    from harness.spec.ledger import overdue_warnings
+    from harness.spec.loader import load_suite
+    from harness.spec.plan import group_by_first_seen, plan, suite_info, worker_key
+
+    run_id = _run_id(args)
+    loaded: list[LoadedSuite] = []
+    for path in suite_paths:
+        try:
+            loaded.append(load_suite(path))
+        except SuiteInvalid as exc:
+            for error in exc.errors:
+                print(error, file=sys.stderr)
+            return 1
+    planned = [(s, plan(s, allow_download=args.allow_download)) for s in loaded]
+    today = dt.date.today()
+    for suite, _ in planned:
+        for warning in (*suite.warnings, *overdue_warnings(suite, today)):
+            print(warning, file=sys.stderr)
+    cases = [c for _, suite_cases in planned for c in suite_cases]
+    if args.k:
+        cases = [c for c in cases if args.k in c.case_id]
+    if not cases:
+        print("no cases to run (see the warnings above, or -k)", file=sys.stderr)
+        return NO_CASES
+    return _run_cases(
+        args,
+        group_by_first_seen(cases, worker_key),
+        [suite_info(s, suite_cases) for s, suite_cases in planned],
+        run_id,
+        _load_baseline(args.baseline),
+    )
+
+
+def _run_id(args: argparse.Namespace) -> str | None:
+    if args.resume and args.run_id and args.resume != args.run_id:
+        raise CliError(
+            f"--run-id {args.run_id} and --resume {args.resume} name different runs; "
+            "give only --resume RUN_ID"
+        )
+    chosen = args.resume or args.run_id
+    return str(chosen) if chosen else None
+
+
+def _load_baseline(raw: str | None) -> RunRecord | None:
+    from harness.store import RunFileError, load_run
+
+    if not raw:
+        return None
+    try:
+        return load_run(Path(raw))
+    except RunFileError as exc:
+        raise CliError(f"--baseline: {exc}") from None
+
+
+def _run_cases(
+    args: argparse.Namespace,
+    cases: list[Case],
+    suites: list[SuiteInfo],
+    run_id: str | None,
+    baseline: RunRecord | None,
+) -> int:
+    from harness.run_end import conclude
+    from harness.runner.session import RunSession
+    from harness.runner.signals import as_interrupt, signals_deferred, stop_on_signals
+
+    with stop_on_signals():
+        try:
+            session = RunSession(
+                Path(args.report_dir),
+                suites,
+                run_id=run_id,
+                offline=not args.allow_download,
+                baseline=baseline,
+                resume=bool(args.resume),
+            )
+        except KeyboardInterrupt as exc:
+            return as_interrupt(exc).exit_status
+        session.plan(cases)
+        pending = session.pending(cases)
+        if args.resume:
+            print(
+                f"resuming {session.run_id}: {len(cases) - len(pending)} of {len(cases)} "
+                "cases already have a final status",
+                flush=True,
+            )
+        try:
+            for case in pending:
+                print(case_line(session.run_case(case)), flush=True)
+        except KeyboardInterrupt as exc:
+            stop = as_interrupt(exc)
+            with signals_deferred():
+                for result in session.interrupt(stop):
+                    print(case_line(result), flush=True)
+            print(f"{stop.reason}: stopped the workers; partial report follows", file=sys.stderr)
+        try:
+            end = conclude(session)
+        except KeyboardInterrupt:
+            print(
+                "interrupted again: the record is kept, the report was not written", file=sys.stderr
+            )
+            return session.stopped.exit_status if session.stopped else 130
+    return _summarize(args, session, end)
+
+
+def case_line(result: CaseResult) -> str:
+    """``   status  case-id  (reason)  [policy warning]``, terminal-safe."""
+    from harness.preflight_record import warning_line
+    from harness.report.escape import plain
+
+    reason = f"  ({plain(result.reason, 300)})" if result.reason else ""
+    flag = warning_line(result.preflight)
+    flag_text = f"  [{plain(flag, 200)}]" if flag else ""
+    return f"{result.status.value:>11}  {plain(result.case_id)}{reason}{flag_text}"
+
+
+def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> int:
+    from harness.report import terminal_summary
+    from harness.report.comparison_text import comparison_lines, gate_lines
+
+    print("\n".join(terminal_summary(end.run)))
+    for line in (
+        *gate_lines(end.run),
+        *(comparison_lines(end.comparison) if end.comparison else ()),
+    ):
+        print(line)
+    if end.report_html is not None:
+        print(f"report: {end.report_html}")
+    if end.report_error is not None:
+        print(f"mlx-harness: error: {end.report_error}", file=sys.stderr)
+    if session.stopped is not None:
+        print(f"resume with: mlx-harness run ... --resume {session.run_id}", file=sys.stderr)
+        return session.stopped.exit_status
+    if end.comparison is not None and end.comparison.regressions and args.fail_on_regression:
+        return 1
+    ok = all(r.status.is_ok for r in end.run.results)
+    return 0 if ok and end.report_error is None else 1

@@ -1,0 +1,45 @@
+"""What both drivers do when a run ends: read the record back, compare it with the baseline,
+render the reports and point ``latest`` at them.
+
+The record is the truth and is complete before any of this runs; a report folder that cannot be
+written costs the reports (one line in ``report_error``), never the measurements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.compare import Comparison, compare_runs
+from harness.types import RunRecord
+
+if TYPE_CHECKING:
+    from harness.runner.session import RunSession
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    run: RunRecord
+    comparison: Comparison | None = None
+    report_html: Path | None = None  # None: not rendered (asked not to, or report_error)
+    report_error: str | None = None  # one line: why the reports could not be written
+
+
+def conclude(session: RunSession, *, render: bool = True) -> RunEnd:
+    """End ``session``'s record and publish its reports (and comparison, with a baseline)."""
+    from harness.report.comparison import with_comparison
+    from harness.report.publish import LATEST, ReportDirError, publish_reports
+
+    run = session.finish()
+    comparison = None
+    if session.baseline is not None:
+        comparison = compare_runs(session.baseline, run, specs=session.specs)
+    if not render:
+        return RunEnd(run, comparison)
+    sections = with_comparison(comparison) if comparison is not None else None
+    try:
+        html = publish_reports(run, session.run_dir, session.report_root / LATEST, sections)
+    except ReportDirError as exc:
+        return RunEnd(run, comparison, None, f"reports not written: {exc}")
+    return RunEnd(run, comparison, html)

@@ -1,0 +1,114 @@
+"""What a case came to, as values: a worker's reply as an :class:`Outcome`, the one line of a
+fault in the harness's own code, and the bare results of cases that errored or were stopped."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.codec import metric_from_json
+from harness.types import Case, CaseResult, Metric, Status, Unit
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def memory_metrics(memory: dict[str, Any]) -> list[Metric]:
+    views = (
+        ("memory.mlx_peak_bytes", "mlx_peak_bytes", "MLX peak"),
+        ("memory.mlx_active_bytes", "mlx_active_bytes", "MLX active"),
+        (
+            "memory.process_peak_rss_bytes",
+            "process_peak_rss_bytes",
+            f"process peak RSS ({memory.get('rss_view', '')})",
+        ),
+    )
+    return [
+        Metric(name, Unit.BYTES, (float(memory[key]),), view=view)
+        for name, key, view in views
+        if memory.get(key) is not None
+    ]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a worker made of one case, before gates and expectations are applied."""
+
+    status: Status
+    reason: str | None = None
+    metrics: tuple[Metric, ...] = ()
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    version: int = 1
+    preflight: dict[str, Any] = field(default_factory=dict)  # Preflight.record(), {} if none
+
+
+class HarnessFault(Exception):
+    """An exception of the harness's own code while handling a case, with its one line."""
+
+    def __init__(self, stage: str, exc: BaseException, log: Path | None) -> None:
+        text = str(exc).strip().splitlines()
+        detail = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+        where = f" (traceback in {log})" if log is not None else ""
+        self.stage = stage
+        self.line = f"harness error in {stage}: {detail}{where}"
+        super().__init__(self.line)
+
+
+def outcome_of(reply: dict[str, Any]) -> Outcome:
+    """A worker's ``result`` reply as an :class:`Outcome`."""
+    metrics = [metric_from_json(m) for m in reply["metrics"]]
+    metrics.extend(memory_metrics(reply.get("memory") or {}))
+    status, reason = Status.PASSED, None
+    if reply.get("failures"):
+        status, reason = Status.FAILED, "; ".join(str(f) for f in reply["failures"])
+    elif reply.get("skip_reason"):
+        status, reason = Status.SKIPPED, str(reply["skip_reason"])
+    return Outcome(
+        status,
+        reason,
+        tuple(metrics),
+        dict(reply.get("artifacts") or {}),
+        int(reply.get("version", 1)),
+    )
+
+
+def bare(case: Case, status: Status, reason: str, started: str, duration_s: float) -> CaseResult:
+    return CaseResult(
+        case_id=case.case_id,
+        suite=case.suite,
+        model=case.model.key,
+        scenario=case.scenario,
+        status=status,
+        params=plain_params(case.params),
+        point=plain_params(case.point),
+        reason=reason,
+        duration_s=duration_s,
+        started_at=started,
+        link=case.expectation.link if case.expectation else None,
+    )
+
+
+def errored(case: Case, started: str, duration_s: float, reason: str) -> CaseResult:
+    return bare(case, Status.ERRORED, reason, started, duration_s)
+
+
+def interrupted(case: Case, reason: str) -> CaseResult:
+    return bare(case, Status.INTERRUPTED, reason, now(), 0.0)
+
+
+def plain_params(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Params as JSON can hold them (a value it cannot is shown as its repr)."""
+
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        try:
+            json.dumps(value)
+            out[str(key)] = value
+        except (TypeError, ValueError):
+            out[str(key)] = repr(value)
+    return out
