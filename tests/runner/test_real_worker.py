@@ -70,7 +70,9 @@ def test_external_sigkill_mid_case_is_recorded_as_crashed(tiny_llama: Path, tmp_
     result = session.run_case(long_case)
     killer.join()
     assert result.status is Status.CRASHED and "SIGKILL" in (result.reason or "")
-    again = dataclasses.replace(_case(tiny_llama, "load", {"reloads": 0}), case_id="t::llama::again")
+    again = dataclasses.replace(
+        _case(tiny_llama, "load", {"reloads": 0}), case_id="t::llama::again"
+    )
     after = session.run_case(again)
     assert after.status is Status.PASSED  # a fresh worker took over
     run = session.finish()
