@@ -54,6 +54,7 @@ class ReasonCode(str, Enum):
     MISSING_WEIGHTS = "missing_weights"
     NEEDS_CONVERSION = "needs_conversion"  # GGUF: load after harness.models.gguf.import_gguf
     BACKEND_MISMATCH = "backend_mismatch"  # loaded by a backend other than the files call for
+    CAPABILITY_MISSING = "capability_missing"  # the backend lacks what the scenario requires
 
     @property
     def http_status(self) -> int:
@@ -70,6 +71,7 @@ _HTTP = MappingProxyType(
         "corrupt_model": 422,
         "missing_weights": 422,
         "missing_dependency": 501,
+        "capability_missing": 501,
         "runtime_incompatible": 501,
         "unknown_model_type": 501,
         "insufficient_memory": 507,
