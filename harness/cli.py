@@ -373,8 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_import_gguf)
 
-    from harness.probe.cli import add_parser as add_probe
-    from harness.toolcalls.cli import add_parser as add_toolcalls
+    from harness.cli_probe import add_parser as add_probe
+    from harness.cli_toolcalls import add_parser as add_toolcalls
 
     add_toolcalls(sub)
     add_probe(sub)

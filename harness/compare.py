@@ -275,7 +275,7 @@ def compare_runs(
 ) -> Comparison:
     """Compare every case of ``current`` with the same case id in ``baseline``."""
     if specs is None:
-        from harness.metrics import all_specs
+        from harness.scenarios.specs import all_specs
 
         specs = all_specs()
     thresholds = thresholds or Thresholds()

@@ -38,14 +38,3 @@ MEMORY_METRICS: tuple[MetricSpec, ...] = (
         noise_floor=0.05,
     ),
 )
-
-
-def all_specs() -> dict[str, MetricSpec]:
-    """Every metric the built-in and registered scenarios declare, by name."""
-    from harness.scenarios import SCENARIOS
-
-    specs = {spec.name: spec for spec in MEMORY_METRICS}
-    for name in SCENARIOS.names():
-        for spec in SCENARIOS.get(name).metrics:
-            specs[spec.name] = spec
-    return specs

@@ -282,9 +282,7 @@ def test_baseline_relative_gate_and_comparison(pytester: pytest.Pytester) -> Non
 def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--baseline", "nowhere")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["ERROR: --baseline: nowhere: no such file; pass a run folder*"]
-    )
+    result.stderr.fnmatch_lines(["ERROR: --baseline: nowhere: no such file; pass a run folder*"])
 
 
 POLICY_SUITE = """\

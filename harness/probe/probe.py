@@ -161,7 +161,7 @@ def _probe_directory(
 
 
 def chat_template(files: Snapshot) -> str | None:
-    """The chat template as :func:`harness.identity.chat_template` finds it (same hash):
+    """The chat template as :func:`harness.runner.identity.chat_template` finds it (same hash):
     chat_template.jinja, else chat_template.json's, else tokenizer_config.json's (the default
     one of named templates)."""
     if files.template is not None:

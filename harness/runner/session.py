@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.identity import model_identity
 from harness.probe.machine import MemoryBudget
 from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import WorkerClient, WorkerGone, WorkerProtocolError
+from harness.runner.identity import model_identity
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
 from harness.runner.outcome import HarnessFault, Outcome, errored, interrupted, now, outcome_of
@@ -81,7 +81,7 @@ class RunSession:
         ``resume``: continue the record of ``run_id``; its cases with a final status are not
         run again (:meth:`run_case` returns what was recorded).
         """
-        from harness.metrics import all_specs
+        from harness.scenarios.specs import all_specs
 
         check_report_root(report_root)
         self.run_id = run_id or new_run_id()

@@ -73,7 +73,7 @@ def embedded_candidates() -> list[Candidate]:
 
 
 def hub_candidates(cache_dir: Path) -> list[Candidate]:
-    from harness.hub_cache import cached_models
+    from harness.spec.hub_cache import cached_models
 
     return [
         Candidate(m.repo_id, SelectSource.HF_CACHE, m.snapshot, revision=m.revision)

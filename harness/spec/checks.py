@@ -21,9 +21,9 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
 def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
     from harness.backends import BACKENDS
-    from harness.metrics import all_specs
-    from harness.resolve import ResolveError, resolve_model
     from harness.scenarios import SCENARIOS
+    from harness.scenarios.specs import all_specs
+    from harness.spec.resolve import ResolveError, resolve_model
 
     path = str(loaded.path)
     pos = loaded.located.position

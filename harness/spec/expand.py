@@ -110,7 +110,7 @@ def expand_models(
     if not any(m.entry.select for m in models):
         return Expansion(tuple(models), (), (), ())
     if hub_cache is None:
-        from harness.hub_cache import hub_cache_dir
+        from harness.spec.hub_cache import hub_cache_dir
 
         hub_cache = hub_cache_dir()
     if runnable is None:
@@ -168,7 +168,7 @@ def _judge(
 
 def _explicit_paths(models: Sequence[SourcedModel]) -> list[tuple[SourcedModel, Path]]:
     """Local directories of the explicitly listed models that resolve (others cannot collide)."""
-    from harness.resolve import ResolveError, resolve_model
+    from harness.spec.resolve import ResolveError, resolve_model
 
     found = []
     for sourced in models:

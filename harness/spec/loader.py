@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from harness.spec.errors import SuiteError, SuiteInvalid, describe_value, shorten
 from harness.spec.schema import ExpectEntry, IncludeFile, ModelEntry, Suite
 from harness.spec.suite_text import read_suite_text
-from harness.spec.yamlpos import Located, YamlSyntaxError, load_located
+from harness.yamlpos import Located, YamlSyntaxError, load_located
 
 if TYPE_CHECKING:
     from harness.spec.expand import Selection

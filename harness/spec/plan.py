@@ -58,7 +58,7 @@ def sweep_points(entry: ScenarioEntry) -> list[dict[str, Any]]:
 
 
 def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, str | None]:
-    from harness.resolve import ResolveError, resolve_model
+    from harness.spec.resolve import ResolveError, resolve_model
 
     entry = sourced.entry
     source = (

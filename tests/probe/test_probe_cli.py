@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.probe.cli import add_parser, human
+from harness.cli_probe import add_parser, human
 
 
 def _run(argv: list[str]) -> int:

@@ -18,7 +18,7 @@ from harness.cli import main
 from harness.spec.errors import SuiteInvalid
 from harness.spec.loader import load_suite
 from harness.spec.suite_text import MAX_BYTES
-from harness.spec.yamlpos import MAX_DEPTH, MAX_VALUES
+from harness.yamlpos import MAX_DEPTH, MAX_VALUES
 from tests.spec.hostile_corpus import INCLUDE, SEED, SUITES_DIR, corpus
 
 ONE_LINE = re.compile(r"^[^:\n]+:\d+:\d+: [^\n]+$")

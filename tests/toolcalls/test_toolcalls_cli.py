@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.toolcalls.cli import add_parser, run_cli
+from harness.cli_toolcalls import add_parser, run_cli
 
 OK = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 CALL = [{"name": "get_weather", "arguments": {"city": "Paris"}}]

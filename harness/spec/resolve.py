@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.hub_cache import hub_cache_dir
+from harness.spec.hub_cache import hub_cache_dir
 from harness.spec.schema import ModelEntry
 
 
