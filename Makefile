@@ -48,6 +48,7 @@ models: setup
 lint: setup
 	$(VENV)/bin/ruff check harness tests conftest.py
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 typecheck: setup
 	$(VENV)/bin/mypy

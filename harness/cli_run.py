@@ -20,7 +20,7 @@ from harness.cli_errors import CliError
 if TYPE_CHECKING:
     from harness.run_end import RunEnd
     from harness.runner.session import RunSession
-    from harness.spec.loader import LoadedSuite
+    from harness.spec.loaded import LoadedSuite
     from harness.types import Case, CaseResult, RunRecord, SuiteInfo
 
 NO_CASES = 5  # as pytest's "no tests collected"

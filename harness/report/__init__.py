@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from harness.report.contents import default_sections
 from harness.report.render import ReportPaths, render, render_html, render_markdown
-from harness.report.sections import Section, default_sections
+from harness.report.sections import Section
 from harness.report.terminal import terminal_summary
 
 __all__ = [

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from harness.compare import CaseDelta, Comparison, MetricDelta
+from harness.report.contents import default_sections
 from harness.report.formatting import format_value, status_label
-from harness.report.sections import Section, default_sections
+from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
 from harness.types import RunRecord, Status, Verdict
 

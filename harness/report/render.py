@@ -12,8 +12,9 @@ from pathlib import Path
 
 import jinja2
 
+from harness.report.contents import default_sections
 from harness.report.escape import md_finalize, md_url
-from harness.report.sections import BuiltSection, Section, default_sections
+from harness.report.sections import BuiltSection, Section
 from harness.report_dir import make_dir, write_text_atomic
 from harness.types import RunRecord
 

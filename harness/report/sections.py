@@ -1,6 +1,6 @@
-"""The list of report sections. Adding one: a module with a ``build(run)`` function and a
-``SECTION`` value, the partials ``templates/<key>.md.j2`` and ``templates/<key>.html.j2``,
-and one line in :func:`default_sections`.
+"""What a report section is: a key, a title, a ``build(run)`` function and the metrics it shows.
+
+The sections a report has, in order, are listed in :mod:`harness.report.contents`.
 """
 
 from __future__ import annotations
@@ -35,31 +35,3 @@ class BuiltSection:
     title: str
     data: object
     template: str
-
-
-def default_sections() -> tuple[Section, ...]:
-    """The built-in sections, in report order."""
-    from harness.report import (
-        failures,
-        header,
-        identities,
-        ledger,
-        matrix,
-        memory,
-        other,
-        performance,
-        prompt_cache,
-        tool_calls,
-    )
-
-    shown = (performance.SECTION, prompt_cache.SECTION, tool_calls.SECTION, memory.SECTION)
-    claims = tuple(c for s in shown for c in s.claims)
-    return (
-        header.SECTION,
-        matrix.SECTION,
-        *shown,
-        other.section(claims),
-        failures.SECTION,
-        ledger.SECTION,
-        identities.SECTION,
-    )

@@ -11,7 +11,7 @@ from harness.spec.errors import SuiteError, describe_value
 from harness.spec.gates import GateSyntaxError, parse_gate
 
 if TYPE_CHECKING:
-    from harness.spec.loader import LoadedSuite
+    from harness.spec.loaded import LoadedSuite
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:

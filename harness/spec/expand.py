@@ -16,43 +16,13 @@ from typing import TYPE_CHECKING
 
 from harness.spec.candidates import Candidate, discover
 from harness.spec.errors import SuiteError
-from harness.spec.schema import Selector, SelectSource
+from harness.spec.loaded import Chosen, LeftOut, Selection, SourcedModel
+from harness.spec.schema import Selector
 from harness.spec.select import Facts, backend_for, facts_of, why_not
 
 if TYPE_CHECKING:
     from harness.probe.installed import Stack
     from harness.probe.machine import MemoryBudget
-    from harness.spec.loader import SourcedModel
-
-
-@dataclass(frozen=True)
-class Chosen:
-    name: str
-    source: SelectSource
-    backend: str
-    facts: Facts
-
-
-@dataclass(frozen=True)
-class LeftOut:
-    name: str
-    source: SelectSource
-    reason: str
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What one ``select:`` entry expanded to."""
-
-    path: Path
-    line: int
-    column: int
-    chosen: tuple[Chosen, ...]
-    left_out: tuple[LeftOut, ...]
-
-    @property
-    def where(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True)
@@ -105,7 +75,6 @@ def expand_models(
     ``hub_cache`` defaults to the environment's, ``budget`` to this machine's memory (read only
     when a selector asks ``fits_memory``), ``runnable`` to the registered backends.
     """
-    from harness.spec.loader import SourcedModel
 
     if not any(m.entry.select for m in models):
         return Expansion(tuple(models), (), (), ())

@@ -17,7 +17,7 @@ from harness.spec.errors import SuiteError
 from harness.types import Case, Expectation, ExpectKind, LedgerEntry
 
 if TYPE_CHECKING:
-    from harness.spec.loader import LoadedSuite, SourcedExpect
+    from harness.spec.loaded import LoadedSuite, SourcedExpect
 
 
 def _glob(value: str | None, pattern: str | None) -> bool:

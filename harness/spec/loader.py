@@ -5,68 +5,24 @@ Every problem becomes a :class:`SuiteError` naming file:line:column, what is wro
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from harness.spec.checks import check_suite
 from harness.spec.errors import SuiteError, SuiteInvalid, describe_value, shorten
-from harness.spec.schema import ExpectEntry, IncludeFile, ModelEntry, Suite
+from harness.spec.expand import expand_models
+from harness.spec.loaded import LoadedSuite, SourcedExpect, SourcedModel, suite_name
+from harness.spec.power import repeat_warnings  # repeats too few for compare to decide
+from harness.spec.schema import IncludeFile, Suite
 from harness.spec.suite_text import read_suite_text
 from harness.yamlpos import Located, YamlSyntaxError, load_located
 
-if TYPE_CHECKING:
-    from harness.spec.expand import Selection
-
 M = TypeVar("M", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class SourcedModel:
-    """A model entry with the file and position it came from."""
-
-    entry: ModelEntry
-    path: Path
-    line: int
-    column: int
-
-
-@dataclass(frozen=True)
-class SourcedExpect:
-    """An ``expect:`` (known-broken ledger) entry with the file and position it came from."""
-
-    entry: ExpectEntry
-    path: Path
-    line: int
-    column: int
-
-    @property
-    def source(self) -> str:
-        return f"{self.path}:{self.line}"
-
-
-@dataclass(frozen=True)
-class LoadedSuite:
-    path: Path
-    suite: Suite
-    name: str
-    sha256: str
-    located: Located
-    models: tuple[SourcedModel, ...]  # select: entries already expanded
-    expect: tuple[SourcedExpect, ...]
-    warnings: tuple[SuiteError, ...] = field(default_factory=tuple)
-    selections: tuple[Selection, ...] = ()  # what each select: entry chose and left out
-
-
-def suite_name(path: Path) -> str:
-    name = path.name
-    for suffix in (".suite.yaml", ".suite.yml", ".yaml", ".yml"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 def _describe(
@@ -152,8 +108,6 @@ def _read(path: Path) -> tuple[Located | None, list[SuiteError]]:
 def load_suite(path: Path, *, hub_cache: Path | None = None) -> LoadedSuite:
     """Load and validate ``path``, expanding ``select:`` entries; raise :class:`SuiteInvalid`
     listing every error. ``hub_cache`` defaults to the environment's Hugging Face cache."""
-    from harness.spec.checks import check_suite
-    from harness.spec.expand import expand_models
 
     located, errors = _read(path)
     if located is None:
@@ -213,8 +167,4 @@ def load_suite(path: Path, *, hub_cache: Path | None = None) -> LoadedSuite:
     errors.extend(check_suite(loaded))
     if errors:
         raise SuiteInvalid(errors)
-    from dataclasses import replace
-
-    from harness.spec.power import repeat_warnings  # repeats too few for compare to decide
-
-    return replace(loaded, warnings=(*loaded.warnings, *repeat_warnings(loaded)))
+    return dataclasses.replace(loaded, warnings=(*loaded.warnings, *repeat_warnings(loaded)))

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from harness.spec.gates import parse_gate
 from harness.spec.ledger import expectation_for, ledger_entries, needs_family
-from harness.spec.loader import LoadedSuite, SourcedModel
+from harness.spec.loaded import LoadedSuite, SourcedModel
 from harness.spec.schema import ScenarioEntry
 from harness.types import Case, Expectation, ExpectKind, Gate, ModelRef, ModelSource, SuiteInfo
 

@@ -17,7 +17,7 @@ from harness.stats import needed_n
 from harness.types import Unit
 
 if TYPE_CHECKING:
-    from harness.spec.loader import LoadedSuite
+    from harness.spec.loaded import LoadedSuite
 
 CLOCK_UNITS = frozenset({Unit.SECONDS, Unit.TOKENS_PER_SECOND})
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.spec.expand import Chosen, Selection
+from harness.spec.loaded import Chosen, Selection
 from harness.spec.sizes import format_size
 
 

@@ -6,7 +6,7 @@ import pytest
 from report_fixtures import GIB, MACHINE, MIB, case, make_run, metric, realistic_run
 
 from harness.report import failures, header, matrix, memory, other, performance
-from harness.report.sections import default_sections
+from harness.report.contents import default_sections
 from harness.report.table import Cell, Table
 from harness.types import Gate, GateResult, Machine, Status, Unit
 

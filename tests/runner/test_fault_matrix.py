@@ -107,10 +107,10 @@ def _plant_load(mp: pytest.MonkeyPatch, root: Path) -> None:
 def _plant_report_section(mp: pytest.MonkeyPatch, root: Path) -> None:
     import importlib
 
-    from harness.report import sections
+    from harness.report import contents, sections
 
     render_module = importlib.import_module("harness.report.render")
-    real = sections.default_sections
+    real = contents.default_sections
 
     def broken() -> Any:
         built = list(real())
@@ -118,7 +118,7 @@ def _plant_report_section(mp: pytest.MonkeyPatch, root: Path) -> None:
         built[-1] = sections.Section(bad.key, bad.title, _raise("planted section fault"))
         return tuple(built)
 
-    mp.setattr(sections, "default_sections", broken)
+    mp.setattr(contents, "default_sections", broken)
     mp.setattr(render_module, "default_sections", broken)
 
 

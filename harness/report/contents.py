@@ -1,0 +1,35 @@
+"""The report's sections, in order. Adding one: a module with a ``build(run)`` function and a
+``SECTION`` value (:class:`harness.report.sections.Section`), the partials
+``templates/<key>.md.j2`` and ``templates/<key>.html.j2``, and one line here.
+"""
+
+from __future__ import annotations
+
+from harness.report import (
+    failures,
+    header,
+    identities,
+    ledger,
+    matrix,
+    memory,
+    other,
+    performance,
+    prompt_cache,
+    tool_calls,
+)
+from harness.report.sections import Section
+
+
+def default_sections() -> tuple[Section, ...]:
+    """The built-in sections, in report order."""
+    shown = (performance.SECTION, prompt_cache.SECTION, tool_calls.SECTION, memory.SECTION)
+    claims = tuple(c for s in shown for c in s.claims)
+    return (
+        header.SECTION,
+        matrix.SECTION,
+        *shown,
+        other.section(claims),
+        failures.SECTION,
+        ledger.SECTION,
+        identities.SECTION,
+    )
