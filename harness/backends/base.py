@@ -1,11 +1,28 @@
-"""The contract between scenarios and backends: load a model, tokenize, stream tokens."""
+"""The contract between scenarios and backends: what a backend can do, and the interfaces of
+the model it loads.
+
+A backend declares its capabilities statically (``capabilities``, a frozenset of
+:class:`BackendCapability`); each capability that has a loaded-model interface is a
+``@runtime_checkable`` protocol here (:data:`MODEL_PROTOCOLS`). The runner skips a case whose
+scenario requires a capability its backend lacks (``capability_missing: ...``) before any worker
+starts, the worker checks once at load that the model delivers what its backend declared
+(:func:`check_delivered`), and scenarios narrow the model with ``isinstance``.
+
+These are BACKEND capabilities (what the code that loads the model implements); what the MODEL
+can do (text, chat, vision, ...: read from its files by the probe) is
+:class:`harness.probe.types.Capability`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from harness.probe.types import ReasonCode
 
 if TYPE_CHECKING:
     from harness.probe.types import Probe
@@ -16,6 +33,52 @@ class BackendError(Exception):
     """A backend could not do what was asked; the message is one line."""
 
 
+class BackendContractError(BackendError):
+    """A backend broke its own contract (a bug in the backend, not in the model)."""
+
+
+class BackendCapability(str, Enum):
+    """What a backend implements; scenarios declare the ones they require (``backend_needs``)."""
+
+    TEXT_GENERATION = "text_generation"  # tokenize, stream tokens (:class:`LoadedModel`)
+    PROMPT_CACHE = "prompt_cache"  # its KV/state cache, reusable (:class:`PromptCaching`)
+    TOOL_PARSING = "tool_parsing"  # its server's tool-call parsing, replayed (:class:`ToolCalling`)
+    IMAGES = "images"  # takes images with the prompt
+    AUDIO_IN = "audio_in"  # takes audio (speech to text)
+    AUDIO_OUT = "audio_out"  # makes audio (text to speech)
+    HTTP = "http"  # served over HTTP (a server the runner started or was given)
+
+    @property
+    def label(self) -> str:
+        """Words for a person: ``backend fake has no prompt cache``."""
+        return _LABELS[self.value]
+
+
+_LABELS = MappingProxyType(
+    {
+        "text_generation": "text generation",
+        "prompt_cache": "prompt cache",
+        "tool_parsing": "tool parsing",
+        "images": "image input",
+        "audio_in": "audio input",
+        "audio_out": "audio output",
+        "http": "HTTP server",
+    }
+)
+
+
+def capability_missing(backend: str, missing: Iterable[BackendCapability]) -> str:
+    """``backend NAME has no X or Y``: the message of a ``capability_missing`` skip."""
+    order = list(BackendCapability)
+    labels = [c.label for c in sorted(set(missing), key=order.index)]
+    return f"backend {backend} has no {' or '.join(labels)}"
+
+
+def capability_missing_reason(backend: str, missing: Iterable[BackendCapability]) -> str:
+    """``capability_missing: backend NAME has no X``: the one-line reason of the skip."""
+    return f"{ReasonCode.CAPABILITY_MISSING.value}: {capability_missing(backend, missing)}"
+
+
 @dataclass(frozen=True)
 class LoadInfo:
     load_s: float
@@ -24,8 +87,10 @@ class LoadInfo:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
+@runtime_checkable
 class LoadedModel(Protocol):
-    """A model held in memory by a backend, ready for scenarios."""
+    """Text generation (:attr:`BackendCapability.TEXT_GENERATION`): a model held in memory by a
+    backend, ready to tokenize and stream tokens."""
 
     @property
     def eos_token_ids(self) -> frozenset[int]: ...
@@ -53,8 +118,10 @@ class LoadedModel(Protocol):
     def vocab_size(self) -> int: ...
 
 
-class PromptCaching(Protocol):
-    """Optional: backends whose models expose their KV/state cache (mlx-lm does)."""
+@runtime_checkable
+class PromptCaching(LoadedModel, Protocol):
+    """:attr:`BackendCapability.PROMPT_CACHE`: a text model whose KV/state cache can be made,
+    filled, trimmed, copied, saved and reused (mlx-lm's can)."""
 
     def make_cache(self, *, max_kv_size: int | None = None) -> Any: ...
 
@@ -93,9 +160,10 @@ class PromptCaching(Protocol):
     def load_cache(self, path: Path) -> Any: ...
 
 
-class ToolCalling(Protocol):
-    """Optional: models whose backend infers a tool-call parser and can replay what its
-    server returns for generated tokens (mlx-lm does)."""
+@runtime_checkable
+class ToolCalling(LoadedModel, Protocol):
+    """:attr:`BackendCapability.TOOL_PARSING`: a text model whose backend infers a tool-call
+    parser and can replay what its server returns for generated tokens (mlx-lm's can)."""
 
     def tool_parser_name(self) -> str | None:
         """The parser the backend inferred for this model (e.g. ``json_tools``), or None."""
@@ -107,7 +175,7 @@ class ToolCalling(Protocol):
 
     def chat_template_text(self) -> str | None: ...
 
-    def with_chat_template(self, template: str) -> Any:
+    def with_chat_template(self, template: str) -> ToolCalling:
         """The same weights with a tokenizer loaded as the backend's server loads it for
         ``--chat-template TEMPLATE`` (so the parser is inferred again, from ``template``)."""
         ...
@@ -123,6 +191,29 @@ class ToolCalling(Protocol):
         ...
 
 
+MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
+    {
+        BackendCapability.TEXT_GENERATION: LoadedModel,
+        BackendCapability.PROMPT_CACHE: PromptCaching,
+        BackendCapability.TOOL_PARSING: ToolCalling,
+    }
+)
+"""The loaded-model interface of each capability that has one (the others: with the backends
+that bring them)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Loads a model. ``capabilities`` says what it implements; ``load`` returns the model,
+    which has the interface of each declared capability (:data:`MODEL_PROTOCOLS`)."""
+
+    name: str
+    capabilities: frozenset[BackendCapability]
+
+    def load(self, path: Path) -> tuple[object, LoadInfo]: ...
+
+
+@runtime_checkable
 class Probing(Protocol):
     """Optional on a backend the probe does not know (the fake, plug-ins): read a model's own
     files, without loading it, for the probe-and-policy step (``harness.runner.preflight``);
@@ -131,10 +222,48 @@ class Probing(Protocol):
     def probe(self, path: Path) -> Probe: ...
 
 
-class Backend(Protocol):
-    name: str
+def declared_capabilities(backend: object, name: str) -> frozenset[BackendCapability]:
+    """What ``backend`` (registered as ``name``) declares; BackendError (one line, with the fix)
+    when it is no :class:`Backend` or declares a capability that does not exist."""
+    if not isinstance(backend, Backend):
+        raise BackendError(
+            f"backend {name} declares no capabilities: give it `name`, `capabilities` (a "
+            "frozenset of harness.backends.base.BackendCapability) and `load(path)`"
+        )
+    try:
+        return frozenset(BackendCapability(c) for c in backend.capabilities)
+    except (TypeError, ValueError) as exc:
+        known = ", ".join(c.value for c in BackendCapability)
+        raise BackendError(f"backend {name}: bad capabilities ({exc}); known: {known}") from None
 
-    def load(self, path: Path) -> tuple[LoadedModel, LoadInfo]: ...
+
+def protocol_members(protocol: type) -> list[str]:
+    """The public members a protocol (and the protocols it extends) asks for."""
+    names: set[str] = set()
+    for klass in protocol.__mro__:
+        if getattr(klass, "_is_protocol", False):
+            names.update(vars(klass))
+            names.update(getattr(klass, "__annotations__", {}))
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def check_delivered(backend: str, declared: Iterable[BackendCapability], model: object) -> None:
+    """Raise :class:`BackendContractError` when ``model`` lacks the interface of a capability
+    its backend declared (a bug in the backend: one line naming it and the capability)."""
+    order = list(BackendCapability)
+    for capability in sorted(set(declared), key=order.index):
+        protocol = MODEL_PROTOCOLS.get(capability)
+        if protocol is None or isinstance(model, protocol):
+            continue
+        lacking = [n for n in protocol_members(protocol) if n not in dir(model)]
+        shown = ", ".join(lacking[:3]) + (
+            f" and {len(lacking) - 3} more" if len(lacking) > 3 else ""
+        )
+        raise BackendContractError(
+            f"backend {backend} declares {capability.label}, but its loaded model "
+            f"({type(model).__name__}) lacks {shown or 'part of it'}: a bug in the backend "
+            f"(implement {protocol.__name__} or drop {capability.value})"
+        )
 
 
 def weights_bytes(path: Path) -> int:

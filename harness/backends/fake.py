@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.backends.base import BackendError, LoadedModel, LoadInfo, weights_bytes
+from harness.backends.base import BackendCapability, BackendError, LoadInfo, weights_bytes
 from harness.probe.probe import ProbeError
 from harness.probe.types import (
     Backend,
@@ -101,9 +101,12 @@ class FakeModel:
 
 
 class FakeBackend:
-    name = "fake"
+    """Text generation only: no prompt cache, no tool parsing (those cases are skipped)."""
 
-    def load(self, path: Path) -> tuple[LoadedModel, LoadInfo]:
+    name = "fake"
+    capabilities = frozenset({BackendCapability.TEXT_GENERATION})
+
+    def load(self, path: Path) -> tuple[FakeModel, LoadInfo]:
         start = time.perf_counter()
         config_path = path / "fake.json"
         try:

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.backends.base import BackendError, LoadedModel, LoadInfo, weights_bytes
+from harness.backends.base import BackendCapability, BackendError, LoadInfo, weights_bytes
 
 if TYPE_CHECKING:
     from harness.toolcalls.model import Extraction
@@ -223,12 +223,19 @@ class MlxLmModel(MlxLmCaching, MlxLmToolCalling):
 
 class MlxLmBackend:
     name = "mlx_lm"
+    capabilities = frozenset(
+        {
+            BackendCapability.TEXT_GENERATION,
+            BackendCapability.PROMPT_CACHE,
+            BackendCapability.TOOL_PARSING,
+        }
+    )
 
-    def load(self, path: Path) -> tuple[LoadedModel, LoadInfo]:
+    def load(self, path: Path) -> tuple[MlxLmModel, LoadInfo]:
         import mlx.core as mx
         from mlx_lm import load
 
-        from harness.runner.device import mlx_device
+        from harness.backends.mlx_runtime import mlx_device
 
         mx.reset_peak_memory()
         start = time.perf_counter()

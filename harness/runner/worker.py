@@ -31,6 +31,7 @@ class Worker:
     def __init__(self, out: IO[str]) -> None:
         self.out = out
         self.backend: Any = None
+        self.backend_name = "unknown"
         self.path: Path | None = None
         self.model: Any = None
         self.load_info: Any = None
@@ -41,11 +42,15 @@ class Worker:
 
     def load(self, request: dict[str, Any]) -> None:
         from harness.backends import BACKENDS
-        from harness.runner.device import blas_in_use
+        from harness.backends.base import check_delivered, declared_capabilities
+        from harness.backends.mlx_runtime import blas_in_use
 
-        self.backend = BACKENDS.get(request["backend"])
+        self.backend_name = str(request["backend"])
+        self.backend = BACKENDS.get(self.backend_name)
+        declared = declared_capabilities(self.backend, self.backend_name)
         self.path = Path(request["path"])
         self.model, self.load_info = self.backend.load(self.path)
+        check_delivered(self.backend_name, declared, self.model)  # once: a backend bug errors
         self.reply(
             {"op": "loaded", "info": self.load_info, "blas": blas_in_use(), "pid": os.getpid()}
         )
@@ -56,7 +61,7 @@ class Worker:
         return self.model, self.load_info
 
     def run(self, request: dict[str, Any]) -> None:
-        from harness.runner import device
+        from harness.backends import mlx_runtime as device
         from harness.scenarios import SCENARIOS
         from harness.scenarios.base import ScenarioContext
 
@@ -68,6 +73,7 @@ class Worker:
             repeats=int(request["repeats"]),
             warmup=int(request["warmup"]),
             reload=self._reload,
+            backend=self.backend_name,
         )
         rss_view = device.reset_peaks()
         start = time.perf_counter()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.registry import Registry
 
 if TYPE_CHECKING:
     from harness.scenarios.base import Scenario
 
-SCENARIOS: Registry[Scenario] = Registry(
+SCENARIOS: Registry[Scenario[Any]] = Registry(
     "scenario",
     {
         "load": "harness.scenarios.load:SCENARIO",

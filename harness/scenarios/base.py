@@ -1,33 +1,49 @@
 """The scenario contract: a params model, a version, metric specs, and ``run``.
 
-Two optional parts feed the probe-and-policy step before a model loads (read with ``getattr``,
-so a plug-in without them still runs): ``needs``, the capabilities a model must have
-(``frozenset[Capability]``; none when absent), and ``workload(params) -> Workload | None``, the
-tokens one request of the case holds at its largest, which sizes the memory estimate (the
-policy's default context when absent or None). A scenario that only knows its total context may
-define ``context_tokens(params) -> int | None`` instead (taken as all prompt: the larger figure).
+A scenario is generic over its params type: ``Scenario[P]`` runs with ``P``, the pydantic model
+``params_model`` validates a case's params into. Two kinds of requirement are kept apart:
+
+- ``needs``: what the MODEL must be able to do (:class:`harness.probe.types.Capability`: text,
+  chat, vision, ...), judged from the model's files by the probe-and-policy step
+  (``capability_mismatch: scenario needs text; model has audio_in``);
+- ``backend_needs``: what the BACKEND must implement
+  (:class:`harness.backends.base.BackendCapability`: text generation, prompt cache, tool
+  parsing, ...), judged from the backend's declared ``capabilities`` before its worker starts
+  (``capability_missing: backend fake has no prompt cache``). Inside ``run`` the scenario
+  narrows ``ctx.model`` with ``isinstance`` against the capability's protocol.
+
+``workload(params) -> Workload | None`` gives the tokens one request of the case holds at its
+largest, which sizes the memory estimate (the policy's default context when None).
+:class:`BaseScenario` gives the defaults (no needs, no workload). A plug-in written before
+these parts existed still runs: the preflight reads them from it with defaults, and one that
+only knows its total context may define ``context_tokens(params) -> int | None`` instead.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.backends.base import LoadedModel, LoadInfo
+from harness.backends.base import BackendCapability, LoadInfo, capability_missing_reason
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability
 from harness.types import Metric
 
 NO_NEEDS: frozenset[Capability] = frozenset()
+NO_BACKEND_NEEDS: frozenset[BackendCapability] = frozenset()
 
 
 class Params(BaseModel):
     """Base of every scenario's parameters: unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+P = TypeVar("P", bound=Params)
 
 
 @dataclass(frozen=True)
@@ -44,11 +60,15 @@ class Workload:
 
 @dataclass(frozen=True)
 class ScenarioContext:
-    model: LoadedModel
+    """What a scenario runs with. ``model`` is what the backend loaded: it has the interface
+    of each capability ``backend`` declared (checked at load), narrowed with ``isinstance``."""
+
+    model: object
     load_info: LoadInfo
     repeats: int
     warmup: int
-    reload: Callable[[], tuple[LoadedModel, LoadInfo]]
+    reload: Callable[[], tuple[object, LoadInfo]]
+    backend: str = "unknown"  # the backend's registered name, for reasons
 
 
 @dataclass(frozen=True)
@@ -62,13 +82,48 @@ class ScenarioOutput:
     skip_reason: str | None = None
 
 
-class Scenario(Protocol):
+@runtime_checkable
+class Scenario(Protocol[P]):
+    """The whole contract of a scenario running with params of type ``P``."""
+
     name: ClassVar[str]
     version: ClassVar[int]
-    params_model: ClassVar[type[Params]]
     metrics: ClassVar[tuple[MetricSpec, ...]]
+    needs: ClassVar[frozenset[Capability]]  # of the model (probe)
+    backend_needs: ClassVar[frozenset[BackendCapability]]  # of the backend (declared)
+    repeats_apply: ClassVar[bool]  # False: its samples do not come from `repeats`
+    params_model: type[P]
 
-    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput: ...
+    def workload(self, params: P) -> Workload | None: ...
+
+    def run(self, ctx: ScenarioContext, params: P) -> ScenarioOutput: ...
+
+
+class BaseScenario(ABC, Generic[P]):
+    """A :class:`Scenario` with the defaults of its optional parts: it requires nothing of the
+    model or the backend, takes its samples from ``repeats``, and declares no workload. A
+    subclass sets ``name``, ``version``, ``params_model`` and ``metrics`` and defines
+    ``run(ctx, params: P)`` (mypy checks both against ``P``)."""
+
+    name: ClassVar[str]
+    version: ClassVar[int]
+    metrics: ClassVar[tuple[MetricSpec, ...]]
+    needs: ClassVar[frozenset[Capability]] = NO_NEEDS
+    backend_needs: ClassVar[frozenset[BackendCapability]] = NO_BACKEND_NEEDS
+    repeats_apply: ClassVar[bool] = True
+    params_model: type[P]
+
+    def workload(self, params: P) -> Workload | None:
+        return None
+
+    @abstractmethod
+    def run(self, ctx: ScenarioContext, params: P) -> ScenarioOutput: ...
+
+
+def lacks(ctx: ScenarioContext, capability: BackendCapability) -> ScenarioOutput:
+    """The skip of a case whose model lacks ``capability`` (the preflight skips such a case
+    before its worker starts; this covers a case it could not judge)."""
+    return ScenarioOutput((), skip_reason=capability_missing_reason(ctx.backend, (capability,)))
 
 
 def metric(spec: MetricSpec, samples: list[float], warmup: list[float] | None = None) -> Metric:

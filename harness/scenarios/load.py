@@ -6,9 +6,18 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from harness.backends.base import BackendCapability
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability
-from harness.scenarios.base import NO_NEEDS, Params, ScenarioContext, ScenarioOutput, metric
+from harness.scenarios.base import (
+    NO_BACKEND_NEEDS,
+    NO_NEEDS,
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    metric,
+)
 from harness.types import Metric, Unit
 
 LOAD_S = MetricSpec("load.load_s", Unit.SECONDS, False, "wall time of backend load")
@@ -23,16 +32,16 @@ class LoadParams(Params):
     reloads: int = Field(0, ge=0, description="extra loads after the worker's first, as samples")
 
 
-class LoadScenario:
+class LoadScenario(BaseScenario[LoadParams]):
     name: ClassVar[str] = "load"
     version: ClassVar[int] = 1
-    params_model: ClassVar[type[Params]] = LoadParams
+    params_model = LoadParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (LOAD_S, WEIGHTS, ACTIVE, LOAD_PEAK)
     needs: ClassVar[frozenset[Capability]] = NO_NEEDS  # any model its backend can load
+    backend_needs: ClassVar[frozenset[BackendCapability]] = NO_BACKEND_NEEDS  # any backend
     repeats_apply: ClassVar[bool] = False  # samples come from `reloads`, not from repeats
 
-    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
-        assert isinstance(params, LoadParams)
+    def run(self, ctx: ScenarioContext, params: LoadParams) -> ScenarioOutput:
         infos = [ctx.load_info] + [ctx.reload()[1] for _ in range(params.reloads)]
         metrics: list[Metric] = [
             metric(LOAD_S, [info.load_s for info in infos]),

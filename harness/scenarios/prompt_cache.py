@@ -23,9 +23,18 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from harness.backends.base import BackendCapability, LoadedModel, PromptCaching
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, Workload, metric
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+    metric,
+)
 from harness.scenarios.prompts import FILLER, text_prompt
 from harness.types import Metric, Unit
 
@@ -103,7 +112,7 @@ def first_mismatch(a: list[int], b: list[int]) -> int:
     return -1 if len(a) == len(b) else min(len(a), len(b))
 
 
-def plan(model: Any, p: PromptCacheParams) -> Plan:
+def plan(model: LoadedModel, p: PromptCacheParams) -> Plan:
     n = p.prompt_tokens
     base = text_prompt(model, n)
     other = (model.encode(OTHER_TEXT) * (n // 8 + 1))[:n]
@@ -127,10 +136,10 @@ def plan(model: Any, p: PromptCacheParams) -> Plan:
     return Plan(first, first, keep, messages)
 
 
-class PromptCacheScenario:
+class PromptCacheScenario(BaseScenario[PromptCacheParams]):
     name: ClassVar[str] = "prompt_cache"
     version: ClassVar[int] = 1
-    params_model: ClassVar[type[Params]] = PromptCacheParams
+    params_model = PromptCacheParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (
         COLD,
         WARM,
@@ -144,24 +153,25 @@ class PromptCacheScenario:
         LOAD,
     )
     needs: ClassVar[frozenset[Capability]] = frozenset({Capability.TEXT})
+    backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset(
+        {BackendCapability.TEXT_GENERATION, BackendCapability.PROMPT_CACHE}
+    )
 
-    def workload(self, params: Params) -> Workload:
+    def workload(self, params: PromptCacheParams) -> Workload:
         """The measured request: the full prompt (for multi_turn with the earlier replies in
         it), then the compared greedy tokens."""
-        assert isinstance(params, PromptCacheParams)
         replies = (params.turns - 1) * params.gen_tokens if params.shape == "multi_turn" else 0
         return Workload(params.prompt_tokens + replies, params.gen_tokens)
 
-    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
-        assert isinstance(params, PromptCacheParams)
-        model: Any = ctx.model
-        if not hasattr(model, "make_cache"):
-            return ScenarioOutput((), skip_reason="not reusable: this backend exposes no cache")
+    def run(self, ctx: ScenarioContext, params: PromptCacheParams) -> ScenarioOutput:
+        model = ctx.model
+        if not isinstance(model, PromptCaching):
+            return lacks(ctx, BackendCapability.PROMPT_CACHE)
         return _Runner(model, params).run(ctx.warmup, ctx.repeats)
 
 
 class _Runner:
-    def __init__(self, model: Any, p: PromptCacheParams) -> None:
+    def __init__(self, model: PromptCaching, p: PromptCacheParams) -> None:
         self.model = model
         self.p = p
         self.plan = plan(model, p)

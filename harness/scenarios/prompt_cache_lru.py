@@ -13,9 +13,18 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from harness.backends.base import BackendCapability, PromptCaching
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, Workload, metric
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+    metric,
+)
 from harness.scenarios.prompt_cache import first_mismatch
 from harness.scenarios.prompts import text_prompt
 from harness.types import Unit
@@ -55,25 +64,26 @@ def _present(lru: Any, key: str, tokens: list[int]) -> bool:
     return True
 
 
-class PromptCacheLruScenario:
+class PromptCacheLruScenario(BaseScenario[LruParams]):
     name: ClassVar[str] = "prompt_cache_lru"
     version: ClassVar[int] = 1
-    params_model: ClassVar[type[Params]] = LruParams
+    params_model = LruParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (HIT_RATE, REUSE, EVICTIONS, BYTES)
     needs: ClassVar[frozenset[Capability]] = frozenset({Capability.TEXT})
+    backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset(
+        {BackendCapability.TEXT_GENERATION, BackendCapability.PROMPT_CACHE}
+    )
 
-    def workload(self, params: Params) -> Workload:
+    def workload(self, params: LruParams) -> Workload:
         """A conversation's last request: system prompt, every message and earlier reply."""
-        assert isinstance(params, LruParams)
         p = params
         prompt = p.system_tokens + p.turns * p.message_tokens + (p.turns - 1) * p.gen_tokens
         return Workload(prompt, p.gen_tokens)
 
-    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
-        assert isinstance(params, LruParams)
-        model: Any = ctx.model
-        if not hasattr(model, "make_cache"):
-            return ScenarioOutput((), skip_reason="not reusable: this backend exposes no cache")
+    def run(self, ctx: ScenarioContext, params: LruParams) -> ScenarioOutput:
+        model = ctx.model
+        if not isinstance(model, PromptCaching):
+            return lacks(ctx, BackendCapability.PROMPT_CACHE)
         from mlx_lm.models.cache import LRUPromptCache
 
         p = params

@@ -17,9 +17,18 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from harness.backends.base import BackendCapability, LoadedModel
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, Workload, metric
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+    metric,
+)
 from harness.scenarios.prompts import text_prompt
 from harness.types import Unit
 
@@ -54,20 +63,20 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def timed_run(
-    ctx: ScenarioContext, prompt: list[int], gen_tokens: int, ignore_eos: bool
+    model: LoadedModel, prompt: list[int], gen_tokens: int, ignore_eos: bool
 ) -> list[float]:
     """Run one generation; return the time (s) of each token since the call started."""
     start = time.perf_counter()
     stamps: list[float] = []
-    for _token in ctx.model.stream_tokens(prompt, max_tokens=gen_tokens, ignore_eos=ignore_eos):
+    for _token in model.stream_tokens(prompt, max_tokens=gen_tokens, ignore_eos=ignore_eos):
         stamps.append(time.perf_counter() - start)
     return stamps
 
 
-class ThroughputScenario:
+class ThroughputScenario(BaseScenario[ThroughputParams]):
     name: ClassVar[str] = "throughput"
     version: ClassVar[int] = 1
-    params_model: ClassVar[type[Params]] = ThroughputParams
+    params_model = ThroughputParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (
         PREFILL,
         DECODE,
@@ -78,16 +87,20 @@ class ThroughputScenario:
         E2E,
     )
     needs: ClassVar[frozenset[Capability]] = frozenset({Capability.TEXT})
+    backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset(
+        {BackendCapability.TEXT_GENERATION}
+    )
 
-    def workload(self, params: Params) -> Workload:
-        assert isinstance(params, ThroughputParams)
+    def workload(self, params: ThroughputParams) -> Workload:
         return Workload(params.prompt_tokens, params.gen_tokens)
 
-    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
-        assert isinstance(params, ThroughputParams)
-        prompt = text_prompt(ctx.model, params.prompt_tokens)
+    def run(self, ctx: ScenarioContext, params: ThroughputParams) -> ScenarioOutput:
+        model = ctx.model
+        if not isinstance(model, LoadedModel):
+            return lacks(ctx, BackendCapability.TEXT_GENERATION)
+        prompt = text_prompt(model, params.prompt_tokens)
         runs = [
-            timed_run(ctx, prompt, params.gen_tokens, params.ignore_eos)
+            timed_run(model, prompt, params.gen_tokens, params.ignore_eos)
             for _ in range(ctx.warmup + ctx.repeats)
         ]
         warm, measured = runs[: ctx.warmup], runs[ctx.warmup :]

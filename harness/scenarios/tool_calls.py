@@ -22,10 +22,18 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from harness.backends.base import BackendError
+from harness.backends.base import BackendCapability, BackendError, ToolCalling
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, Workload, metric
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+    metric,
+)
 from harness.toolcalls import shipped
 from harness.toolcalls.formats import get_format
 from harness.toolcalls.live import Category, LiveSet, Prompt
@@ -35,6 +43,7 @@ from harness.toolcalls.match import score
 from harness.types import Metric, Unit
 
 CategoryName = Literal["simple", "multiple", "parallel", "irrelevance"]
+FinishReason = Literal["stop", "length"]
 # The shipped prompts render to 210-850 tokens (SmolLM2's tokenizer, tools and few-shot turns
 # included; zoo tokenizers alike): this bounds one request for the memory estimate.
 PROMPT_TOKENS_BOUND = 1024
@@ -110,7 +119,9 @@ def _select(live: LiveSet, p: ToolCallsParams) -> list[Prompt]:
     return chosen
 
 
-def _run_prompt(model: Any, prompt: Prompt, live: LiveSet, p: ToolCallsParams) -> PromptResult:
+def _run_prompt(
+    model: ToolCalling, prompt: Prompt, live: LiveSet, p: ToolCallsParams
+) -> PromptResult:
     messages = [*live.fewshot.messages, *prompt.messages] if p.fewshot else [*prompt.messages]
     tools = [*prompt.tools, *live.fewshot.tools] if p.fewshot else [*prompt.tools]
     start = time.perf_counter()
@@ -122,7 +133,7 @@ def _run_prompt(model: Any, prompt: Prompt, live: LiveSet, p: ToolCallsParams) -
             f"the chat template cannot render {prompt.id} with tools: {type(exc).__name__}: {first}"
         ) from exc
     generated = list(model.stream_tokens(tokens, max_tokens=p.max_tokens, ignore_eos=False))
-    finish = "length" if len(generated) >= p.max_tokens else "stop"
+    finish: FinishReason = "length" if len(generated) >= p.max_tokens else "stop"
     whole, streamed = model.replay_server(tokens, generated, tools, finish)
     seconds = time.perf_counter() - start
     fmt = get_format(model.tool_parser_name() or "")
@@ -159,11 +170,14 @@ def _metrics(results: list[PromptResult]) -> list[Metric]:
     return found
 
 
-class ToolCallsScenario:
+class ToolCallsScenario(BaseScenario[ToolCallsParams]):
     name: ClassVar[str] = "tool_calls"
     version: ClassVar[int] = 1
-    params_model: ClassVar[type[Params]] = ToolCallsParams
+    params_model = ToolCallsParams
     needs: ClassVar[frozenset[Capability]] = frozenset({Capability.CHAT})
+    backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset(
+        {BackendCapability.TEXT_GENERATION, BackendCapability.TOOL_PARSING}
+    )
     metrics: ClassVar[tuple[MetricSpec, ...]] = (
         PARSER,
         PROMPTS,
@@ -177,16 +191,14 @@ class ToolCallsScenario:
         *CATEGORY_ACCURACY.values(),
     )
 
-    def workload(self, params: Params) -> Workload:
-        assert isinstance(params, ToolCallsParams)
+    def workload(self, params: ToolCallsParams) -> Workload:
         return Workload(PROMPT_TOKENS_BOUND, params.max_tokens)
 
-    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
-        assert isinstance(params, ToolCallsParams)
+    def run(self, ctx: ScenarioContext, params: ToolCallsParams) -> ScenarioOutput:
         p = params
-        model: Any = ctx.model
-        if not hasattr(model, "replay_server"):
-            return ScenarioOutput((), skip_reason="this backend cannot replay its tool parsing")
+        model = ctx.model
+        if not isinstance(model, ToolCalling):
+            return lacks(ctx, BackendCapability.TOOL_PARSING)
         template = p.chat_template
         if template != shipped.MODEL_TEMPLATE:
             model = model.with_chat_template(shipped.template_path(template).read_text())

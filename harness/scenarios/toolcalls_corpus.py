@@ -15,7 +15,7 @@ from pydantic import Field
 
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability
-from harness.scenarios.base import Params, ScenarioContext, ScenarioOutput, metric
+from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
 from harness.toolcalls import shipped
 from harness.types import Unit
 
@@ -38,15 +38,14 @@ class CorpusParams(Params):
     parser: str = Field("auto", description="auto: each case's own parser; or a format name")
 
 
-class ToolcallsCorpusScenario:
+class ToolcallsCorpusScenario(BaseScenario[CorpusParams]):
     name: ClassVar[str] = "toolcalls_corpus"
     version: ClassVar[int] = 1
-    params_model: ClassVar[type[Params]] = CorpusParams
+    params_model = CorpusParams
     needs: ClassVar[frozenset[Capability]] = frozenset()
     metrics: ClassVar[tuple[MetricSpec, ...]] = (ACCURACY, SCORED, KNOWN, UNEXPECTED)
 
-    def run(self, ctx: ScenarioContext, params: Params) -> ScenarioOutput:
-        assert isinstance(params, CorpusParams)
+    def run(self, ctx: ScenarioContext, params: CorpusParams) -> ScenarioOutput:
         from harness.toolcalls.corpus import load_corpus
         from harness.toolcalls.scorer import score_corpus
 

@@ -53,8 +53,7 @@ def theirs(
 
 def main() -> None:
     from harness.backends.mlx_lm import BACKEND
-    from harness.runner.device import blas_in_use
-    from harness.scenarios.base import ScenarioContext
+    from harness.backends.mlx_runtime import blas_in_use
     from harness.scenarios.prompts import text_prompt
     from harness.scenarios.throughput import _figures, timed_run
 
@@ -69,9 +68,6 @@ def main() -> None:
     loaded, info = BACKEND.load(path)
     tokenizer = loaded.tokenizer  # type: ignore[attr-defined]
     tokenizer._eos_token_ids = set()  # as mlx_lm.benchmark does: never stop early
-    ctx = ScenarioContext(
-        loaded, info, repeats=args.repeats, warmup=1, reload=lambda: (loaded, info)
-    )
     print(f"model {path} | device {info.device} | blas {blas_in_use()}")
     print(
         f"{'pp':>6} {'tg':>5} | {'prefill ours':>12} {'mlx-lm':>8} {'vs stats':>8} "
@@ -80,14 +76,15 @@ def main() -> None:
     )
     for pp in args.prompt_tokens:
         prompt = text_prompt(loaded, pp)
-        timed_run(ctx, prompt, args.gen_tokens, True)  # warm-up, both paths share the kernels
+        timed_run(loaded, prompt, args.gen_tokens, True)  # warm-up, both paths share the kernels
         theirs(loaded.model, tokenizer, prompt, args.gen_tokens)  # type: ignore[attr-defined]
         ours_f: list[tuple[float, ...]] = []
         clock_f: list[tuple[float, ...]] = []
         stats: list[tuple[float, float]] = []
         for i in range(2 * args.repeats):
             if (i % 4) in (0, 3):
-                ours_f.append(_figures(timed_run(ctx, prompt, args.gen_tokens, True), len(prompt)))
+                stamps = timed_run(loaded, prompt, args.gen_tokens, True)
+                ours_f.append(_figures(stamps, len(prompt)))
             else:
                 last, stamps = theirs(loaded.model, tokenizer, prompt, args.gen_tokens)  # type: ignore[attr-defined]
                 stats.append((last.prompt_tps, last.generation_tps))

@@ -215,9 +215,12 @@ def test_stream_mismatch_fails_the_case(data: Path) -> None:
     assert not relaxed.failures
 
 
-def test_a_backend_without_a_server_replay_is_skipped() -> None:
+def test_a_model_without_tool_parsing_is_skipped_with_the_capability() -> None:
+    """The preflight skips such a case before load; inside the worker the narrowing says the
+    same (a case the preflight could not judge)."""
     output = run(FakeModel({}))
-    assert output.skip_reason == "this backend cannot replay its tool parsing"
+    assert output.skip_reason == "capability_missing: backend unknown has no tool parsing"
+    assert output.metrics == ()
 
 
 @pytest.mark.parametrize(

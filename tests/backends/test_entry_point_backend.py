@@ -1,0 +1,111 @@
+"""A backend from outside the harness, through the ``mlx_harness.backends`` entry-point group,
+without touching harness code: README's toy backend (the code block itself) becomes a package
+on ``sys.path`` (a module and a ``*.dist-info`` with ``entry_points.txt``), and a suite runs on
+it through ``mlx-harness run`` in a subprocess (its workers inherit the path)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.store import load_run
+from harness.types import Status
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+# A second plug-in that declares a prompt cache its model does not have: a backend bug.
+LIAR = """\
+from harness.backends.base import BackendCapability
+from toy_backend import ToyBackend
+
+
+class LiarBackend(ToyBackend):
+    name = "toy_liar"
+    capabilities = ToyBackend.capabilities | {BackendCapability.PROMPT_CACHE}
+
+
+BACKEND = LiarBackend()
+"""
+
+SUITE = """\
+schema_version: 1
+name: toy
+defaults: {repeats: 1, warmup: 0, timeout_s: 60}
+models:
+  - {name: toy-model, path: ./model, backend: toy}
+  - {name: liar-model, path: ./model, backend: toy_liar}
+scenarios:
+  - scenario: load
+  - scenario: prompt_cache
+    params: {prompt_tokens: 16, gen_tokens: 2}
+"""
+
+
+def readme_toy_backend() -> str:
+    """The ``# toy_backend.py`` code block of README's Extending section."""
+    blocks = re.findall(r"```python\n(# toy_backend\.py\n.*?)```", README.read_text(), re.S)
+    assert len(blocks) == 1, "README's Extending section lost its toy backend"
+    return blocks[0]
+
+
+def plugin_package(root: Path) -> Path:
+    root.mkdir()
+    (root / "toy_backend.py").write_text(readme_toy_backend())
+    (root / "toy_liar.py").write_text(LIAR)
+    info = root / "toy_backend-0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-backend\nVersion: 0.0\n")
+    (info / "entry_points.txt").write_text(
+        "[mlx_harness.backends]\ntoy = toy_backend:BACKEND\ntoy_liar = toy_liar:BACKEND\n"
+    )
+    return root
+
+
+def mlx_harness() -> list[str]:
+    script = Path(sys.executable).with_name("mlx-harness")
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("mlx-harness")
+    return [found] if found else [sys.executable, "-m", "harness.cli"]
+
+
+def test_a_plugin_backend_runs_and_is_held_to_its_capabilities(tmp_path: Path) -> None:
+    plugins = plugin_package(tmp_path / "site")
+    work = tmp_path / "work"
+    (work / "model").mkdir(parents=True)
+    (work / "model" / "weights.bin").write_bytes(b"\0" * 64)
+    suite = work / "toy.suite.yaml"
+    suite.write_text(SUITE)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(plugins), env.get("PYTHONPATH")) if p)
+    reports = tmp_path / "reports"
+    done = subprocess.run(
+        [*mlx_harness(), "run", str(suite), "--report-dir", str(reports), "--run-id", "toy"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output, output
+    run = load_run(reports / "toy" / "run.jsonl")
+    got = {(r.model, r.scenario): (r.status, r.reason or "") for r in run.results}
+    assert got[("toy-model", "load")] == (Status.PASSED, ""), output
+    assert got[("toy-model", "prompt_cache")] == (
+        Status.SKIPPED,
+        "capability_missing: backend toy has no prompt cache",
+    )
+    # the liar declares a prompt cache: judged as declared, then its load is the backend's bug
+    for scenario in ("load", "prompt_cache"):
+        status, reason = got[("liar-model", scenario)]
+        assert status is Status.ERRORED, (scenario, reason)
+        assert "backend toy_liar declares prompt cache, but its loaded model (ToyModel) lacks" in (
+            reason
+        )
+        assert "\n" not in reason
+    assert done.returncode == 1, output  # an errored case fails the run

@@ -1,0 +1,98 @@
+"""The scenario contract: every built-in is a whole typed Scenario, model needs and backend needs
+stay apart, and a model without a capability is narrowed to a skip that names it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.backends.base import BackendCapability, LoadInfo
+from harness.backends.fake import FakeModel
+from harness.probe.types import Capability
+from harness.scenarios import SCENARIOS
+from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioContext, lacks
+from harness.scenarios.load import LoadParams
+from harness.scenarios.prompt_cache import PromptCacheParams
+from harness.scenarios.prompt_cache_lru import LruParams
+from harness.scenarios.throughput import ThroughputParams
+from harness.scenarios.tool_calls import ToolCallsParams
+from harness.scenarios.toolcalls_corpus import CorpusParams
+
+TEXT = BackendCapability.TEXT_GENERATION
+CACHE = BackendCapability.PROMPT_CACHE
+TOOLS = BackendCapability.TOOL_PARSING
+
+# (scenario, params model, model needs (probe), backend needs (declared))
+CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]]] = [
+    ("load", LoadParams, set(), set()),
+    ("throughput", ThroughputParams, {Capability.TEXT}, {TEXT}),
+    ("prompt_cache", PromptCacheParams, {Capability.TEXT}, {TEXT, CACHE}),
+    ("prompt_cache_lru", LruParams, {Capability.TEXT}, {TEXT, CACHE}),
+    ("tool_calls", ToolCallsParams, {Capability.CHAT}, {TEXT, TOOLS}),
+    ("toolcalls_corpus", CorpusParams, set(), set()),
+]
+
+
+def test_the_table_covers_every_builtin() -> None:
+    assert {row[0] for row in CONTRACTS} == set(SCENARIOS.names())
+
+
+@pytest.mark.parametrize(("name", "params", "needs", "backend_needs"), CONTRACTS)
+def test_builtin_scenarios_are_whole_typed_scenarios(
+    name: str,
+    params: type[Params],
+    needs: set[Capability],
+    backend_needs: set[BackendCapability],
+) -> None:
+    scenario = SCENARIOS.get(name)
+    assert isinstance(scenario, Scenario) and isinstance(scenario, BaseScenario)
+    assert scenario.name == name and scenario.params_model is params
+    assert scenario.needs == needs and all(type(c) is Capability for c in scenario.needs)
+    assert scenario.backend_needs == backend_needs
+    assert all(type(c) is BackendCapability for c in scenario.backend_needs)
+
+
+class _Minimal(BaseScenario[LoadParams]):
+    name = "minimal"
+    version = 1
+    params_model = LoadParams
+    metrics = ()
+
+    def run(self, ctx: ScenarioContext, params: LoadParams) -> Any:
+        return None
+
+
+def test_the_base_class_gives_the_defaults() -> None:
+    minimal = _Minimal()
+    assert isinstance(minimal, Scenario)
+    assert minimal.needs == frozenset() and minimal.backend_needs == frozenset()
+    assert minimal.repeats_apply and minimal.workload(LoadParams()) is None
+
+
+def _ctx(model: object) -> ScenarioContext:
+    info = LoadInfo(0.0, 0, "none")
+    return ScenarioContext(model, info, 1, 0, lambda: (model, info), backend="toy")
+
+
+# (scenario, params, the capability a fake model (text generation only) lacks, or a plain object)
+NARROWED = [
+    ("prompt_cache", PromptCacheParams(prompt_tokens=16), FakeModel({}), "prompt cache"),
+    ("prompt_cache_lru", LruParams(), FakeModel({}), "prompt cache"),
+    ("tool_calls", ToolCallsParams(), FakeModel({}), "tool parsing"),
+    ("throughput", ThroughputParams(), object(), "text generation"),
+]
+
+
+@pytest.mark.parametrize(("name", "params", "model", "label"), NARROWED)
+def test_a_model_without_the_capability_is_a_skip_naming_it(
+    name: str, params: Params, model: object, label: str
+) -> None:
+    output = SCENARIOS.get(name).run(_ctx(model), params)
+    assert output.skip_reason == f"capability_missing: backend toy has no {label}"
+    assert output.metrics == () and not output.failures
+
+
+def test_lacks_names_the_backend_of_the_context() -> None:
+    output = lacks(_ctx(object()), BackendCapability.AUDIO_OUT)
+    assert output.skip_reason == "capability_missing: backend toy has no audio output"
