@@ -4,6 +4,10 @@ Run-record lines are decoded defensively: :func:`parse_line` accepts only plain 
 finite, bounded numbers and bounded nesting, and :func:`decode_event` checks every field of a
 known event against the shared types (pydantic, strict JSON mode: no "3" for 3, no "NaN" for a
 number, no string for a list). Both raise :class:`DecodeError`, a one-line ``what``.
+
+A case's ``preflight`` record is a :class:`PreflightRecord`; a case that was not judged has
+None, written ``{}`` as earlier versions wrote it (their readers take no null there) and read
+back as None (:func:`preflight_from_json`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import NotRequired, TypedDict
 
+from harness.preflight_types import PreflightRecord
 from harness.types import (
     CaseResult,
     ExpectKind,
@@ -33,7 +38,7 @@ from harness.types import (
 )
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter, ValidationError
 
 # No measurement comes near these; the bounds keep sums and squares in statistics finite.
 MAX_ABS_FLOAT = 1e100
@@ -48,7 +53,10 @@ def to_json(value: Any) -> Any:
     """Turn dataclasses, enums, mappings and tuples into plain JSON values (NaN -> None, a lone
     surrogate in text -> ``?``, so strict JSON readers take every line we write)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        data = {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, CaseResult) and value.preflight is None:
+            data["preflight"] = {}  # not judged, as earlier versions wrote (and read) it
+        return data
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):
@@ -166,20 +174,60 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
+def _first_error(exc: ValidationError) -> str:
+    """``.where: what (and N more)``: the first of pydantic's errors, on one line."""
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    message = " ".join(str(first["msg"]).split())
+    return f"{_where(tuple(first['loc']))}: {message}{more}"
+
+
 def decode_event(kind: str, text: str) -> dict[str, Any]:
     """The fields of a ``kind`` event (a key of :data:`EVENT_TYPES`), typed, from its line."""
     from pydantic import ValidationError
 
     try:
-        return dict(_adapter(kind).validate_json(text, strict=True))
+        event = dict(_adapter(kind).validate_json(text, strict=True))
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        message = " ".join(str(first["msg"]).split())
-        raise DecodeError(f"{kind} event{_where(tuple(first['loc']))}: {message}{more}") from None
+        raise DecodeError(f"{kind} event{_first_error(exc)}") from None
     except RecursionError:
         raise DecodeError(f"{kind} event: nested too deeply") from None
+    if kind == "case":
+        result: CaseResult = event["result"]
+        event["result"] = dataclasses.replace(result, preflight=_judged(result.preflight))
+    return event
+
+
+def _judged(record: PreflightRecord | None) -> PreflightRecord | None:
+    """None for a record of ``{}`` (read with every field at its default): not judged."""
+    return None if record is None or record == PreflightRecord() else record
+
+
+def preflight_from_json(data: Any) -> PreflightRecord | None:
+    """The :class:`PreflightRecord` a case's ``preflight`` value holds, checked as the run
+    record's lines are; None for None and ``{}``. Keys it lacks take their defaults (an older
+    record), keys it does not know are ignored (a newer one)."""
+    if data is None or data == {}:
+        return None
+    try:
+        text = json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise DecodeError(f"preflight: not JSON data ({exc})") from None
+    from pydantic import ValidationError
+
+    try:
+        record = _preflight_adapter().validate_json(text, strict=True)
+    except ValidationError as exc:
+        raise DecodeError(f"preflight{_first_error(exc)}") from None
+    return _judged(record)
+
+
+@functools.cache
+def _preflight_adapter() -> TypeAdapter[PreflightRecord]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(PreflightRecord)
 
 
 def metric_from_json(d: Mapping[str, Any]) -> Metric:
@@ -228,7 +276,7 @@ def case_result_from_json(d: Mapping[str, Any]) -> CaseResult:
         started_at=d.get("started_at", ""),
         scenario_version=int(d.get("scenario_version", 1)),
         link=d.get("link"),
-        preflight=dict(d.get("preflight") or {}),
+        preflight=preflight_from_json(d.get("preflight")),
     )
 
 

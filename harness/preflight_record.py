@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
+from harness.metrics import MLX_PEAK
+from harness.preflight_types import PolicyAction, PreflightRecord
 from harness.types import CaseResult
 
-MEASURED = "memory.mlx_peak_bytes"
-COMPONENTS = ("weights_bytes", "kv_cache_bytes", "state_bytes", "activation_bytes")
+MEASURED = MLX_PEAK  # what the estimate predicts: the MLX allocator peak of the case
 
 
-def warning_line(preflight: Mapping[str, Any]) -> str | None:
+def warning_line(preflight: PreflightRecord | None) -> str | None:
     """``"warn <code>: <message>"`` when the policy warned about the case, else None."""
-    if preflight.get("action") != "warn":
+    if preflight is None or preflight.action is not PolicyAction.WARN:
         return None
-    return f"warn {preflight.get('code')}: {preflight.get('message')}"
+    return f"warn {preflight.code}: {preflight.message}"
 
 
 @dataclass(frozen=True)
@@ -49,16 +49,17 @@ class PeakCheck:
 
 def peak_check(result: CaseResult) -> PeakCheck | None:
     """The case's prediction and measurement; None when the record has no memory estimate."""
-    memory = result.preflight.get("memory")
-    if not isinstance(memory, Mapping) or memory.get("mlx_peak_bytes") is None:
+    preflight = result.preflight
+    memory = preflight.memory if preflight is not None else None
+    if preflight is None or memory is None or memory.mlx_peak_bytes is None:
         return None
-    measured = result.metric(MEASURED)
+    measured = result.metric(MEASURED.name)
     return PeakCheck(
-        predicted_bytes=int(memory["mlx_peak_bytes"]),
+        predicted_bytes=memory.mlx_peak_bytes,
         measured_bytes=measured.median if measured is not None and measured.samples else None,
-        context_tokens=int(memory.get("context_tokens") or 0),
-        prompt_tokens=memory.get("prompt_tokens"),
-        comparable=result.preflight.get("context_source") == "scenario",
-        components=MappingProxyType({k: int(memory.get(k) or 0) for k in COMPONENTS}),
-        approximate=tuple(memory.get("approximate") or ()),
+        context_tokens=memory.context_tokens,
+        prompt_tokens=memory.prompt_tokens,
+        comparable=preflight.comparable,
+        components=memory.components,
+        approximate=memory.approximate,
     )

@@ -198,10 +198,8 @@ class CaseItem(pytest.Item):
         result = _session(self.config).run_case(self.case)
         self.config.stash[STATE].results.append(result)
         self.user_properties.append(("status", result.status.value))
-        if result.preflight.get("action"):
-            self.user_properties.append(
-                ("policy", f"{result.preflight['action']} {result.preflight.get('code')}")
-            )
+        if result.preflight is not None and result.preflight.policy is not None:
+            self.user_properties.append(("policy", result.preflight.policy))
         for metric in result.metrics:
             self.user_properties.append(
                 (f"{metric.name} [{metric.unit.value}]", f"{metric.median:.6g}")

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from harness.preflight_types import PreflightRecord
+
 JSONValue = Any  # a value that json.dumps accepts; kept loose on purpose at this boundary
 
 
@@ -217,8 +219,8 @@ class CaseResult:
     scenario_version: int = 1
     link: str | None = None
     # the probe-and-policy step before load: decision, findings, memory estimate (bytes) and
-    # the workload it was sized for; {} when the case was not judged (and in older runs)
-    preflight: Mapping[str, JSONValue] = field(default_factory=dict)
+    # the workload it was sized for; None when the case was not judged (and in older runs)
+    preflight: PreflightRecord | None = None
 
     def metric(self, name: str) -> Metric | None:
         for m in self.metrics:

@@ -304,13 +304,17 @@ def test_a_case_the_policy_blocks_is_a_skip_with_its_reason(pytester: pytest.Pyt
         pytester.path / "models" / "deaf", probe={"capabilities": ["audio_in"]}, on_generate="abort"
     )
     pytester.makefile(".suite.yaml", policy=POLICY_SUITE)
-    result = pytester.runpytest("-rs")
+    result = pytester.runpytest("-rs", "--junitxml=junit.xml")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(
         ["SKIPPED [[]1[]] *: capability_mismatch: scenario needs text; model has audio_in"]
     )
     run = _run_record(pytester)
     assert [r.status for r in run.results] == [Status.PASSED, Status.SKIPPED]
-    assert run.results[1].preflight["action"] == "block"
+    blocked = run.results[1].preflight
+    assert blocked is not None and blocked.policy == "block capability_mismatch"
+    junit = (pytester.path / "junit.xml").read_text()
+    assert '<property name="policy" value="block capability_mismatch" />' in junit
+    assert '<property name="policy" value="allow ok" />' in junit
     report = (pytester.path / "reports" / "latest" / "report.md").read_text()
     assert "capability_mismatch: scenario needs text; model has audio_in" in report

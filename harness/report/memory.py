@@ -6,28 +6,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.metrics import MLX_ACTIVE, MLX_PEAK, PROCESS_PEAK_RSS
 from harness.report.formatting import GIB, MIB, Scale, choose_scale, finite
 from harness.report.memory_prediction import prediction_table
 from harness.report.sections import Section
 from harness.report.table import MetricColumn, Table, case_metric_table, metric_label
+from harness.scenarios import load
 from harness.types import RunRecord, Unit
 
 PREFIXES = ("memory.", "load.")
 
 COLUMNS: tuple[MetricColumn, ...] = (
-    MetricColumn("load", ("load.load_s",), "time to load the model"),
-    MetricColumn("weights", ("load.weights_bytes",), "size of the weights on disk"),
-    MetricColumn("MLX after load", ("load.mlx_active_bytes",), "MLX allocator active after load"),
-    MetricColumn("MLX load peak", ("load.mlx_peak_bytes",), "MLX allocator peak during the load"),
-    MetricColumn(
-        "MLX peak", ("memory.mlx_peak_bytes",), "MLX allocator peak during the case (reset before)"
-    ),
-    MetricColumn(
-        "MLX active", ("memory.mlx_active_bytes",), "MLX allocator active at the end of the case"
-    ),
-    MetricColumn(
-        "peak RSS", ("memory.process_peak_rss_bytes",), "worker process peak resident set size"
-    ),
+    MetricColumn("load", (load.LOAD_S.name,), "time to load the model"),
+    MetricColumn("weights", (load.WEIGHTS.name,), "size of the weights on disk"),
+    MetricColumn("MLX after load", (load.ACTIVE.name,), "MLX allocator active after load"),
+    MetricColumn("MLX load peak", (load.LOAD_PEAK.name,), "MLX allocator peak during the load"),
+    MetricColumn("MLX peak", (MLX_PEAK.name,), "MLX allocator peak during the case (reset before)"),
+    MetricColumn("MLX active", (MLX_ACTIVE.name,), "MLX allocator active at the end of the case"),
+    MetricColumn("peak RSS", (PROCESS_PEAK_RSS.name,), "worker process peak resident set size"),
 )
 
 

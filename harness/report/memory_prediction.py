@@ -7,10 +7,10 @@ is shown only where the estimate was sized for the case's own workload.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from harness.preflight_record import COMPONENTS, PeakCheck, peak_check
+from harness.preflight_record import MEASURED, PeakCheck, peak_check
+from harness.preflight_types import PolicyAction, PreflightRecord
 from harness.report.formatting import MIB, MISSING, Scale
 from harness.report.table import Cell, Column, Table, case_cells
 from harness.types import CaseResult
@@ -25,17 +25,17 @@ COLUMNS: tuple[Column, ...] = (
     Column("policy", title="the probe-and-policy decision before load"),
     Column("context (tokens)", numeric=True, title="prompt + generated tokens estimated for"),
     Column(f"predicted ({BYTES.label})", numeric=True, title="estimated MLX peak"),
-    Column(f"measured ({BYTES.label})", numeric=True, title="memory.mlx_peak_bytes (median)"),
+    Column(f"measured ({BYTES.label})", numeric=True, title=f"{MEASURED.name} (median)"),
     Column("error", numeric=True, title="(predicted - measured) / measured"),
 )
 
 
-def policy_cell(preflight: Mapping[str, Any]) -> Cell:
-    action = preflight.get("action")
-    if not action:
-        return Cell(MISSING, title=preflight.get("note") or "not judged")
-    text = action if action == "allow" else f"{action}: {preflight.get('code')}"
-    findings = [f"{f['action']} {f['code']}: {f['message']}" for f in preflight["findings"]]
+def policy_cell(preflight: PreflightRecord | None) -> Cell:
+    if preflight is None or preflight.action is None:
+        return Cell(MISSING, title=(preflight.note if preflight else None) or "not judged")
+    action = preflight.action
+    text = action.value if action is PolicyAction.ALLOW else f"{action.value}: {preflight.code}"
+    findings = [f"{f.action.value} {f.code}: {f.message}" for f in preflight.findings]
     return Cell(text, title="\n".join(findings) or None)
 
 
@@ -74,7 +74,7 @@ def prediction_table(results: Sequence[CaseResult]) -> Table:
         if check is None:
             continue
         parts = ", ".join(
-            f"{_component(name)} {BYTES.number(check.components[name])}" for name in COMPONENTS
+            f"{_component(name)} {BYTES.number(value)}" for name, value in check.components.items()
         )
         approx = f"; approximate: {'; '.join(check.approximate)}" if check.approximate else ""
         rows.append(

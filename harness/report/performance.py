@@ -6,18 +6,19 @@ from dataclasses import dataclass
 
 from harness.report.sections import Section
 from harness.report.table import MetricColumn, Table, case_metric_table, metric_label
+from harness.scenarios import throughput
 from harness.types import RunRecord
 
 PREFIX = "throughput."
 
 COLUMNS: tuple[MetricColumn, ...] = (
-    MetricColumn("prefill", ("throughput.prefill_tps",), "prompt tokens per second"),
-    MetricColumn("decode", ("throughput.decode_tps",), "generated tokens per second"),
-    MetricColumn("TTFT", ("throughput.ttft_s",), "time to first token"),
-    MetricColumn("ITL p50", ("throughput.itl_p50_s",), "inter-token latency, median"),
-    MetricColumn("ITL p90", ("throughput.itl_p90_s",), "inter-token latency, 90th percentile"),
-    MetricColumn("ITL p99", ("throughput.itl_p99_s",), "inter-token latency, 99th percentile"),
-    MetricColumn("e2e", ("throughput.e2e_s",), "end-to-end time of one request"),
+    MetricColumn("prefill", (throughput.PREFILL.name,), "prompt tokens per second"),
+    MetricColumn("decode", (throughput.DECODE.name,), "generated tokens per second"),
+    MetricColumn("TTFT", (throughput.TTFT.name,), "time to first token"),
+    MetricColumn("ITL p50", (throughput.ITL_P50.name,), "inter-token latency, median"),
+    MetricColumn("ITL p90", (throughput.ITL_P90.name,), "inter-token latency, 90th percentile"),
+    MetricColumn("ITL p99", (throughput.ITL_P99.name,), "inter-token latency, 99th percentile"),
+    MetricColumn("e2e", (throughput.E2E.name,), "end-to-end time of one request"),
 )
 
 

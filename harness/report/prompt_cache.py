@@ -7,21 +7,22 @@ from dataclasses import dataclass
 
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table, find_metric
+from harness.scenarios import prompt_cache as pc
 from harness.types import RunRecord, Status
 
 PREFIX = "prompt_cache."
 
 COLUMNS: tuple[MetricColumn, ...] = (
-    MetricColumn("TTFT cold", ("prompt_cache.ttft_cold_s",), "time to first token, empty cache"),
-    MetricColumn("TTFT warm", ("prompt_cache.ttft_warm_s",), "time to first token on the hit"),
-    MetricColumn("speedup", ("prompt_cache.speedup_x",), "cold TTFT / warm TTFT"),
-    MetricColumn("ideal", ("prompt_cache.ideal_speedup_x",), "tokens cold / tokens warm"),
-    MetricColumn("efficiency", ("prompt_cache.efficiency",), "speedup / ideal"),
-    MetricColumn("reused", ("prompt_cache.tokens_reused",), "prompt tokens from the cache"),
-    MetricColumn("recomputed", ("prompt_cache.tokens_recomputed",), "prompt tokens processed"),
-    MetricColumn("cache", ("prompt_cache.cache_bytes",), "bytes of the reusable cache"),
-    MetricColumn("save", ("prompt_cache.save_s",), "save the cache to a file"),
-    MetricColumn("load", ("prompt_cache.load_s",), "load the cache from a file"),
+    MetricColumn("TTFT cold", (pc.COLD.name,), "time to first token, empty cache"),
+    MetricColumn("TTFT warm", (pc.WARM.name,), "time to first token on the hit"),
+    MetricColumn("speedup", (pc.SPEEDUP.name,), "cold TTFT / warm TTFT"),
+    MetricColumn("ideal", (pc.IDEAL.name,), "tokens cold / tokens warm"),
+    MetricColumn("efficiency", (pc.EFFICIENCY.name,), "speedup / ideal"),
+    MetricColumn("reused", (pc.REUSED.name,), "prompt tokens from the cache"),
+    MetricColumn("recomputed", (pc.RECOMPUTED.name,), "prompt tokens processed"),
+    MetricColumn("cache", (pc.CACHE_BYTES.name,), "bytes of the reusable cache"),
+    MetricColumn("save", (pc.SAVE.name,), "save the cache to a file"),
+    MetricColumn("load", (pc.LOAD.name,), "load the cache from a file"),
 )
 
 

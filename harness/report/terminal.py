@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.metrics import MetricSpec
 from harness.report.escape import plain
 from harness.report.formatting import MISSING, format_value, params_label
 from harness.report.header import count_statuses
 from harness.report.table import stats
+from harness.scenarios.throughput import DECODE, PREFILL, TTFT
 from harness.types import CaseResult, RunRecord, Unit
 
 # (header, widest allowed, right-aligned)
@@ -22,16 +24,16 @@ COLUMNS: tuple[tuple[str, int, bool], ...] = (
 )
 
 
-def _median(result: CaseResult, name: str, unit: Unit) -> str:
-    metric = result.metric(name)
+def _median(result: CaseResult, spec: MetricSpec) -> str:
+    metric = result.metric(spec.name)
     if metric is None:
         return ""
     st = stats(metric)
     if st.n == 0:
         return MISSING
-    if unit is Unit.TOKENS_PER_SECOND:
+    if spec.unit is Unit.TOKENS_PER_SECOND:
         return f"{st.median:.1f}"
-    return format_value(st.median, unit)
+    return format_value(st.median, spec.unit)
 
 
 def _row(result: CaseResult) -> tuple[str, ...]:
@@ -40,9 +42,9 @@ def _row(result: CaseResult) -> tuple[str, ...]:
         result.scenario,
         params_label(result.point, result.params),
         result.status.value,
-        _median(result, "throughput.decode_tps", Unit.TOKENS_PER_SECOND),
-        _median(result, "throughput.prefill_tps", Unit.TOKENS_PER_SECOND),
-        _median(result, "throughput.ttft_s", Unit.SECONDS),
+        _median(result, DECODE),
+        _median(result, PREFILL),
+        _median(result, TTFT),
     )
 
 

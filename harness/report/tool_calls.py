@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.metrics import MetricSpec
 from harness.report.formatting import status_css, status_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, find_metric, stats
+from harness.scenarios import tool_calls as tc
 from harness.toolcalls.classify import Failure
 from harness.toolcalls.live import Category
 from harness.types import CaseResult, RunRecord
@@ -60,16 +62,16 @@ def _share(metric_value: float | None, of: int | None = None) -> Cell:
     return Cell(text, sort=metric_value)
 
 
-def _value(result: CaseResult, name: str) -> float | None:
-    found = find_metric(result, (name,))
+def _value(result: CaseResult, spec: MetricSpec) -> float | None:
+    found = find_metric(result, (spec.name,))
     if found is None:
         return None
     median = stats(found).median
     return None if median != median else median  # NaN -> None
 
 
-def _count(result: CaseResult, name: str) -> Cell:
-    value = _value(result, name)
+def _count(result: CaseResult, spec: MetricSpec) -> Cell:
+    value = _value(result, spec)
     return Cell("—") if value is None else Cell(str(int(value)), sort=value)
 
 
@@ -91,8 +93,8 @@ def _template_cell(artifacts: Mapping[str, Any]) -> Cell:
 def _parser_row(result: CaseResult) -> tuple[Cell, ...]:
     a = result.artifacts
     parser = a.get("parser")
-    prompts = _value(result, "tool_calls.prompts")
-    markup = _value(result, "tool_calls.markup_outputs")
+    prompts = _value(result, tc.PROMPTS)
+    markup = _value(result, tc.MARKUP)
     n = int(prompts) if prompts is not None else None
     return (
         Cell(result.model),
@@ -100,17 +102,14 @@ def _parser_row(result: CaseResult) -> tuple[Cell, ...]:
         _template_cell(a),
         Cell("yes" if a.get("fewshot") else "no" if "fewshot" in a else "—"),
         Cell(str(parser) if parser else "none inferred", css=None if parser else "st-skipped"),
-        _count(result, "tool_calls.prompts"),
-        _count(result, "tool_calls.markup_outputs"),
-        _share(
-            _value(result, "tool_calls.markup_parse_share"),
-            int(markup) if markup is not None else None,
-        ),
-        _share(_value(result, "tool_calls.stream_parity_share"), n),
-        _count(result, "tool_calls.leaked_markup"),
-        _count(result, "tool_calls.dropped_calls"),
-        _count(result, "tool_calls.request_errors"),
-        _share(_value(result, "tool_calls.accuracy")),
+        _count(result, tc.PROMPTS),
+        _count(result, tc.MARKUP),
+        _share(_value(result, tc.PARSE_SHARE), int(markup) if markup is not None else None),
+        _share(_value(result, tc.PARITY), n),
+        _count(result, tc.LEAKED),
+        _count(result, tc.DROPPED),
+        _count(result, tc.REQUEST_ERRORS),
+        _share(_value(result, tc.ACCURACY)),
         Cell(status_label(result.status), css=status_css(result.status), note=result.reason),
     )
 

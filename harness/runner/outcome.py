@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.codec import metric_from_json
+from harness.preflight_types import PreflightRecord
 from harness.types import Case, CaseResult, Metric, Status, Unit
 
 
@@ -44,7 +45,7 @@ class Outcome:
     metrics: tuple[Metric, ...] = ()
     artifacts: dict[str, Any] = field(default_factory=dict)
     version: int = 1
-    preflight: dict[str, Any] = field(default_factory=dict)  # Preflight.record(), {} if none
+    preflight: PreflightRecord | None = None  # Preflight.record(); None: not judged
 
 
 class HarnessFault(Exception):

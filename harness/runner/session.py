@@ -192,7 +192,7 @@ class RunSession:
         live = self._model(case)  # a switch of model stops the previous worker first
         with self._stage("probe and policy"):
             preflight = self._check(case)
-            record = preflight.record() if preflight is not None else {}
+            record = preflight.record() if preflight is not None else None
         if preflight is None:
             return self._run_in_worker(case, live)
         if preflight.blocked:  # no worker starts for it

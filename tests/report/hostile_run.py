@@ -15,6 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harness.preflight_types import (
+    ContextSource,
+    FindingRecord,
+    MemoryRecord,
+    PolicyAction,
+    PreflightRecord,
+)
 from harness.types import (
     CaseResult,
     ExpectKind,
@@ -85,23 +92,23 @@ def _prompt_record(text: str) -> dict[str, Any]:
     }
 
 
-def _preflight(text: str) -> dict[str, Any]:
-    finding = {"action": "warn", "code": text, "message": text}
-    return {
-        "action": "warn",
-        "code": text,
-        "message": text,
-        "findings": [finding],
-        "note": text,
-        "context_source": "scenario",
-        "memory": {
-            "mlx_peak_bytes": 300 * MIB,
-            "context_tokens": 160,
-            "prompt_tokens": 128,
-            "weights_bytes": 250 * MIB,
-            "approximate": [text],
-        },
-    }
+def _preflight(text: str) -> PreflightRecord:
+    return PreflightRecord(
+        backend=text,
+        action=PolicyAction.WARN,
+        code=text,
+        message=text,
+        findings=(FindingRecord(PolicyAction.WARN, text, text),),
+        note=text,
+        context_source=ContextSource.SCENARIO,
+        memory=MemoryRecord(
+            mlx_peak_bytes=300 * MIB,
+            context_tokens=160,
+            prompt_tokens=128,
+            weights_bytes=250 * MIB,
+            approximate=(text,),
+        ),
+    )
 
 
 def _baseline_metrics(result: CaseResult, *, sampled: bool) -> CaseResult:

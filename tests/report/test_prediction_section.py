@@ -8,8 +8,17 @@ from typing import Any
 import pytest
 from report_fixtures import EVIL, MIB, case, make_run, metric
 
+from harness.metrics import MLX_PEAK
 from harness.preflight_record import peak_check
+from harness.preflight_types import (
+    ContextSource,
+    FindingRecord,
+    MemoryRecord,
+    PolicyAction,
+    PreflightRecord,
+)
 from harness.report import matrix, memory
+from harness.report.memory_prediction import policy_cell
 from harness.report.render import render_html, render_markdown
 from harness.types import CaseResult, Status, Unit
 
@@ -23,26 +32,25 @@ def preflight(
     context: int = 144,
     prompt: int | None = 128,
     source: str = "scenario",
-) -> dict[str, Any]:
-    findings = [] if action == "allow" else [{"action": action, "code": code, "message": message}]
-    return {
-        "backend": "mlx_lm",
-        "action": action,
-        "code": code,
-        "message": message,
-        "findings": findings,
-        "context_source": source,
-        "memory": {
-            "context_tokens": context,
-            "prompt_tokens": prompt,
-            "weights_bytes": predicted // 2,
-            "kv_cache_bytes": predicted // 4,
-            "state_bytes": 0,
-            "activation_bytes": predicted - predicted // 2 - predicted // 4,
-            "mlx_peak_bytes": predicted,
-            "approximate": [],
-        },
-    }
+) -> PreflightRecord:
+    findings = () if action == "allow" else (FindingRecord(PolicyAction(action), code, message),)
+    return PreflightRecord(
+        backend="mlx_lm",
+        action=PolicyAction(action),
+        code=code,
+        message=message,
+        findings=findings,
+        context_source=ContextSource(source),
+        memory=MemoryRecord(
+            context_tokens=context,
+            prompt_tokens=prompt,
+            weights_bytes=predicted // 2,
+            kv_cache_bytes=predicted // 4,
+            state_bytes=0,
+            activation_bytes=predicted - predicted // 2 - predicted // 4,
+            mlx_peak_bytes=predicted,
+        ),
+    )
 
 
 def result(
@@ -51,12 +59,12 @@ def result(
     status: Status = Status.PASSED,
     *,
     measured: float | None = 10 * MIB,
-    record: dict[str, Any] | None = None,
+    record: PreflightRecord | None = None,
     reason: str | None = None,
 ) -> CaseResult:
-    metrics = [metric("memory.mlx_peak_bytes", Unit.BYTES, measured)] if measured else []
+    metrics = [metric(MLX_PEAK.name, Unit.BYTES, measured)] if measured else []
     base = case(model, scenario, status, point={"prompt_tokens": 128}, metrics=metrics)
-    return dataclasses.replace(base, preflight=record or {}, reason=reason)
+    return dataclasses.replace(base, preflight=record, reason=reason)
 
 
 def _cells(row: tuple[Any, ...]) -> list[str]:
@@ -125,3 +133,22 @@ def test_matrix_shows_a_policy_skip_and_a_policy_warning() -> None:
     for text in (md, html):
         assert "backend_mismatch: mlx-lm cannot load it" in text
         assert "warn backend_mismatch: loaded with mlx-lm" in text
+
+
+@pytest.mark.parametrize(
+    ("record", "text", "title"),
+    [
+        (preflight(), "allow", None),
+        (
+            preflight("warn", "backend_mismatch", "no vision"),
+            "warn: backend_mismatch",
+            "warn backend_mismatch: no vision",
+        ),
+        (PreflightRecord(backend="fake", note="fake has no probe"), "—", "fake has no probe"),
+        (None, "—", "not judged"),
+    ],
+    ids=["allow", "warn", "not_judged_with_note", "no_record"],
+)
+def test_policy_cell(record: PreflightRecord | None, text: str, title: str | None) -> None:
+    cell = policy_cell(record)
+    assert (cell.text, cell.title) == (text, title)

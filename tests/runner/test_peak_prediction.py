@@ -68,7 +68,7 @@ def test_prediction_within_25_percent_of_measured_peak(
     result = measured[(name, prompt)]
     assert result.status is Status.PASSED, result.reason
     expected = "allow" if name in TEXT_FAMILIES else "warn"  # vision: backend_mismatch
-    assert result.preflight["action"] == expected, result.preflight
+    assert result.preflight is not None and result.preflight.action == expected, result.preflight
     check = peak_check(result)
     assert check is not None and check.comparable and check.measured_bytes
     assert check.context_tokens == prompt + GENERATED and check.prompt_tokens == prompt
