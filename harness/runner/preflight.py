@@ -1,10 +1,13 @@
 """Probe and policy before load: may this case run on this model, here, and how much memory.
 
-For each case, before its model's worker starts: the model's files are probed once per model
-(``probe_model``, no mlx; a backend outside the probe's libraries may probe its own files), and
-the policy decides from the capabilities the scenario ``needs``, the tokens a request of the
-case holds at its largest (the scenario's ``workload``) and this machine's memory. A block skips
-the case with ``"<code>: <message>"`` and no worker starts; a warning runs it. Either way the
+For each case, before its model's worker starts: a scenario requiring a backend capability
+its backend does not declare (``backend_needs`` against the backend's ``capabilities``) is
+skipped with ``capability_missing: backend fake has no prompt cache``; then the model's files
+are probed once per model (``probe_model``, no mlx; a backend outside the probe's libraries may
+probe its own files, :class:`harness.backends.base.Probing`), and the policy decides from the
+model capabilities the scenario ``needs``, the tokens a request of the case holds at its largest
+(the scenario's ``workload``) and this machine's memory. A block skips the case with
+``"<code>: <message>"`` and no worker starts; a warning runs it. Either way the
 decision, its findings and the memory estimate go into the case's record, so the report can set
 the predicted MLX peak beside the measured one. Nothing switches silently: a suite's backend
 that differs from the one the files call for is judged as named, and the mismatch is a finding.
@@ -13,30 +16,36 @@ that differs from the one the files call for is judged as named, and the mismatc
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from harness.preflight_types import (
-    ContextSource,
-    FindingRecord,
-    MemoryRecord,
-    PolicyAction,
-    PreflightRecord,
-    WorkloadRecord,
+from harness.backends.base import (
+    BackendCapability,
+    BackendError,
+    Probing,
+    capability_missing,
+    declared_capabilities,
 )
 from harness.probe.installed import Stack, detect_stack
 from harness.probe.machine import MemoryBudget, available_memory
 from harness.probe.memory import estimate_memory
 from harness.probe.policy import Action, Decision, Judged, decide
 from harness.probe.probe import ProbeError, probe_model
-from harness.probe.serialize import probe_dict
+from harness.probe.serialize import decision_dict, estimate_dict, probe_dict
 from harness.probe.types import Backend, Capability, Probe, ReasonCode
-from harness.scenarios.base import Workload
+from harness.scenarios.base import Params, Scenario, Workload
 from harness.types import Case, JSONValue
 
 LIBRARY_BACKENDS = frozenset(b.value for b in Backend if b is not Backend.NONE)
+
+
+class ContextSource(str, Enum):
+    """Where the context of a memory estimate came from."""
+
+    SCENARIO = "scenario"  # the scenario's workload for these params: comparable with the case
+    DEFAULT = "default"  # the policy's default context: a budget check only
 
 
 @dataclass(frozen=True)
@@ -62,56 +71,55 @@ class Preflight:
         note = f" ({self.note})" if self.note else ""
         return f"{self.decision.code.value}: {self.decision.message}{note}"
 
-    def record(self) -> PreflightRecord:
-        """The typed record of this answer, for the case's run record."""
-        workload, decision = self.workload, self.decision
-        estimate = decision.memory if decision is not None else None
-        return PreflightRecord(
-            backend=self.backend,
-            recommended_backend=self.recommended.value if self.recommended else None,
-            needs=tuple(sorted(c.value for c in self.needs)),
-            workload=(
-                WorkloadRecord(workload.prompt_tokens, workload.generated_tokens)
-                if workload is not None
-                else None
-            ),
-            context_source=ContextSource.DEFAULT if workload is None else ContextSource.SCENARIO,
-            memory=(
-                MemoryRecord(
-                    context_tokens=estimate.context_tokens,
-                    prompt_tokens=estimate.prompt_tokens,
-                    weights_bytes=estimate.weights_bytes,
-                    kv_cache_bytes=estimate.kv_cache_bytes,
-                    state_bytes=estimate.state_bytes,
-                    activation_bytes=estimate.activation_bytes,
-                    mlx_peak_bytes=estimate.mlx_peak_bytes,
-                    process_overhead_bytes=estimate.process_overhead_bytes,
-                    total_bytes=estimate.total_bytes,
-                    approximate=estimate.approximate,
-                )
-                if estimate is not None
-                else None
-            ),
-            action=PolicyAction(decision.action.value) if decision is not None else None,
-            code=decision.code.value if decision is not None else None,
-            message=decision.message if decision is not None else None,
-            http_status=decision.code.http_status if decision is not None else None,
-            findings=tuple(
-                FindingRecord(PolicyAction(f.action.value), f.code.value, f.message)
-                for f in (decision.findings if decision is not None else ())
-            ),
-            note=self.note,
-        )
+    def record(self) -> dict[str, JSONValue]:
+        """JSON-ready, for the case's run record."""
+        data: dict[str, Any] = {
+            "backend": self.backend,
+            "recommended_backend": self.recommended.value if self.recommended else None,
+            "needs": sorted(c.value for c in self.needs),
+            "workload": None,
+            "context_source": ContextSource.DEFAULT.value,
+            "memory": None,
+            "action": None,
+            "code": None,
+            "message": None,
+            "findings": [],
+            "note": self.note,
+        }
+        if self.workload is not None:
+            data["workload"] = {
+                "prompt_tokens": self.workload.prompt_tokens,
+                "generated_tokens": self.workload.generated_tokens,
+            }
+            data["context_source"] = ContextSource.SCENARIO.value
+        if self.decision is not None:
+            data.update(decision_dict(self.decision))
+            if self.decision.memory is not None:
+                data["memory"] = estimate_dict(self.decision.memory)
+        return data
 
 
-def scenario_needs(scenario: Any) -> frozenset[Capability]:
-    """The capabilities a scenario declares (``needs``); none when it declares nothing."""
-    return frozenset(getattr(scenario, "needs", frozenset()))
+def scenario_needs(scenario: object) -> frozenset[Capability]:
+    """The MODEL capabilities a scenario declares (``needs``); none when it declares nothing."""
+    if isinstance(scenario, Scenario):
+        return scenario.needs
+    return frozenset(getattr(scenario, "needs", frozenset()))  # a plug-in from before `needs`
 
 
-def scenario_workload(scenario: Any, params: Any) -> Workload | None:
-    """The scenario's ``workload(params)``, else its ``context_tokens(params)`` as all prompt."""
-    hook = getattr(scenario, "workload", None)
+def scenario_backend_needs(scenario: object) -> frozenset[BackendCapability]:
+    """The BACKEND capabilities a scenario requires (``backend_needs``); none when it declares
+    nothing (a plug-in from before them)."""
+    if isinstance(scenario, Scenario):
+        return scenario.backend_needs
+    return frozenset(getattr(scenario, "backend_needs", frozenset()))
+
+
+def scenario_workload(scenario: object, params: Params) -> Workload | None:
+    """The scenario's ``workload(params)``, else (a plug-in) its ``context_tokens(params)`` as
+    all prompt."""
+    if isinstance(scenario, Scenario):
+        return scenario.workload(params)
+    hook = getattr(scenario, "workload", None)  # plug-ins that are not a whole Scenario
     if callable(hook):
         value = hook(params)
         return value if isinstance(value, Workload) else None
@@ -120,9 +128,6 @@ def scenario_workload(scenario: Any, params: Any) -> Workload | None:
         tokens = hook(params)
         return Workload(int(tokens)) if tokens else None
     return None
-
-
-ProbeFn = Callable[[Path], Probe]
 
 
 class Preflighter:
@@ -153,9 +158,11 @@ class Preflighter:
     def _probe(self, backend_name: str, path: Path) -> Probe | str:
         from harness.backends import BACKENDS
 
-        own: ProbeFn | None = getattr(BACKENDS.get(backend_name), "probe", None)
+        backend = BACKENDS.get(backend_name)
         try:
-            return own(path) if own is not None else self._library_probe(path)
+            if isinstance(backend, Probing):
+                return backend.probe(path)
+            return self._library_probe(path)
         except ProbeError as exc:
             return str(exc)
 
@@ -176,6 +183,12 @@ class Preflighter:
                 ReasonCode.MISSING_DEPENDENCY,
                 f"no runner backend {backend!r} (registered: {', '.join(BACKENDS.names())})",
             )
+        lacking = self._lacking(backend, scenario_backend_needs(scenario))
+        if isinstance(lacking, str):  # the backend is broken: its load says so, as an error
+            return Preflight(backend, needs, None, note=lacking)
+        if lacking:
+            message = capability_missing(backend, lacking)
+            return _blocked(backend, needs, ReasonCode.CAPABILITY_MISSING, message)
         probe = self.probe(case)
         if isinstance(probe, str):
             if backend in LIBRARY_BACKENDS:
@@ -203,6 +216,20 @@ class Preflighter:
             note = f"the runner has no {wanted} backend yet"
         return Preflight(backend, needs, decision, workload, probe.backend, note)
 
+    @staticmethod
+    def _lacking(
+        backend: str, needed: frozenset[BackendCapability]
+    ) -> frozenset[BackendCapability] | str:
+        """What of ``needed`` the backend does not declare, or why it declares nothing."""
+        from harness.backends import BACKENDS
+
+        if not needed:
+            return frozenset()
+        try:
+            return needed - declared_capabilities(BACKENDS.get(backend), backend)
+        except BackendError as exc:
+            return str(exc)
+
     def _memory(self, threshold: float) -> MemoryBudget:
         """The fixed budget (tests) or this machine's now, at the suite's threshold."""
         if self._budget is not None:
@@ -215,7 +242,7 @@ class Preflighter:
         return probe_dict(probe) if isinstance(probe, Probe) else None
 
 
-def _workload(scenario: Any, case: Case) -> Workload | None:
+def _workload(scenario: Scenario[Any] | None, case: Case) -> Workload | None:
     """The case's workload; None when the scenario declares none or its params do not
     validate (the worker then reports the invalid params as the case's error)."""
     if scenario is None:

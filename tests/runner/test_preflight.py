@@ -11,14 +11,20 @@ from typing import Any
 
 import pytest
 
+from harness.backends.base import BackendCapability
 from harness.backends.fake import write_fake_model
 from harness.models.zoo.build import build
 from harness.models.zoo.families import FAMILIES
 from harness.preflight_record import peak_check, warning_line
-from harness.preflight_types import ContextSource, PolicyAction, WorkloadRecord
 from harness.probe.machine import MemoryBudget
 from harness.probe.memory import estimate_memory
-from harness.runner.preflight import Preflighter, scenario_needs, scenario_workload
+from harness.probe.types import Capability
+from harness.runner.preflight import (
+    Preflighter,
+    scenario_backend_needs,
+    scenario_needs,
+    scenario_workload,
+)
 from harness.runner.session import RunSession
 from harness.scenarios.base import Workload
 from harness.scenarios.throughput import ThroughputParams
@@ -153,7 +159,7 @@ def test_policy_decides_each_case_before_load(
     finally:
         session.close_worker()
     assert result.status is status, result.reason
-    assert result.preflight is not None and result.preflight.action == action
+    assert result.preflight["action"] == action
     if blocked:
         assert (result.reason or "").startswith(reason)
         assert not started and not (session.run_dir / "logs" / "m.log").exists()
@@ -161,7 +167,7 @@ def test_policy_decides_each_case_before_load(
         assert result.reason is None
         assert (warning_line(result.preflight) or "").startswith(f"warn {reason}")
     else:
-        assert result.preflight.code == "ok" and result.reason is None
+        assert result.preflight["code"] == "ok" and result.reason is None
 
 
 def test_blocked_and_allowed_cases_of_one_model(tmp_path: Path) -> None:
@@ -187,26 +193,23 @@ def test_estimate_is_recorded_with_its_workload(tmp_path: Path) -> None:
     run = session.finish()
     assert [r.preflight for r in run.results] == [throughput.preflight, load.preflight]
     record = run.results[0].preflight
-    assert record is not None and record.context_source is ContextSource.SCENARIO
-    assert record.workload == WorkloadRecord(prompt_tokens=8, generated_tokens=4)
-    assert record.needs == ("text",) and record.backend == "fake"
-    memory = record.memory
-    assert memory is not None
+    assert record["context_source"] == "scenario"
+    assert record["workload"] == {"prompt_tokens": 8, "generated_tokens": 4}
+    assert record["needs"] == ["text"] and record["backend"] == "fake"
+    memory = record["memory"]
     probe = Preflighter().probe(_case(model))
     assert not isinstance(probe, str)
     expected = estimate_memory(probe, 12, prompt_tokens=8)
-    assert memory.mlx_peak_bytes == expected.mlx_peak_bytes
-    assert memory.total_bytes == expected.total_bytes
-    assert (memory.context_tokens, memory.prompt_tokens) == (12, 8)
-    assert memory.weights_bytes == 4096 and memory.kv_cache_bytes > 0
-    assert memory.activation_bytes > 0
+    assert memory["mlx_peak_bytes"] == expected.mlx_peak_bytes
+    assert (memory["context_tokens"], memory["prompt_tokens"]) == (12, 8)
+    assert memory["weights_bytes"] == 4096 and memory["kv_cache_bytes"] > 0
+    assert memory["activation_bytes"] > 0 and "total_bytes" in memory
     # the fake backend measures no MLX peak: the prediction stands alone
     check = peak_check(run.results[0])
     assert check is not None and check.comparable and check.error is None
     # load declares no workload: the estimate is the policy's default context
-    default = run.results[1].preflight
-    assert default is not None and default.context_source is ContextSource.DEFAULT
-    assert default.memory is not None and default.memory.context_tokens == 4096
+    assert run.results[1].preflight["context_source"] == "default"
+    assert run.results[1].preflight["memory"]["context_tokens"] == 4096
 
 
 def test_unknown_runner_backend_is_a_missing_dependency(tmp_path: Path) -> None:
@@ -239,9 +242,8 @@ def test_backend_without_its_own_probe_runs_unjudged(tmp_path: Path) -> None:
     ok = session.run_case(_case(model))
     bad = session.run_case(_case(broken))
     session.finish()
-    assert ok.preflight is not None and ok.preflight.action is PolicyAction.ALLOW
-    assert bad.preflight is not None and bad.preflight.action is None
-    assert "not a fake model" in (bad.preflight.note or "")
+    assert ok.preflight["action"] == "allow"
+    assert bad.preflight["action"] is None and "not a fake model" in bad.preflight["note"]
     assert bad.status is Status.ERRORED  # the load itself says what is wrong
 
 
@@ -363,7 +365,7 @@ def test_old_run_records_still_load_and_render(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in OLD_RUN))
     run = load_run(path)
-    assert run.probes == {} and run.results[0].preflight is None
+    assert run.probes == {} and run.results[0].preflight == {}
     assert peak_check(run.results[0]) is None
     memory = build(run)
     assert memory is not None and not memory.prediction
@@ -383,6 +385,79 @@ def test_the_suites_memory_threshold_sets_the_limit(
         result = session.run_case(case)
     finally:
         session.close_worker()
-    assert result.preflight is not None and result.preflight.action == action, result.preflight
+    assert result.preflight["action"] == action, result.preflight
     if action == "warn":
-        assert result.preflight.code == "insufficient_memory"
+        assert result.preflight["code"] == "insufficient_memory"
+
+
+# -- backend capabilities: declared by the backend, required by the scenario -----------------
+
+# (scenario, params, reason): the fake backend declares text generation only
+LACKING: list[tuple[str, dict[str, Any], str]] = [
+    ("prompt_cache", {"prompt_tokens": 16}, "capability_missing: backend fake has no prompt cache"),
+    ("prompt_cache_lru", {}, "capability_missing: backend fake has no prompt cache"),
+    ("tool_calls", {}, "capability_missing: backend fake has no tool parsing"),
+]
+
+
+@pytest.mark.parametrize(("scenario", "params", "reason"), LACKING)
+def test_a_backend_without_a_required_capability_is_skipped_before_load(
+    tmp_path: Path, scenario: str, params: dict[str, Any], reason: str
+) -> None:
+    # its load would SIGKILL the worker: a skip proves none started
+    model = write_fake_model(tmp_path / "m", on_load="sigkill")
+    session = _session(tmp_path)
+    try:
+        result = session.run_case(_case(model, scenario, params=params))
+        started = session._live is not None and session._live.client is not None
+    finally:
+        session.close_worker()
+    assert (result.status, result.reason) == (Status.SKIPPED, reason)
+    assert not started
+
+
+def test_capabilities_are_judged_from_the_declaration_before_the_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.backends.fake import FakeBackend
+    from harness.probe.types import ReasonCode
+
+    model = write_fake_model(tmp_path / "m")
+    calls: list[Path] = []
+    monkeypatch.setattr(FakeBackend, "probe", lambda self, path: calls.append(path))
+    preflight = Preflighter(budget=PLENTY).check(_case(model, "prompt_cache", params={}))
+    assert preflight is not None and preflight.decision is not None and preflight.blocked
+    assert preflight.decision.code is ReasonCode.CAPABILITY_MISSING
+    assert preflight.needs == frozenset({Capability.TEXT})  # the model's needs, kept apart
+    assert calls == []  # the model's files were not read for it
+
+
+def test_a_backend_that_declares_nothing_is_left_to_its_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not judged (the worker's load then errors with the same one line and its fix)."""
+    from harness.backends.fake import FakeBackend
+
+    monkeypatch.delattr(FakeBackend, "capabilities")
+    model = write_fake_model(tmp_path / "m")
+    preflight = Preflighter(budget=PLENTY).check(_case(model, "prompt_cache", params={}))
+    assert preflight is not None and preflight.decision is None
+    assert preflight.reason.startswith("not judged: backend fake declares no capabilities: give")
+
+
+class _DeclaresBackendNeeds:
+    """A plug-in that is not a whole Scenario but declares what it needs of the backend."""
+
+    backend_needs = frozenset({BackendCapability.PROMPT_CACHE})
+
+
+def test_backend_needs_of_scenarios_and_plugins() -> None:
+    from harness.scenarios import SCENARIOS
+
+    assert scenario_backend_needs(_PlugIn()) == frozenset()
+    assert scenario_backend_needs(_DeclaresBackendNeeds()) == {BackendCapability.PROMPT_CACHE}
+    assert scenario_backend_needs(SCENARIOS.get("tool_calls")) == {
+        BackendCapability.TEXT_GENERATION,
+        BackendCapability.TOOL_PARSING,
+    }
+    assert scenario_needs(SCENARIOS.get("tool_calls")) == {Capability.CHAT}
