@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -28,24 +27,25 @@ from harness.backends.base import (
     capability_missing,
     declared_capabilities,
 )
+from harness.preflight_types import (
+    ContextSource,
+    FindingRecord,
+    MemoryRecord,
+    PolicyAction,
+    PreflightRecord,
+    WorkloadRecord,
+)
 from harness.probe.installed import Stack, detect_stack
 from harness.probe.machine import MemoryBudget, available_memory
 from harness.probe.memory import estimate_memory
 from harness.probe.policy import Action, Decision, Judged, decide
 from harness.probe.probe import ProbeError, probe_model
-from harness.probe.serialize import decision_dict, estimate_dict, probe_dict
+from harness.probe.serialize import probe_dict
 from harness.probe.types import Backend, Capability, Probe, ReasonCode
 from harness.scenarios.base import Params, Scenario, Workload
 from harness.types import Case, JSONValue
 
 LIBRARY_BACKENDS = frozenset(b.value for b in Backend if b is not Backend.NONE)
-
-
-class ContextSource(str, Enum):
-    """Where the context of a memory estimate came from."""
-
-    SCENARIO = "scenario"  # the scenario's workload for these params: comparable with the case
-    DEFAULT = "default"  # the policy's default context: a budget check only
 
 
 @dataclass(frozen=True)
@@ -71,32 +71,46 @@ class Preflight:
         note = f" ({self.note})" if self.note else ""
         return f"{self.decision.code.value}: {self.decision.message}{note}"
 
-    def record(self) -> dict[str, JSONValue]:
-        """JSON-ready, for the case's run record."""
-        data: dict[str, Any] = {
-            "backend": self.backend,
-            "recommended_backend": self.recommended.value if self.recommended else None,
-            "needs": sorted(c.value for c in self.needs),
-            "workload": None,
-            "context_source": ContextSource.DEFAULT.value,
-            "memory": None,
-            "action": None,
-            "code": None,
-            "message": None,
-            "findings": [],
-            "note": self.note,
-        }
-        if self.workload is not None:
-            data["workload"] = {
-                "prompt_tokens": self.workload.prompt_tokens,
-                "generated_tokens": self.workload.generated_tokens,
-            }
-            data["context_source"] = ContextSource.SCENARIO.value
-        if self.decision is not None:
-            data.update(decision_dict(self.decision))
-            if self.decision.memory is not None:
-                data["memory"] = estimate_dict(self.decision.memory)
-        return data
+    def record(self) -> PreflightRecord:
+        """The typed record of this answer, for the case's run record."""
+        workload, decision = self.workload, self.decision
+        estimate = decision.memory if decision is not None else None
+        return PreflightRecord(
+            backend=self.backend,
+            recommended_backend=self.recommended.value if self.recommended else None,
+            needs=tuple(sorted(c.value for c in self.needs)),
+            workload=(
+                WorkloadRecord(workload.prompt_tokens, workload.generated_tokens)
+                if workload is not None
+                else None
+            ),
+            context_source=ContextSource.DEFAULT if workload is None else ContextSource.SCENARIO,
+            memory=(
+                MemoryRecord(
+                    context_tokens=estimate.context_tokens,
+                    prompt_tokens=estimate.prompt_tokens,
+                    weights_bytes=estimate.weights_bytes,
+                    kv_cache_bytes=estimate.kv_cache_bytes,
+                    state_bytes=estimate.state_bytes,
+                    activation_bytes=estimate.activation_bytes,
+                    mlx_peak_bytes=estimate.mlx_peak_bytes,
+                    process_overhead_bytes=estimate.process_overhead_bytes,
+                    total_bytes=estimate.total_bytes,
+                    approximate=estimate.approximate,
+                )
+                if estimate is not None
+                else None
+            ),
+            action=PolicyAction(decision.action.value) if decision is not None else None,
+            code=decision.code.value if decision is not None else None,
+            message=decision.message if decision is not None else None,
+            http_status=decision.code.http_status if decision is not None else None,
+            findings=tuple(
+                FindingRecord(PolicyAction(f.action.value), f.code.value, f.message)
+                for f in (decision.findings if decision is not None else ())
+            ),
+            note=self.note,
+        )
 
 
 def scenario_needs(scenario: object) -> frozenset[Capability]:

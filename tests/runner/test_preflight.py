@@ -16,6 +16,7 @@ from harness.backends.fake import write_fake_model
 from harness.models.zoo.build import build
 from harness.models.zoo.families import FAMILIES
 from harness.preflight_record import peak_check, warning_line
+from harness.preflight_types import ContextSource, PolicyAction, WorkloadRecord
 from harness.probe.machine import MemoryBudget
 from harness.probe.memory import estimate_memory
 from harness.probe.types import Capability
@@ -159,7 +160,7 @@ def test_policy_decides_each_case_before_load(
     finally:
         session.close_worker()
     assert result.status is status, result.reason
-    assert result.preflight["action"] == action
+    assert result.preflight is not None and result.preflight.action == action
     if blocked:
         assert (result.reason or "").startswith(reason)
         assert not started and not (session.run_dir / "logs" / "m.log").exists()
@@ -167,7 +168,7 @@ def test_policy_decides_each_case_before_load(
         assert result.reason is None
         assert (warning_line(result.preflight) or "").startswith(f"warn {reason}")
     else:
-        assert result.preflight["code"] == "ok" and result.reason is None
+        assert result.preflight.code == "ok" and result.reason is None
 
 
 def test_blocked_and_allowed_cases_of_one_model(tmp_path: Path) -> None:
@@ -193,23 +194,26 @@ def test_estimate_is_recorded_with_its_workload(tmp_path: Path) -> None:
     run = session.finish()
     assert [r.preflight for r in run.results] == [throughput.preflight, load.preflight]
     record = run.results[0].preflight
-    assert record["context_source"] == "scenario"
-    assert record["workload"] == {"prompt_tokens": 8, "generated_tokens": 4}
-    assert record["needs"] == ["text"] and record["backend"] == "fake"
-    memory = record["memory"]
+    assert record is not None and record.context_source is ContextSource.SCENARIO
+    assert record.workload == WorkloadRecord(prompt_tokens=8, generated_tokens=4)
+    assert record.needs == ("text",) and record.backend == "fake"
+    memory = record.memory
+    assert memory is not None
     probe = Preflighter().probe(_case(model))
     assert not isinstance(probe, str)
     expected = estimate_memory(probe, 12, prompt_tokens=8)
-    assert memory["mlx_peak_bytes"] == expected.mlx_peak_bytes
-    assert (memory["context_tokens"], memory["prompt_tokens"]) == (12, 8)
-    assert memory["weights_bytes"] == 4096 and memory["kv_cache_bytes"] > 0
-    assert memory["activation_bytes"] > 0 and "total_bytes" in memory
+    assert memory.mlx_peak_bytes == expected.mlx_peak_bytes
+    assert memory.total_bytes == expected.total_bytes
+    assert (memory.context_tokens, memory.prompt_tokens) == (12, 8)
+    assert memory.weights_bytes == 4096 and memory.kv_cache_bytes > 0
+    assert memory.activation_bytes > 0
     # the fake backend measures no MLX peak: the prediction stands alone
     check = peak_check(run.results[0])
     assert check is not None and check.comparable and check.error is None
     # load declares no workload: the estimate is the policy's default context
-    assert run.results[1].preflight["context_source"] == "default"
-    assert run.results[1].preflight["memory"]["context_tokens"] == 4096
+    default = run.results[1].preflight
+    assert default is not None and default.context_source is ContextSource.DEFAULT
+    assert default.memory is not None and default.memory.context_tokens == 4096
 
 
 def test_unknown_runner_backend_is_a_missing_dependency(tmp_path: Path) -> None:
@@ -242,8 +246,9 @@ def test_backend_without_its_own_probe_runs_unjudged(tmp_path: Path) -> None:
     ok = session.run_case(_case(model))
     bad = session.run_case(_case(broken))
     session.finish()
-    assert ok.preflight["action"] == "allow"
-    assert bad.preflight["action"] is None and "not a fake model" in bad.preflight["note"]
+    assert ok.preflight is not None and ok.preflight.action is PolicyAction.ALLOW
+    assert bad.preflight is not None and bad.preflight.action is None
+    assert "not a fake model" in (bad.preflight.note or "")
     assert bad.status is Status.ERRORED  # the load itself says what is wrong
 
 
@@ -365,7 +370,7 @@ def test_old_run_records_still_load_and_render(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in OLD_RUN))
     run = load_run(path)
-    assert run.probes == {} and run.results[0].preflight == {}
+    assert run.probes == {} and run.results[0].preflight is None
     assert peak_check(run.results[0]) is None
     memory = build(run)
     assert memory is not None and not memory.prediction
@@ -385,9 +390,9 @@ def test_the_suites_memory_threshold_sets_the_limit(
         result = session.run_case(case)
     finally:
         session.close_worker()
-    assert result.preflight["action"] == action, result.preflight
+    assert result.preflight is not None and result.preflight.action == action, result.preflight
     if action == "warn":
-        assert result.preflight["code"] == "insufficient_memory"
+        assert result.preflight.code == "insufficient_memory"
 
 
 # -- backend capabilities: declared by the backend, required by the scenario -----------------
