@@ -1,4 +1,5 @@
-"""What MLX runs on and how much memory it uses, read inside the worker (mlx already loaded)."""
+"""What MLX runs on and how much memory it uses, read in the process that loaded a model (the
+worker; mlx already imported by a backend: this module never imports it itself)."""
 
 from __future__ import annotations
 
