@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -100,17 +101,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report.publish import publish_reports
-    from harness.store import load_run
+    from harness.results.store import load_run
 
     path = Path(args.run)
     run = load_run(path)
     run_dir = path if path.is_dir() else path.parent
     sections = None
     if args.baseline:
-        from harness.compare import compare_runs
         from harness.report.comparison import with_comparison
         from harness.report.comparison_text import comparison_lines
-        from harness.store import RunFileError
+        from harness.results.compare import compare_runs
+        from harness.results.store import RunFileError
 
         try:
             baseline = load_run(Path(args.baseline))
@@ -125,7 +126,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from harness.store import export_csv, load_run
+    from harness.results.store import export_csv, load_run
 
     if not (args.csv or args.benchmark_json):
         raise CliError("export needs --csv PATH and/or --benchmark-json PATH")
@@ -133,7 +134,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.csv:
         print(f"wrote {export_csv(run, Path(args.csv))}")
     if args.benchmark_json:
-        from harness.benchmark_json import pytest_benchmark_json
+        from harness.results.benchmark_json import pytest_benchmark_json
 
         Path(args.benchmark_json).write_text(json.dumps(pytest_benchmark_json(run), indent=2))
         print(f"wrote {args.benchmark_json}")
@@ -141,11 +142,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness.compare import Thresholds, compare_runs
     from harness.report import render_html, render_markdown
     from harness.report.comparison import section
     from harness.report.comparison_text import comparison_lines
-    from harness.store import load_run
+    from harness.results.compare import Thresholds, compare_runs
+    from harness.results.store import load_run
 
     baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
     comparison = compare_runs(
@@ -182,7 +183,7 @@ def _alpha(text: str) -> float:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from harness.history import find_runs, series
+    from harness.results.history import find_runs, series
 
     runs = find_runs(Path(p) for p in args.paths)
     found = series(runs, args.metric, case_filter=args.case, min_effect=args.min_effect)
@@ -201,67 +202,6 @@ def cmd_history(args: argparse.Namespace) -> int:
                 f"  level {level:.4g}{mark}"
             )
         print(f"  {len(s.steps)} step(s) over {len(s.points)} runs")
-    return 0
-
-
-def cmd_models_list(args: argparse.Namespace) -> int:
-    from harness.models.catalog import embedded_models
-
-    models = embedded_models()
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "name": m.name,
-                        "backend": m.backend,
-                        "path": str(m.path),
-                        "prepared": m.prepared,
-                        "size_bytes": m.size_bytes,
-                        "description": m.description,
-                    }
-                    for m in models
-                ],
-                indent=2,
-            )
-        )
-        return 0
-    width = max(len(m.name) for m in models)
-    for m in models:
-        state = "prepared" if m.prepared else "not prepared"
-        size = f"{m.size_bytes / 2**20:8.1f} MiB" if m.prepared else " " * 12
-        print(f"{m.name:<{width}}  {m.backend:<9} {state:<12} {size}  {m.path}")
-    return 0
-
-
-def cmd_models_prepare(args: argparse.Namespace) -> int:
-    from harness.models.catalog import embedded_models, prepare_embedded
-
-    known = {m.name: m for m in embedded_models()}
-    names = args.names or list(known)
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise CliError(
-            f"unknown embedded model(s): {', '.join(unknown)}; see `mlx-harness models list`"
-        )
-    for name in names:
-        path = prepare_embedded(name, force=args.force)
-        print(f"{name}: {path}", flush=True)
-    return 0
-
-
-def cmd_import_gguf(args: argparse.Namespace) -> int:
-    from harness.models.gguf import GGUFImportError, import_gguf
-
-    try:
-        summary = import_gguf(Path(args.file), Path(args.out), dtype=args.dtype)
-    except GGUFImportError as exc:
-        raise CliError(str(exc)) from None
-    print(
-        f"{summary.architecture} ({summary.model_type}) -> {summary.output}: "
-        f"{summary.output_bytes / 2**20:.1f} MiB in {summary.seconds:.1f} s "
-        f"({summary.kept_quantized} tensors kept quantized, {summary.dequantized} dequantized)"
-    )
     return 0
 
 
@@ -348,46 +288,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-effect", type=float, default=0.05)
     p.set_defaults(func=cmd_history)
 
-    models = sub.add_parser("models", help="embedded models").add_subparsers(
-        dest="models_command", required=True
-    )
-    p = models.add_parser("list", help="embedded models and whether they are prepared")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_models_list)
-    p = models.add_parser("prepare", help="build/convert embedded models into the cache")
-    p.add_argument("names", nargs="*")
-    p.add_argument("--force", action="store_true")
-    p.set_defaults(func=cmd_models_prepare)
-
-    imports = sub.add_parser("import", help="convert model files to MLX").add_subparsers(
-        dest="import_command", required=True
-    )
-    p = imports.add_parser("gguf", help="a llama-family or gemma3 GGUF -> an mlx-lm directory")
-    p.add_argument("file")
-    p.add_argument("out")
-    p.add_argument(
-        "--dtype",
-        default="keep",
-        choices=["keep", "float32", "float16", "bfloat16"],
-        help="keep: MLX-native quant types stay quantized, K-quants dequantized",
-    )
-    p.set_defaults(func=cmd_import_gguf)
-
+    from harness.cli_models import add_parsers as add_models
     from harness.cli_probe import add_parser as add_probe
     from harness.cli_toolcalls import add_parser as add_toolcalls
 
+    add_models(sub)
     add_toolcalls(sub)
     add_probe(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from harness.store import ReportDirError, RunFileError
+    from harness.results.store import ReportDirError, RunFileError
 
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         with _read_warnings_as_lines():
             return int(args.func(args))
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (CliError, RunFileError, ReportDirError) as exc:
         print(f"mlx-harness: error: {exc}", file=sys.stderr)
         return 2
@@ -405,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 @contextlib.contextmanager
 def _read_warnings_as_lines() -> Iterator[None]:
     """Run-record warnings (a cut last line skipped, a record skipped) as stderr lines."""
-    from harness.store import RunReadWarning
+    from harness.results.store import RunReadWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", RunReadWarning)

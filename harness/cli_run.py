@@ -72,7 +72,7 @@ def _run_id(args: argparse.Namespace) -> str | None:
 
 
 def _load_baseline(raw: str | None) -> RunRecord | None:
-    from harness.store import RunFileError, load_run
+    from harness.results.store import RunFileError, load_run
 
     if not raw:
         return None
@@ -134,8 +134,8 @@ def _run_cases(
 
 def case_line(result: CaseResult) -> str:
     """``   status  case-id  (reason)  [policy warning]``, terminal-safe."""
-    from harness.preflight_record import warning_line
     from harness.report.escape import plain
+    from harness.results.preflight_record import warning_line
 
     reason = f"  ({plain(result.reason, 300)})" if result.reason else ""
     flag = warning_line(result.preflight)

@@ -91,7 +91,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from harness.store import RunFileError, load_run
+    from harness.results.store import RunFileError, load_run
 
     state = HarnessState()
     baseline = config.getoption("baseline", None)
@@ -245,8 +245,8 @@ def _session(config: pytest.Config) -> Any:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Remember the selected cases; open the run record now, so a bad report folder or a
     reused run id is one line before anything runs; stop signals end the run cleanly."""
+    from harness.results.store import RunFileError
     from harness.runner.signals import stop_on_signals
-    from harness.store import RunFileError
 
     config = session.config
     state = config.stash[STATE]

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from harness.compare import Comparison, compare_runs
+from harness.report.comparison import with_comparison
+from harness.report.publish import LATEST, ReportDirError, publish_reports
+from harness.results.compare import Comparison, compare_runs
+from harness.runner.session import RunSession
 from harness.types import RunRecord
-
-if TYPE_CHECKING:
-    from harness.runner.session import RunSession
 
 
 @dataclass(frozen=True)
@@ -28,8 +27,6 @@ class RunEnd:
 
 def conclude(session: RunSession, *, render: bool = True) -> RunEnd:
     """End ``session``'s record and publish its reports (and comparison, with a baseline)."""
-    from harness.report.comparison import with_comparison
-    from harness.report.publish import LATEST, ReportDirError, publish_reports
 
     run = session.finish()
     comparison = None

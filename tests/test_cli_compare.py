@@ -8,7 +8,7 @@ import pytest
 
 from harness.backends.fake import write_fake_model
 from harness.cli import main
-from harness.store import load_run
+from harness.results.store import load_run
 from harness.types import Status
 
 

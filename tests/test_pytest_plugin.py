@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
-from harness.store import load_run
+from harness.results.store import load_run
 from harness.types import Status
 
 

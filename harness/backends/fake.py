@@ -24,9 +24,9 @@ from typing import Any
 from harness.backends.base import BackendCapability, BackendError, LoadInfo, weights_bytes
 from harness.probe.probe import ProbeError
 from harness.probe.types import (
-    Backend,
     Capability,
     Finding,
+    Library,
     Probe,
     ReasonCode,
     TextArch,
@@ -137,7 +137,7 @@ class FakeBackend:
             capabilities=frozenset(
                 Capability(c) for c in declared.get("capabilities", ("text", "chat"))
             ),
-            backend=Backend.NONE,  # not a library backend: the runner vouches for it
+            backend=Library.NONE,  # not a library backend: the runner vouches for it
             weights_bytes=declared.get("weights_bytes"),
             dtype="F32",
             compute_dtype="F32",

@@ -96,11 +96,6 @@ class MlxLmCaching:
         trimmed: Any = trim_prompt_cache(cache, n)  # annotated List[Any] upstream, returns int
         return int(trimmed)
 
-    def copy_cache(self, cache: Any) -> Any:
-        import copy
-
-        return copy.deepcopy(cache)
-
     def save_cache(self, cache: Any, path: Path) -> None:
         from mlx_lm.models.cache import save_prompt_cache
 

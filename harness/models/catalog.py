@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.models.cache import models_dir
+from harness.models.cache_dir import models_dir
 
 ZOO_PREFIX = "zoo/"
 MARKER = "harness-model.json"
@@ -98,11 +97,3 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
     if force or not is_current(model.path, family):
         build(family, model.path)
     return model.path
-
-
-def read_marker(path: Path) -> dict[str, object]:
-    try:
-        data = json.loads((path / MARKER).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}

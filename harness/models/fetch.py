@@ -22,7 +22,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from harness.models.cache import downloads_dir
+from harness.models.cache_dir import downloads_dir
 
 STAMP = ".fetched.json"
 CHUNK = 1 << 20

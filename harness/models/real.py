@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.models.cache import downloads_dir, models_dir, swap_in
+from harness.models.cache_dir import downloads_dir, models_dir, swap_in
 from harness.models.fetch import FetchError, PinnedWheel, fetch, sha256_file
 
 MARKER = "harness-model.json"

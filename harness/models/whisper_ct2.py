@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.models.cache import models_dir, swap_in
+from harness.models.cache_dir import models_dir, swap_in
 from harness.models.ct2 import (
     CONVERTER_VERSION,
     ConversionSummary,

@@ -13,13 +13,13 @@ from harness.probe.machine import MemoryBudget, available_memory
 from harness.probe.memory import MemoryEstimate, estimate_memory
 from harness.probe.policy import Action, Decision, decide
 from harness.probe.probe import ProbeError, probe_model
-from harness.probe.types import Backend, Capability, Probe, ReasonCode, WeightFormat
+from harness.probe.types import Capability, Library, Probe, ReasonCode, WeightFormat
 
 __all__ = [
     "Action",
-    "Backend",
     "Capability",
     "Decision",
+    "Library",
     "MemoryBudget",
     "MemoryEstimate",
     "Probe",

@@ -40,14 +40,6 @@ class ProbeFileError(Exception):
     """A file exists but cannot be used; the message is one line naming the file."""
 
 
-def read_json(path: Path) -> Any:
-    """The parsed content of an optional JSON file: None when missing or unreadable."""
-    try:
-        return load_json(path)
-    except ProbeFileError:
-        return None
-
-
 def load_json(path: Path) -> Any:
     """The parsed content of a JSON file; None when it does not exist.
 

@@ -20,10 +20,10 @@ from harness.probe.files import TensorHeader
 from harness.probe.installed import Stack
 from harness.probe.toolrules import LazyVocab, TokenizerView, tokenizer_facts
 from harness.probe.types import (
-    Backend,
     BackendSupport,
     Capability,
     Finding,
+    Library,
     Probe,
     Quantization,
     ReasonCode,
@@ -43,7 +43,7 @@ def probe_gguf(path: Path, stack: Stack, *, extra: int = 0) -> Probe:
             model_type=None,
             architectures=(),
             capabilities=frozenset(),
-            backend=Backend.NONE,
+            backend=Library.NONE,
             problems=(Finding(ReasonCode.CORRUPT_MODEL, exc.problem),),
         )
     problems: list[Finding] = []
@@ -87,11 +87,11 @@ def probe_gguf(path: Path, stack: Stack, *, extra: int = 0) -> Probe:
         model_type=model_type,
         architectures=(gguf.architecture,) if gguf.architecture else (),
         capabilities=frozenset(caps),
-        backend=Backend.MLX_LM,
+        backend=Library.MLX_LM,
         support=(
-            BackendSupport(Backend.MLX_LM, stack.lm.installed, stack.lm.version, lm_module),
-            BackendSupport(Backend.MLX_VLM, stack.vlm.installed, stack.vlm.version, None),
-            BackendSupport(Backend.MLX_AUDIO, stack.audio.installed, stack.audio.version, None),
+            BackendSupport(Library.MLX_LM, stack.lm.installed, stack.lm.version, lm_module),
+            BackendSupport(Library.MLX_VLM, stack.vlm.installed, stack.vlm.version, None),
+            BackendSupport(Library.MLX_AUDIO, stack.audio.installed, stack.audio.version, None),
         ),
         quantization=_quantization(gguf, params, nbytes),
         parameters=params,

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.probe.installed import Stack
 from harness.probe.snapshot import Snapshot
-from harness.probe.types import Backend, BackendSupport, Capability
+from harness.probe.types import BackendSupport, Capability, Library
 
 SENTENCE_TRANSFORMERS_FILES = (
     "modules.json",
@@ -50,7 +50,7 @@ IMAGE_HINTS = ("image_processor_type", "image_mean", "image_std", "crop_size", "
 @dataclass(frozen=True)
 class Modality:
     capabilities: frozenset[Capability]
-    backend: Backend
+    backend: Library
     support: tuple[BackendSupport, ...]
 
 
@@ -65,33 +65,33 @@ def detect(
     audio = stack.audio.classify(model_type, name if model_type is None else "")
     emb_module = stack.vlm.embedding_module_for(config)
     caps: set[Capability] = set()
-    backend = Backend.NONE
+    backend = Library.NONE
 
     if _strong_embedding(files, model_type, archs):
-        caps, backend = {Capability.EMBEDDINGS}, Backend.MLX_VLM
+        caps, backend = {Capability.EMBEDDINGS}, Library.MLX_VLM
     elif audio is not None or model_type in KNOWN_STT | KNOWN_TTS:
-        caps, backend = _audio_caps(audio[0] if audio else None, model_type), Backend.MLX_AUDIO
+        caps, backend = _audio_caps(audio[0] if audio else None, model_type), Library.MLX_AUDIO
     elif _vision(files, config, vlm_module, stack):
-        caps, backend = {Capability.VISION, Capability.TEXT}, Backend.MLX_VLM
+        caps, backend = {Capability.VISION, Capability.TEXT}, Library.MLX_VLM
         if isinstance(config.get("audio_config"), Mapping) and config["audio_config"]:
             caps.add(Capability.AUDIO_IN)
     elif any(a.endswith("Model") and not a.endswith("LMHeadModel") for a in archs):
-        caps, backend = {Capability.EMBEDDINGS}, Backend.MLX_VLM
+        caps, backend = {Capability.EMBEDDINGS}, Library.MLX_VLM
     elif lm_module is not None or any(a.endswith(TEXT_ARCH_SUFFIXES) for a in archs):
-        caps, backend = {Capability.TEXT}, Backend.MLX_LM
+        caps, backend = {Capability.TEXT}, Library.MLX_LM
     if chat and caps:
         caps.add(Capability.CHAT)
 
     support = (
-        BackendSupport(Backend.MLX_LM, stack.lm.installed, stack.lm.version, lm_module),
+        BackendSupport(Library.MLX_LM, stack.lm.installed, stack.lm.version, lm_module),
         BackendSupport(
-            Backend.MLX_VLM,
+            Library.MLX_VLM,
             stack.vlm.installed,
             stack.vlm.version,
             emb_module if Capability.EMBEDDINGS in caps else vlm_module,
         ),
         BackendSupport(
-            Backend.MLX_AUDIO,
+            Library.MLX_AUDIO,
             stack.audio.installed,
             stack.audio.version,
             audio[1] if audio else None,

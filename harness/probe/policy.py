@@ -21,16 +21,16 @@ from enum import Enum
 
 from harness.probe.machine import MemoryBudget
 from harness.probe.memory import MemoryEstimate, estimate_memory
-from harness.probe.types import Backend, Capability, Finding, Probe, ReasonCode
+from harness.probe.types import Capability, Finding, Library, Probe, ReasonCode
 
 DEFAULT_CONTEXT = 4096
 
 # What each library backend can serve, for a model loaded by a backend other than its own.
 SERVES = {
-    Backend.MLX_LM: frozenset(
+    Library.MLX_LM: frozenset(
         {Capability.TEXT, Capability.CHAT, Capability.TOOLS, Capability.REASONING}
     ),
-    Backend.MLX_VLM: frozenset(
+    Library.MLX_VLM: frozenset(
         {
             Capability.TEXT,
             Capability.CHAT,
@@ -41,7 +41,7 @@ SERVES = {
             Capability.EMBEDDINGS,
         }
     ),
-    Backend.MLX_AUDIO: frozenset({Capability.AUDIO_IN, Capability.TTS}),
+    Library.MLX_AUDIO: frozenset({Capability.AUDIO_IN, Capability.TTS}),
 }
 
 
@@ -130,23 +130,23 @@ def _judge_problem(problem: Finding) -> Judged:
     return Judged(action, problem.code, problem.message)
 
 
-def _chosen(probe: Probe, backend: str | None) -> Backend | None:
+def _chosen(probe: Probe, backend: str | None) -> Library | None:
     """The library backend to judge: the named one, the recommended one, or None (other)."""
     if backend is None:
         return probe.backend
     try:
-        named = Backend(backend)
+        named = Library(backend)
     except ValueError:
         return None
-    return None if named is Backend.NONE else named
+    return None if named is Library.NONE else named
 
 
-def _other(probe: Probe, chosen: Backend) -> list[Judged]:
+def _other(probe: Probe, chosen: Library) -> list[Judged]:
     """A library backend other than the one the files call for."""
     support = probe.backend_support(chosen)
     wants = (
         f"the files call for {probe.backend.package}"
-        if probe.backend is not Backend.NONE
+        if probe.backend is not Library.NONE
         else "no installed backend knows it"
     )
     kind = f"model_type {probe.model_type!r}" if probe.model_type else "this model"
@@ -178,7 +178,7 @@ def _other(probe: Probe, chosen: Backend) -> list[Judged]:
 
 
 def _backend(probe: Probe) -> list[Judged]:
-    if probe.backend is Backend.NONE:
+    if probe.backend is Library.NONE:
         if probe.model_type is None and probe.problems:
             return []  # unreadable config: already reported as corrupt
         what = f"model_type {probe.model_type!r}" if probe.model_type else "no model_type"

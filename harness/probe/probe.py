@@ -24,7 +24,7 @@ from harness.probe.quant import active_parameters, count, parse_quantization
 from harness.probe.snapshot import Snapshot, read_snapshot
 from harness.probe.tokenizer_files import tokenizer_findings
 from harness.probe.toolrules import TokenizerView, tokenizer_facts, tokenizer_template, vocab_view
-from harness.probe.types import Backend, Capability, Finding, Probe, ReasonCode, WeightFormat
+from harness.probe.types import Capability, Finding, Library, Probe, ReasonCode, WeightFormat
 from harness.probe.weight_shapes import shape_findings
 from harness.probe.weights import Weights, compute_dtype, dominant_dtype
 
@@ -107,7 +107,7 @@ def _probe_directory(
     )
     if (
         facts.parser
-        and modality.backend is Backend.MLX_LM
+        and modality.backend is Library.MLX_LM
         and stack.lm.installed
         and facts.parser not in stack.lm.tool_parsers
     ):
@@ -125,7 +125,7 @@ def _probe_directory(
         caps.add(Capability.TOOLS)
     if facts.thinking and Capability.TEXT in caps:
         caps.add(Capability.REASONING)
-    if modality.backend in (Backend.MLX_LM, Backend.MLX_VLM):
+    if modality.backend in (Library.MLX_LM, Library.MLX_VLM):
         problems.extend(shape_findings(config, weights.tensors, quant))
     problems.extend(tokenizer_findings(files.names, tok_config, caps, modality.backend))
     generation = files.read("generation_config.json")

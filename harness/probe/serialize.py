@@ -15,11 +15,11 @@ from typing import Any
 from harness.probe.memory import MemoryEstimate
 from harness.probe.policy import Action, Decision, Judged
 from harness.probe.types import (
-    Backend,
     BackendSupport,
     Capability,
     Finding,
     LayerQuant,
+    Library,
     Probe,
     Quantization,
     ReasonCode,
@@ -173,7 +173,7 @@ def _probe(data: Mapping[str, Any]) -> Probe:
         model_type=_opt_str(data.get("model_type")),
         architectures=tuple(str(a) for a in data["architectures"]),
         capabilities=frozenset(Capability(c) for c in data["capabilities"]),
-        backend=Backend(data["backend"]),
+        backend=Library(data["backend"]),
         support=_support(data.get("support") or {}),
         quantization=_quantization(data["quantization"]) if data.get("quantization") else None,
         parameters=_opt_int(data.get("parameters")),
@@ -197,9 +197,9 @@ def _probe(data: Mapping[str, Any]) -> Probe:
 
 
 def _support(data: Mapping[str, Any]) -> tuple[BackendSupport, ...]:
-    """Entries in :class:`Backend` order (the order the probe builds them in)."""
+    """Entries in :class:`Library` order (the order the probe builds them in)."""
     found = []
-    for backend in Backend:
+    for backend in Library:
         entry = data.get(backend.value)
         if entry is not None:
             found.append(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from typing import Any
 
-from harness.probe.types import Backend, Capability, Finding, ReasonCode
+from harness.probe.types import Capability, Finding, Library, ReasonCode
 
 SERIALIZED = "tokenizer.json"
 SENTENCEPIECE = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "spm.model")
@@ -23,7 +23,7 @@ WORDPIECE = "vocab.txt"
 BPE = ("vocab.json", "merges.txt")
 OTHER = ("tekken.json",)  # Mistral's tokenizer (mistral-common), read by transformers 5
 NEEDS_TOKENIZER = frozenset({Capability.TEXT, Capability.EMBEDDINGS})
-LOADERS = frozenset({Backend.MLX_LM, Backend.MLX_VLM})
+LOADERS = frozenset({Library.MLX_LM, Library.MLX_VLM})
 LISTED = "tokenizer.json, tokenizer.model, vocab.json + merges.txt, vocab.txt or *.tiktoken"
 
 
@@ -31,7 +31,7 @@ def tokenizer_findings(
     names: Set[str],
     tokenizer_config: Mapping[str, Any],
     capabilities: Set[Capability],
-    backend: Backend,
+    backend: Library,
 ) -> tuple[Finding, ...]:
     """A CORRUPT_MODEL finding when a text model's folder (top-level file ``names``) has no
     tokenizer files; none for other models or when one is there."""

@@ -29,7 +29,7 @@ class Capability(str, Enum):
     REASONING = "reasoning"  # thinking markers (<think> ...) in its vocabulary
 
 
-class Backend(str, Enum):
+class Library(str, Enum):
     MLX_LM = "mlx_lm"
     MLX_VLM = "mlx_vlm"
     MLX_AUDIO = "mlx_audio"
@@ -38,7 +38,7 @@ class Backend(str, Enum):
     @property
     def package(self) -> str | None:
         """The distribution name to install, None for NONE."""
-        return None if self is Backend.NONE else self.value.replace("_", "-")
+        return None if self is Library.NONE else self.value.replace("_", "-")
 
 
 class ReasonCode(str, Enum):
@@ -133,23 +133,15 @@ class TextArch:
     experts_per_token: int | None = None
     state_elements: Mapping[str, int] = field(default_factory=_empty)  # kind -> per layer
 
-    @property
-    def attention_layers(self) -> int:
-        return sum(1 for k in self.layer_kinds if k in ("full", "sliding"))
-
 
 @dataclass(frozen=True)
 class BackendSupport:
     """Whether one backend is installed and knows this model's type."""
 
-    backend: Backend
+    backend: Library
     installed: bool
     version: str | None
     module: str | None  # the model module it would use (after remapping), None if unknown
-
-    @property
-    def knows_model(self) -> bool:
-        return self.module is not None
 
 
 @dataclass(frozen=True)
@@ -161,7 +153,7 @@ class Probe:
     model_type: str | None
     architectures: tuple[str, ...]
     capabilities: frozenset[Capability]
-    backend: Backend
+    backend: Library
     support: tuple[BackendSupport, ...] = ()
     quantization: Quantization | None = None
     parameters: int | None = None
@@ -184,6 +176,6 @@ class Probe:
     def chat_template(self) -> bool:
         return self.chat_template_sha256 is not None
 
-    def backend_support(self, backend: Backend | None = None) -> BackendSupport | None:
+    def backend_support(self, backend: Library | None = None) -> BackendSupport | None:
         wanted = self.backend if backend is None else backend
         return next((s for s in self.support if s.backend is wanted), None)

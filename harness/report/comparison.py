@@ -1,7 +1,7 @@
 """The comparison section: verdicts against a baseline run, status changes first.
 
-Built from a :class:`harness.compare.Comparison`; charts are inline SVG strip plots of the raw
-samples (baseline grey, current coloured) made only from numbers, so no text reaches them.
+Built from a :class:`harness.results.compare.Comparison`; charts are inline SVG strip plots of
+the raw samples (baseline grey, current coloured) made only from numbers, so no text reaches them.
 Inconclusive metrics (samples that cannot decide) are listed with the sample count they need.
 """
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from harness.compare import CaseDelta, Comparison, MetricDelta
 from harness.report.contents import default_sections
 from harness.report.formatting import format_value, status_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
+from harness.results.compare import CaseDelta, Comparison, MetricDelta
 from harness.types import RunRecord, Status, Verdict
 
 VERDICT_ORDER = (

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
-from harness.compare import CaseDelta, Comparison, MetricDelta
 from harness.report.comparison import VERDICT_ORDER
 from harness.report.escape import plain
+from harness.results.compare import CaseDelta, Comparison, MetricDelta
 from harness.types import RunRecord, Verdict
 
 SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.INCONCLUSIVE)

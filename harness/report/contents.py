@@ -12,10 +12,10 @@ from harness.report import (
     ledger,
     matrix,
     memory,
-    other,
     performance,
     prompt_cache,
     tool_calls,
+    unclaimed,
 )
 from harness.report.sections import Section
 
@@ -28,7 +28,7 @@ def default_sections() -> tuple[Section, ...]:
         header.SECTION,
         matrix.SECTION,
         *shown,
-        other.section(claims),
+        unclaimed.section(claims),
         failures.SECTION,
         ledger.SECTION,
         identities.SECTION,

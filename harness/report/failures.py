@@ -24,7 +24,7 @@ EXPECTED: tuple[Status, ...] = (Status.SKIPPED, Status.XFAILED)
 
 
 @dataclass(frozen=True)
-class Failure:
+class FailureRow:
     status: str
     css: str
     model: str
@@ -39,7 +39,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class Failures:
-    problems: tuple[Failure, ...]
+    problems: tuple[FailureRow, ...]
     expected: Table  # skipped and xfailed cases
     total: int
     unevaluated: Table | None = None  # gates not evaluated (no baseline, too few samples)
@@ -94,10 +94,10 @@ def _params(result: CaseResult) -> str:
     return "" if label == MISSING else label
 
 
-def failure(result: CaseResult) -> Failure:
+def failure(result: CaseResult) -> FailureRow:
     gates = tuple(gate_row(result, g) for g in result.gates)
     link = Cell.linked("link", result.link) if result.link else None
-    return Failure(
+    return FailureRow(
         status=status_label(result.status),
         css=status_css(result.status),
         model=result.model,

@@ -155,10 +155,6 @@ def format_stat(median: float, stddev: float, n: int, scale: Scale) -> str:
     return text
 
 
-def format_count(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
 def gib(value: int | float) -> str:
     """Bytes as GiB with one decimal, e.g. RAM size ``64.0 GiB``."""
     return f"{value / GIB:.1f} GiB" if value else MISSING

@@ -15,7 +15,7 @@ import jinja2
 from harness.report.contents import default_sections
 from harness.report.escape import md_finalize, md_url
 from harness.report.sections import BuiltSection, Section
-from harness.report_dir import make_dir, write_text_atomic
+from harness.results.report_dir import make_dir, write_text_atomic
 from harness.types import RunRecord
 
 MD_FILE = "report.md"
@@ -97,7 +97,7 @@ def render(run: RunRecord, out_dir: Path, sections: Sequence[Section] | None = N
 
     Both are rendered first, then each is written to a temporary name and renamed over the
     old one, so a reader sees a whole report, old or new, never a cut one. A folder that cannot
-    be written is a one-line :class:`~harness.report_dir.ReportDirError`.
+    be written is a one-line :class:`~harness.results.report_dir.ReportDirError`.
     """
     markdown, html = render_markdown(run, sections), render_html(run, sections)
     make_dir(out_dir)

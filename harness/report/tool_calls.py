@@ -18,7 +18,7 @@ from harness.report.formatting import status_css, status_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, find_metric, stats
 from harness.scenarios import tool_calls as tc
-from harness.toolcalls.classify import Failure
+from harness.toolcalls.classify import CallFailure
 from harness.toolcalls.live import Category
 from harness.types import CaseResult, RunRecord
 
@@ -157,7 +157,7 @@ CATEGORY_COLUMNS = (
     Column("overall", numeric=True),
 )
 
-CLASSES = tuple(f for f in Failure if f is not Failure.OK)
+CLASSES = tuple(f for f in CallFailure if f is not CallFailure.OK)
 
 
 def _classes_row(result: CaseResult) -> tuple[Cell, ...]:
@@ -204,7 +204,7 @@ def _clip(text: str, limit: int = RAW_LIMIT) -> str:
 
 def _misses(result: CaseResult) -> CaseMisses | None:
     records = [r for r in result.artifacts.get("prompts") or () if isinstance(r, Mapping)]
-    wrong = [r for r in records if r.get("failure") != Failure.OK.value or not r.get("parity")]
+    wrong = [r for r in records if r.get("failure") != CallFailure.OK.value or not r.get("parity")]
     if not wrong:
         return None
     shown = tuple(

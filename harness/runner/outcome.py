@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.codec import metric_from_json
 from harness.preflight_types import PreflightRecord
+from harness.results.codec import metric_from_json
 from harness.types import Case, CaseResult, Metric, Status, Unit
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.backends import BACKENDS
 from harness.backends.base import (
     BackendCapability,
     BackendError,
@@ -41,11 +42,12 @@ from harness.probe.memory import estimate_memory
 from harness.probe.policy import Action, Decision, Judged, decide
 from harness.probe.probe import ProbeError, probe_model
 from harness.probe.serialize import probe_dict
-from harness.probe.types import Backend, Capability, Probe, ReasonCode
+from harness.probe.types import Capability, Library, Probe, ReasonCode
+from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Params, Scenario, Workload
 from harness.types import Case, JSONValue
 
-LIBRARY_BACKENDS = frozenset(b.value for b in Backend if b is not Backend.NONE)
+LIBRARY_BACKENDS = frozenset(b.value for b in Library if b is not Library.NONE)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class Preflight:
     needs: frozenset[Capability]
     decision: Decision | None
     workload: Workload | None = None
-    recommended: Backend | None = None  # what the files call for (None: not probed)
+    recommended: Library | None = None  # what the files call for (None: not probed)
     note: str | None = None  # why not judged (decision None), or a remark on the decision
 
     @property
@@ -170,7 +172,6 @@ class Preflighter:
         return self._probes[key]
 
     def _probe(self, backend_name: str, path: Path) -> Probe | str:
-        from harness.backends import BACKENDS
 
         backend = BACKENDS.get(backend_name)
         try:
@@ -182,8 +183,6 @@ class Preflighter:
 
     def check(self, case: Case) -> Preflight | None:
         """The decision for ``case``; None when there is nothing to probe (no local path)."""
-        from harness.backends import BACKENDS
-        from harness.scenarios import SCENARIOS
 
         if case.model.path is None:
             return None
@@ -215,7 +214,7 @@ class Preflighter:
                 probe,
                 workload.context_tokens,
                 prompt_tokens=workload.prompt_tokens,
-                text_only=backend == Backend.MLX_LM.value,
+                text_only=backend == Library.MLX_LM.value,
             )
         decision = decide(
             probe,
@@ -226,7 +225,7 @@ class Preflighter:
         )
         note = None
         wanted = probe.backend.value
-        if probe.backend is not Backend.NONE and wanted != backend and wanted not in BACKENDS:
+        if probe.backend is not Library.NONE and wanted != backend and wanted not in BACKENDS:
             note = f"the runner has no {wanted} backend yet"
         return Preflight(backend, needs, decision, workload, probe.backend, note)
 
@@ -235,7 +234,6 @@ class Preflighter:
         backend: str, needed: frozenset[BackendCapability]
     ) -> frozenset[BackendCapability] | str:
         """What of ``needed`` the backend does not declare, or why it declares nothing."""
-        from harness.backends import BACKENDS
 
         if not needed:
             return frozenset()

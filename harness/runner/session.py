@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.probe.machine import MemoryBudget
+from harness.results.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import WorkerClient, WorkerGone, WorkerProtocolError
 from harness.runner.identity import model_identity
@@ -28,7 +29,6 @@ from harness.runner.outcome import HarnessFault, Outcome, errored, interrupted, 
 from harness.runner.preflight import Preflight, Preflighter
 from harness.runner.signals import RunInterrupted, signals_deferred
 from harness.spec.plan import worker_key
-from harness.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.types import (
     Case,
     CaseResult,

@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from harness.codec import to_json
+from harness.results.codec import to_json
 
 
 def _one_line(exc: BaseException) -> str:

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.models.catalog import embedded_models
+from harness.spec.hub_cache import cached_models
 from harness.spec.schema import ModelEntry, SelectSource
 
 MAX_DEPTH = 2  # roots hold model directories, or org/name directories as the hub names them
@@ -57,7 +59,6 @@ def discover(
 
 
 def embedded_candidates() -> list[Candidate]:
-    from harness.models.catalog import embedded_models
 
     return [
         Candidate(
@@ -73,7 +74,6 @@ def embedded_candidates() -> list[Candidate]:
 
 
 def hub_candidates(cache_dir: Path) -> list[Candidate]:
-    from harness.spec.hub_cache import cached_models
 
     return [
         Candidate(m.repo_id, SelectSource.HF_CACHE, m.snapshot, revision=m.revision)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
+from harness.backends import BACKENDS
+from harness.scenarios import SCENARIOS
+from harness.scenarios.specs import all_specs
 from harness.spec.errors import SuiteError, describe_value
 from harness.spec.gates import GateSyntaxError, parse_gate
-
-if TYPE_CHECKING:
-    from harness.spec.loaded import LoadedSuite
+from harness.spec.loaded import LoadedSuite
+from harness.spec.plan import case_name, sweep_points
+from harness.spec.resolve import ResolveError, resolve_model
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
@@ -20,10 +23,6 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
 
 def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
-    from harness.backends import BACKENDS
-    from harness.scenarios import SCENARIOS
-    from harness.scenarios.specs import all_specs
-    from harness.spec.resolve import ResolveError, resolve_model
 
     path = str(loaded.path)
     pos = loaded.located.position
@@ -113,7 +112,6 @@ def _check_params(
     params: dict[str, Any],
     sweep: dict[str, list[Any]],
 ) -> list[SuiteError]:
-    from harness.scenarios import SCENARIOS
 
     model = SCENARIOS.get(scenario).params_model
     allowed = sorted(model.model_fields)
@@ -181,7 +179,6 @@ def _check_gate(
 
 def _check_duplicate_ids(loaded: LoadedSuite, model_names: list[str]) -> list[SuiteError]:
     """Two scenario entries that would plan the same case id for one model."""
-    from harness.spec.plan import case_name, sweep_points
 
     seen: dict[tuple[str, str], int] = {}
     errors: list[SuiteError] = []

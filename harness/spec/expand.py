@@ -12,17 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from harness.backends import BACKENDS
+from harness.probe import ProbeError, detect_stack, probe_model
+from harness.probe.installed import Stack
+from harness.probe.machine import MemoryBudget, available_memory
 from harness.spec.candidates import Candidate, discover
 from harness.spec.errors import SuiteError
+from harness.spec.hub_cache import hub_cache_dir
 from harness.spec.loaded import Chosen, LeftOut, Selection, SourcedModel
+from harness.spec.resolve import ResolveError, resolve_model
 from harness.spec.schema import Selector
 from harness.spec.select import Facts, backend_for, facts_of, why_not
-
-if TYPE_CHECKING:
-    from harness.probe.installed import Stack
-    from harness.probe.machine import MemoryBudget
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,6 @@ class _Context:
     facts: dict[Path, Facts | str] = field(default_factory=dict)
 
     def probe(self, path: Path) -> Facts | str:
-        from harness.probe import ProbeError, detect_stack, probe_model
 
         if path not in self.facts:
             if self.stack is None:
@@ -57,8 +57,6 @@ class _Context:
 
     def memory(self) -> MemoryBudget:
         if self.budget is None:
-            from harness.probe.machine import available_memory
-
             self.budget = available_memory()
         return self.budget
 
@@ -79,12 +77,8 @@ def expand_models(
     if not any(m.entry.select for m in models):
         return Expansion(tuple(models), (), (), ())
     if hub_cache is None:
-        from harness.spec.hub_cache import hub_cache_dir
-
         hub_cache = hub_cache_dir()
     if runnable is None:
-        from harness.backends import BACKENDS
-
         runnable = BACKENDS.names()
     ctx = _Context(hub_cache, tuple(runnable), budget)
     taken = {path: f"listed as '{m.entry.key}'" for m, path in _explicit_paths(models)}
@@ -137,7 +131,6 @@ def _judge(
 
 def _explicit_paths(models: Sequence[SourcedModel]) -> list[tuple[SourcedModel, Path]]:
     """Local directories of the explicitly listed models that resolve (others cannot collide)."""
-    from harness.spec.resolve import ResolveError, resolve_model
 
     found = []
     for sourced in models:

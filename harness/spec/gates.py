@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from harness.significance import ALPHA, decide
+from harness.results.significance import ALPHA, decide
 from harness.types import Gate, GateResult, Metric, Verdict
 
 _ABSOLUTE = re.compile(r"^\s*(>=|<=|==|>|<)\s*([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
@@ -53,8 +53,8 @@ def evaluate_gate(
 ) -> GateResult:
     """Check ``gate`` against the median of ``metric`` (and of ``baseline`` when relative).
 
-    A relative gate follows compare's rule (:func:`harness.significance.decide`): it fails only
-    when the change is worse than its allowance and significant at ``alpha``; samples that
+    A relative gate follows compare's rule (:func:`harness.results.significance.decide`): it fails
+    only when the change is worse than its allowance and significant at ``alpha``; samples that
     cannot decide leave it not evaluated (``passed`` None), with the reason in its message.
     """
     if metric is None or not metric.samples or math.isnan(metric.median):

@@ -11,13 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from harness.spec.errors import SuiteError
+from harness.spec.loaded import LoadedSuite, SourcedExpect
 from harness.types import Case, Expectation, ExpectKind, LedgerEntry
-
-if TYPE_CHECKING:
-    from harness.spec.loaded import LoadedSuite, SourcedExpect
 
 
 def _glob(value: str | None, pattern: str | None) -> bool:

@@ -6,9 +6,12 @@ import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from harness.probe import ProbeError, detect_stack, probe_model
+from harness.scenarios import SCENARIOS
 from harness.spec.gates import parse_gate
 from harness.spec.ledger import expectation_for, ledger_entries, needs_family
 from harness.spec.loaded import LoadedSuite, SourcedModel
+from harness.spec.resolve import ResolveError, resolve_model
 from harness.spec.schema import ScenarioEntry
 from harness.types import Case, Expectation, ExpectKind, Gate, ModelRef, ModelSource, SuiteInfo
 
@@ -58,7 +61,6 @@ def sweep_points(entry: ScenarioEntry) -> list[dict[str, Any]]:
 
 
 def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, str | None]:
-    from harness.spec.resolve import ResolveError, resolve_model
 
     entry = sourced.entry
     source = (
@@ -77,7 +79,6 @@ def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, s
 
 def _families(refs: Sequence[ModelRef]) -> dict[str, str | None]:
     """Each resolved model's family (config.json model_type, from the probe); None if unknown."""
-    from harness.probe import ProbeError, detect_stack, probe_model
 
     stack = detect_stack()
     families: dict[str, str | None] = {}
@@ -103,7 +104,6 @@ def _gates(suite_gates: Mapping[str, str], entry: ScenarioEntry) -> tuple[Gate, 
 
 def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
     """All cases of the suite, ordered so each model's cases are adjacent (one load each)."""
-    from harness.scenarios import SCENARIOS
 
     suite = loaded.suite
     allow = allow_download or suite.allow_download

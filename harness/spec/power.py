@@ -9,15 +9,12 @@ do not need repeats, and ``load`` takes its samples from ``reloads``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from harness.significance import ALPHA
+from harness.results.significance import ALPHA
+from harness.results.stats import needed_n
+from harness.scenarios import SCENARIOS
 from harness.spec.errors import SuiteError
-from harness.stats import needed_n
+from harness.spec.loaded import LoadedSuite
 from harness.types import Unit
-
-if TYPE_CHECKING:
-    from harness.spec.loaded import LoadedSuite
 
 CLOCK_UNITS = frozenset({Unit.SECONDS, Unit.TOKENS_PER_SECOND})
 
@@ -28,7 +25,6 @@ def _timed(name: str) -> bool:
     A scenario whose samples do not come from ``repeats`` says so with a class attribute
     ``repeats_apply = False`` (``load``: its samples come from ``reloads``); unknown names: no.
     """
-    from harness.scenarios import SCENARIOS
 
     if name not in SCENARIOS:
         return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.models.catalog import embedded_models, find_embedded
 from harness.spec.hub_cache import hub_cache_dir
 from harness.spec.schema import ModelEntry
 
@@ -41,8 +42,6 @@ def resolve_model(
             )
         return path
     if entry.embedded:
-        from harness.models.catalog import embedded_models, find_embedded
-
         model = find_embedded(entry.embedded)
         if model is None:
             import difflib

@@ -15,8 +15,8 @@ from pydantic import (
     model_validator,
 )
 
-from harness.probe.types import Backend as ProbeBackend
 from harness.probe.types import Capability
+from harness.probe.types import Library as ProbeBackend
 from harness.spec.errors import value_error
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 from harness.spec.marker_names import tag_problem

@@ -12,7 +12,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from harness.probe.machine import MemoryBudget
-from harness.probe.types import Backend, Capability, Probe
+from harness.probe.memory import estimate_memory
+from harness.probe.policy import DEFAULT_CONTEXT
+from harness.probe.types import Capability, Library, Probe
 from harness.spec.candidates import Candidate
 from harness.spec.schema import Selector
 from harness.spec.sizes import format_size
@@ -26,7 +28,7 @@ class Facts:
 
     family: str | None
     capabilities: frozenset[Capability]
-    backend: Backend
+    backend: Library
     bits: float | None  # quantization bits, else the stored float width
     weights_bytes: int | None
     memory_bytes: int | None  # estimated total at the policy's default context
@@ -34,8 +36,6 @@ class Facts:
 
 
 def facts_of(probe: Probe) -> Facts:
-    from harness.probe.memory import estimate_memory
-    from harness.probe.policy import DEFAULT_CONTEXT
 
     quant = probe.quantization
     bits = quant.bits if quant is not None and quant.bits else FLOAT_BITS.get(probe.dtype or "")
@@ -81,7 +81,7 @@ def why_not(
         return f"cannot load as it is: {facts.problem}"
     backend = backend_for(candidate, facts)
     if backend not in runnable:
-        if facts.backend is Backend.NONE:
+        if facts.backend is Library.NONE:
             return f"no backend knows model_type {facts.family!r}"
         return f"backend {backend} is not available in this harness ({', '.join(runnable)})"
     return None

@@ -12,29 +12,29 @@ replay), ``match`` (acceptable values, parallel calls in any order) and ``live_s
 
 from __future__ import annotations
 
-from harness.toolcalls.classify import Failure, Verdict, classify
+from harness.toolcalls.classify import CallFailure, CallVerdict, classify
 from harness.toolcalls.corpus import CorpusInvalid, load_corpus, parse_corpus
-from harness.toolcalls.model import Backend, Case, Extraction, KnownBroken, ToolCall
+from harness.toolcalls.model import CorpusCase, Extraction, KnownBroken, ParserOwner, ToolCall
 from harness.toolcalls.scorer import (
-    CaseResult,
     CorpusScore,
     ImplementationScore,
+    ScoredCase,
     score_case,
     score_corpus,
 )
 
 __all__ = [
-    "Backend",
-    "Case",
-    "CaseResult",
+    "CallFailure",
+    "CallVerdict",
+    "CorpusCase",
     "CorpusInvalid",
     "CorpusScore",
     "Extraction",
-    "Failure",
     "ImplementationScore",
     "KnownBroken",
+    "ParserOwner",
+    "ScoredCase",
     "ToolCall",
-    "Verdict",
     "classify",
     "load_corpus",
     "parse_corpus",

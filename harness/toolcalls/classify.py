@@ -11,7 +11,7 @@ from harness.toolcalls.model import Extraction, ToolCall
 from harness.toolcalls.schema import Tools, conforms, json_type, parameter_schema, schema_types
 
 
-class Failure(str, Enum):
+class CallFailure(str, Enum):
     OK = "ok"
     NOT_DETECTED = "not_detected"  # no call found where one was expected, and no parse error
     PARSE_ERROR = "parse_error"  # the parser raised: the call was dropped, or the request failed
@@ -27,17 +27,17 @@ class Failure(str, Enum):
 
 # Within one call, the most telling failure wins.
 _PRIORITY = (
-    Failure.WRONG_NAME,
-    Failure.MISSING_ARGUMENT,
-    Failure.EXTRA_ARGUMENT,
-    Failure.WRONG_TYPE,
-    Failure.WRONG_VALUE,
+    CallFailure.WRONG_NAME,
+    CallFailure.MISSING_ARGUMENT,
+    CallFailure.EXTRA_ARGUMENT,
+    CallFailure.WRONG_TYPE,
+    CallFailure.WRONG_VALUE,
 )
 
 
 @dataclass(frozen=True)
-class Verdict:
-    failure: Failure
+class CallVerdict:
+    failure: CallFailure
     detail: str = ""
 
 
@@ -51,18 +51,20 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _diff(expected: Any, got: Any, path: str) -> Verdict | None:
+def _diff(expected: Any, got: Any, path: str) -> CallVerdict | None:
     """Structural difference: strings compare stripped, 1 equals 1.0, booleans are not numbers."""
     if _kind(expected) != _kind(got):
-        return Verdict(
-            Failure.WRONG_TYPE,
+        return CallVerdict(
+            CallFailure.WRONG_TYPE,
             f"{path}: expected {json_type(expected)}, got {json_type(got)} {_short(got)}",
         )
     if isinstance(expected, dict):
         if set(expected) != set(got):
             missing = sorted(set(expected) - set(got))
             extra = sorted(set(got) - set(expected))
-            return Verdict(Failure.WRONG_VALUE, f"{path}: keys missing {missing}, extra {extra}")
+            return CallVerdict(
+                CallFailure.WRONG_VALUE, f"{path}: keys missing {missing}, extra {extra}"
+            )
         for key, value in expected.items():
             found = _diff(value, got[key], f"{path}.{key}")
             if found:
@@ -70,8 +72,8 @@ def _diff(expected: Any, got: Any, path: str) -> Verdict | None:
         return None
     if isinstance(expected, list):
         if len(expected) != len(got):
-            return Verdict(
-                Failure.WRONG_VALUE, f"{path}: {len(got)} items, expected {len(expected)}"
+            return CallVerdict(
+                CallFailure.WRONG_VALUE, f"{path}: {len(got)} items, expected {len(expected)}"
             )
         for index, (want, have) in enumerate(zip(expected, got, strict=True)):
             found = _diff(want, have, f"{path}[{index}]")
@@ -81,19 +83,25 @@ def _diff(expected: Any, got: Any, path: str) -> Verdict | None:
     same = expected.strip() == got.strip() if isinstance(expected, str) else expected == got
     if same:
         return None
-    return Verdict(Failure.WRONG_VALUE, f"{path}: expected {_short(expected)}, got {_short(got)}")
+    return CallVerdict(
+        CallFailure.WRONG_VALUE, f"{path}: expected {_short(expected)}, got {_short(got)}"
+    )
 
 
-def _call_verdicts(expected: ToolCall, got: ToolCall, tools: Tools) -> list[Verdict]:
+def _call_verdicts(expected: ToolCall, got: ToolCall, tools: Tools) -> list[CallVerdict]:
     if expected.name.strip() != got.name.strip():
-        return [Verdict(Failure.WRONG_NAME, f"expected {expected.name!r}, got {got.name!r}")]
+        return [
+            CallVerdict(CallFailure.WRONG_NAME, f"expected {expected.name!r}, got {got.name!r}")
+        ]
     if not isinstance(got.arguments, dict):
         kind, shown = json_type(got.arguments), _short(got.arguments)
-        return [Verdict(Failure.WRONG_TYPE, f"arguments: a {kind}, not an object: {shown}")]
+        return [CallVerdict(CallFailure.WRONG_TYPE, f"arguments: a {kind}, not an object: {shown}")]
     want: Mapping[str, Any] = expected.arguments
-    verdicts = [Verdict(Failure.MISSING_ARGUMENT, f"{k!r}") for k in want if k not in got.arguments]
+    verdicts = [
+        CallVerdict(CallFailure.MISSING_ARGUMENT, f"{k!r}") for k in want if k not in got.arguments
+    ]
     verdicts += [
-        Verdict(Failure.EXTRA_ARGUMENT, f"{k!r}={_short(got.arguments[k])}")
+        CallVerdict(CallFailure.EXTRA_ARGUMENT, f"{k!r}={_short(got.arguments[k])}")
         for k in got.arguments
         if k not in want
     ]
@@ -104,8 +112,8 @@ def _call_verdicts(expected: ToolCall, got: ToolCall, tools: Tools) -> list[Verd
         types = schema_types(parameter_schema(expected.name, key, tools))
         if not conforms(have, types):
             verdicts.append(
-                Verdict(
-                    Failure.WRONG_TYPE,
+                CallVerdict(
+                    CallFailure.WRONG_TYPE,
                     f"{key}: schema says {'|'.join(types)}, got {json_type(have)} {_short(have)}",
                 )
             )
@@ -121,28 +129,38 @@ def classify(
     got: Extraction,
     markup: Sequence[str] = (),
     tools: Tools = None,
-) -> Verdict:
+) -> CallVerdict:
     """The single failure class for one case (``ok`` when the calls and content are right)."""
     if got.crash:
-        return Verdict(Failure.PARSE_ERROR, f"uncaught {got.crash}; the whole request fails")
+        return CallVerdict(
+            CallFailure.PARSE_ERROR, f"uncaught {got.crash}; the whole request fails"
+        )
     calls = got.calls
     errors = f" ({got.errors[0]})" if got.errors else ""
     if len(calls) < len(expected):
         if got.errors:
-            return Verdict(Failure.PARSE_ERROR, f"{len(calls)}/{len(expected)} calls{errors}")
+            return CallVerdict(
+                CallFailure.PARSE_ERROR, f"{len(calls)}/{len(expected)} calls{errors}"
+            )
         if not calls:
-            return Verdict(Failure.NOT_DETECTED, "no call found")
-        return Verdict(Failure.DROPPED_CALL, f"{len(calls)} of {len(expected)} calls returned")
+            return CallVerdict(CallFailure.NOT_DETECTED, "no call found")
+        return CallVerdict(
+            CallFailure.DROPPED_CALL, f"{len(calls)} of {len(expected)} calls returned"
+        )
     if len(calls) > len(expected):
         names = [c.name for c in calls]
-        return Verdict(Failure.EXTRA_CALL, f"{len(calls)} calls {names}, expected {len(expected)}")
+        return CallVerdict(
+            CallFailure.EXTRA_CALL, f"{len(calls)} calls {names}, expected {len(expected)}"
+        )
     for index, (want, have) in enumerate(zip(expected, calls, strict=True)):
         verdicts = _call_verdicts(want, have, tools)
         if verdicts:
             best = min(verdicts, key=lambda v: _PRIORITY.index(v.failure))
             prefix = f"call {index + 1}: " if len(expected) > 1 else ""
-            return Verdict(best.failure, prefix + best.detail)
+            return CallVerdict(best.failure, prefix + best.detail)
     leaked = [m for m in markup if m in got.content]
     if leaked:
-        return Verdict(Failure.LEAKED_MARKUP, f"content holds {leaked[0]!r}: {_short(got.content)}")
-    return Verdict(Failure.OK)
+        return CallVerdict(
+            CallFailure.LEAKED_MARKUP, f"content holds {leaked[0]!r}: {_short(got.content)}"
+        )
+    return CallVerdict(CallFailure.OK)

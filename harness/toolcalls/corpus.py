@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.toolcalls.formats import format_names, get_format
-from harness.toolcalls.model import Backend, Case, KnownBroken, ToolCall
+from harness.toolcalls.model import CorpusCase, KnownBroken, ParserOwner, ToolCall
 from harness.toolcalls.schema import conforms, function_schema, parameter_schema, schema_types
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -129,8 +129,8 @@ def _semantic(model: _CaseModel) -> list[str]:
     return problems
 
 
-def _to_case(model: _CaseModel, source: str) -> Case:
-    return Case(
+def _to_case(model: _CaseModel, source: str) -> CorpusCase:
+    return CorpusCase(
         id=model.id,
         parser=model.parser,
         text=model.text,
@@ -142,7 +142,7 @@ def _to_case(model: _CaseModel, source: str) -> Case:
             KnownBroken(
                 k.reason,
                 k.link,
-                tuple(Backend(b) for b in k.backends) if k.backends is not None else None,
+                tuple(ParserOwner(b) for b in k.backends) if k.backends is not None else None,
             )
             for k in model.known_broken
         ),
@@ -152,9 +152,9 @@ def _to_case(model: _CaseModel, source: str) -> Case:
     )
 
 
-def parse_corpus(text: str, path: str) -> tuple[list[Case], list[str]]:
+def parse_corpus(text: str, path: str) -> tuple[list[CorpusCase], list[str]]:
     """Cases and one-line errors for the JSONL ``text`` of the file at ``path``."""
-    cases: list[Case] = []
+    cases: list[CorpusCase] = []
     errors: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -194,9 +194,9 @@ def corpus_files(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def load_corpus(paths: Iterable[str | Path]) -> tuple[Case, ...]:
+def load_corpus(paths: Iterable[str | Path]) -> tuple[CorpusCase, ...]:
     """Every case in the files (directories: their ``*.jsonl``); raises CorpusInvalid."""
-    cases: list[Case] = []
+    cases: list[CorpusCase] = []
     errors: list[str] = []
     first_seen: dict[str, str] = {}
     for path in corpus_files(paths):

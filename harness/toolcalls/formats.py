@@ -10,7 +10,7 @@ import importlib.util
 import pkgutil
 from dataclasses import dataclass
 
-from harness.toolcalls.model import Backend
+from harness.toolcalls.model import ParserOwner
 
 THINK = ("<think>", "</think>")
 
@@ -37,7 +37,7 @@ class Format:
 
 @dataclass(frozen=True)
 class Implementation:
-    backend: Backend
+    backend: ParserOwner
     module: str
     format: Format
 
@@ -194,11 +194,11 @@ def implementations(fmt: Format) -> tuple[Implementation, ...]:
     """The installed implementations of a format, mlx-lm first."""
     found = []
     if fmt.mlx_lm and _installed("mlx_lm.tool_parsers", fmt.mlx_lm):
-        found.append(Implementation(Backend.MLX_LM, fmt.mlx_lm, fmt))
+        found.append(Implementation(ParserOwner.MLX_LM, fmt.mlx_lm, fmt))
     if fmt.mlx_vlm and _installed("mlx_vlm.tools.parsers", fmt.mlx_vlm):
-        found.append(Implementation(Backend.MLX_VLM, fmt.mlx_vlm, fmt))
+        found.append(Implementation(ParserOwner.MLX_VLM, fmt.mlx_vlm, fmt))
     if fmt.harness:
-        found.append(Implementation(Backend.HARNESS, fmt.harness, fmt))
+        found.append(Implementation(ParserOwner.HARNESS, fmt.harness, fmt))
     return tuple(found)
 
 

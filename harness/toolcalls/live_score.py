@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.toolcalls.classify import Failure, Verdict
+from harness.toolcalls.classify import CallFailure, CallVerdict
 from harness.toolcalls.live import Category, Prompt
 from harness.toolcalls.model import Extraction, ToolCall
 
@@ -21,7 +21,7 @@ class PromptResult:
     generated_tokens: int
     whole: Extraction  # the non-streamed response
     streamed: Extraction  # the streamed response, as a client assembles it
-    verdict: Verdict  # of the non-streamed response
+    verdict: CallVerdict  # of the non-streamed response
     markup: tuple[str, ...]  # the call markup of the inferred parser
     seconds: float
 
@@ -57,7 +57,7 @@ class PromptResult:
 
     @property
     def ok(self) -> bool:
-        return self.verdict.failure is Failure.OK
+        return self.verdict.failure is CallFailure.OK
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class LiveSummary:
     dropped: int
     request_errors: int
     categories: tuple[CategoryScore, ...]
-    failures: tuple[tuple[Failure, int], ...]  # every class that occurred, most frequent first
+    failures: tuple[tuple[CallFailure, int], ...]  # every class that occurred, most frequent first
 
     @property
     def accuracy(self) -> float:

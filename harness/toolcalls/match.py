@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.toolcalls.classify import Failure, Verdict, classify
+from harness.toolcalls.classify import CallFailure, CallVerdict, classify
 from harness.toolcalls.live import ExpectedCall
 from harness.toolcalls.model import Extraction, ToolCall
 from harness.toolcalls.schema import Tools
@@ -68,7 +68,7 @@ def concrete(expected: ExpectedCall, got: ToolCall | None) -> ToolCall:
 
 def _pair_ok(expected: ExpectedCall, got: ToolCall, tools: Tools) -> bool:
     one = Extraction((got,), "")
-    return classify([concrete(expected, got)], one, (), tools).failure is Failure.OK
+    return classify([concrete(expected, got)], one, (), tools).failure is CallFailure.OK
 
 
 def score(
@@ -76,7 +76,7 @@ def score(
     got: Extraction,
     markup: Sequence[str] = (),
     tools: Tools = None,
-) -> Verdict:
+) -> CallVerdict:
     """One verdict for a reply: ``ok``, or the failure class with a one-line detail. Parallel
     calls are paired in the order that gets the most of them right."""
     calls = got.calls

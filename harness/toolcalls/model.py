@@ -10,7 +10,7 @@ from typing import Any, Literal
 FinishReason = Literal["stop", "length"]
 
 
-class Backend(str, Enum):
+class ParserOwner(str, Enum):
     """Who owns a parser implementation."""
 
     MLX_LM = "mlx_lm"
@@ -35,14 +35,16 @@ class KnownBroken:
 
     reason: str
     link: str
-    backends: tuple[Backend, ...] | None = None  # None: every implementation of the case's parser
+    backends: tuple[ParserOwner, ...] | None = (
+        None  # None: every implementation of the case's parser
+    )
 
-    def applies_to(self, backend: Backend) -> bool:
+    def applies_to(self, backend: ParserOwner) -> bool:
         return self.backends is None or backend in self.backends
 
 
 @dataclass(frozen=True)
-class Case:
+class CorpusCase:
     """One corpus line: raw model output and the calls a correct parser returns."""
 
     id: str
@@ -57,7 +59,7 @@ class Case:
     starts_in_reasoning: bool = False
     markup_in_content_ok: bool = False
 
-    def known_broken_for(self, backend: Backend) -> KnownBroken | None:
+    def known_broken_for(self, backend: ParserOwner) -> KnownBroken | None:
         return next((k for k in self.known_broken if k.applies_to(backend)), None)
 
 

@@ -5,20 +5,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.toolcalls.classify import Failure
-from harness.toolcalls.scorer import CaseResult, CorpusScore
+from harness.toolcalls.classify import CallFailure
+from harness.toolcalls.scorer import CorpusScore, ScoredCase
 
 SHORT = {
-    Failure.NOT_DETECTED: "not_det",
-    Failure.PARSE_ERROR: "parse_err",
-    Failure.WRONG_NAME: "name",
-    Failure.MISSING_ARGUMENT: "missing",
-    Failure.EXTRA_ARGUMENT: "extra_arg",
-    Failure.WRONG_TYPE: "type",
-    Failure.WRONG_VALUE: "value",
-    Failure.LEAKED_MARKUP: "leaked",
-    Failure.DROPPED_CALL: "dropped",
-    Failure.EXTRA_CALL: "extra_call",
+    CallFailure.NOT_DETECTED: "not_det",
+    CallFailure.PARSE_ERROR: "parse_err",
+    CallFailure.WRONG_NAME: "name",
+    CallFailure.MISSING_ARGUMENT: "missing",
+    CallFailure.EXTRA_ARGUMENT: "extra_arg",
+    CallFailure.WRONG_TYPE: "type",
+    CallFailure.WRONG_VALUE: "value",
+    CallFailure.LEAKED_MARKUP: "leaked",
+    CallFailure.DROPPED_CALL: "dropped",
+    CallFailure.EXTRA_CALL: "extra_call",
 }
 
 
@@ -27,7 +27,7 @@ def _clip(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 4] + "...'"
 
 
-def returned(result: CaseResult) -> str:
+def returned(result: ScoredCase) -> str:
     extraction = result.extraction
     if extraction.crash:
         return f"request fails ({extraction.crash})"
@@ -38,7 +38,7 @@ def returned(result: CaseResult) -> str:
 def table(score: CorpusScore) -> list[str]:
     rows = score.per_implementation()
     width = max([len("parser"), *(len(r.implementation) for r in rows)])
-    classes = [f for f in Failure if f is not Failure.OK]
+    classes = [f for f in CallFailure if f is not CallFailure.OK]
     head = f"{'parser':<{width}}  cases    ok  accuracy  known  " + " ".join(
         f"{SHORT[f]:>{len(SHORT[f])}}" for f in classes
     )
@@ -52,7 +52,7 @@ def table(score: CorpusScore) -> list[str]:
     return lines
 
 
-def _lines(result: CaseResult) -> list[str]:
+def _lines(result: ScoredCase) -> list[str]:
     known = result.known_broken
     if result.passed:
         reason = known.reason if known else ""

@@ -7,27 +7,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.toolcalls import mlx_lm_server, mlx_vlm_server, reference
-from harness.toolcalls.classify import Failure, Verdict, classify
+from harness.toolcalls.classify import CallFailure, CallVerdict, classify
 from harness.toolcalls.formats import Implementation, get_format, implementations, resolve
-from harness.toolcalls.model import Backend, Case, Extraction, KnownBroken
+from harness.toolcalls.model import CorpusCase, Extraction, KnownBroken, ParserOwner
 
 
 @dataclass(frozen=True)
-class CaseResult:
-    case: Case
+class ScoredCase:
+    case: CorpusCase
     implementation: str  # "mlx_lm.json_tools", "mlx_vlm.atem", "harness.ref_function_xml"
-    backend: Backend
-    verdict: Verdict
+    backend: ParserOwner
+    verdict: CallVerdict
     extraction: Extraction
     known_broken: KnownBroken | None = None
 
     @property
-    def failure(self) -> Failure:
+    def failure(self) -> CallFailure:
         return self.verdict.failure
 
     @property
     def passed(self) -> bool:
-        return self.failure is Failure.OK
+        return self.failure is CallFailure.OK
 
     @property
     def unexpected(self) -> bool:
@@ -46,27 +46,27 @@ class ImplementationScore:
     cases: int
     ok: int
     known_broken: int  # failures recorded as known parser bugs
-    counts: tuple[tuple[Failure, int], ...]  # every non-ok class, zero included
+    counts: tuple[tuple[CallFailure, int], ...]  # every non-ok class, zero included
 
     @property
     def accuracy(self) -> float:
         return self.ok / self.cases if self.cases else 0.0
 
-    def count(self, failure: Failure) -> int:
+    def count(self, failure: CallFailure) -> int:
         return dict(self.counts).get(failure, 0)
 
 
 @dataclass(frozen=True)
 class CorpusScore:
-    results: tuple[CaseResult, ...]
+    results: tuple[ScoredCase, ...]
     skipped: tuple[str, ...] = ()  # case ids whose parser has no installed implementation
 
     @property
-    def unexpected(self) -> tuple[CaseResult, ...]:
+    def unexpected(self) -> tuple[ScoredCase, ...]:
         return tuple(r for r in self.results if r.unexpected)
 
     @property
-    def fixed(self) -> tuple[CaseResult, ...]:
+    def fixed(self) -> tuple[ScoredCase, ...]:
         return tuple(r for r in self.results if r.fixed)
 
     @property
@@ -86,17 +86,17 @@ class CorpusScore:
                 ImplementationScore(
                     implementation=name,
                     cases=len(mine),
-                    ok=counted[Failure.OK],
+                    ok=counted[CallFailure.OK],
                     known_broken=sum(1 for r in mine if not r.passed and r.known_broken),
-                    counts=tuple((f, counted[f]) for f in Failure if f is not Failure.OK),
+                    counts=tuple((f, counted[f]) for f in CallFailure if f is not CallFailure.OK),
                 )
             )
         return tuple(scores)
 
 
-def _extract(case: Case, impl: Implementation) -> Extraction:
+def _extract(case: CorpusCase, impl: Implementation) -> Extraction:
     dialect = impl.format.dialect
-    if impl.backend is Backend.MLX_LM:
+    if impl.backend is ParserOwner.MLX_LM:
         return mlx_lm_server.extract(
             impl.module,
             dialect,
@@ -105,14 +105,14 @@ def _extract(case: Case, impl: Implementation) -> Extraction:
             case.finish_reason,
             case.starts_in_reasoning,
         )
-    if impl.backend is Backend.MLX_VLM:
+    if impl.backend is ParserOwner.MLX_VLM:
         return mlx_vlm_server.extract(impl.module, case.text, case.tools, case.starts_in_reasoning)
     return reference.extract(
         impl.module, dialect, case.text, case.tools, case.finish_reason, case.starts_in_reasoning
     )
 
 
-def score_case(case: Case, impl: Implementation) -> CaseResult:
+def score_case(case: CorpusCase, impl: Implementation) -> ScoredCase:
     extraction = _extract(case, impl)
     markup: tuple[str, ...] = ()
     if not case.markup_in_content_ok:
@@ -121,10 +121,10 @@ def score_case(case: Case, impl: Implementation) -> CaseResult:
     verdict = classify(case.expected, extraction, markup, case.tools)
     own_parser = impl.format.name == case.parser
     known = case.known_broken_for(impl.backend) if own_parser else None
-    return CaseResult(case, impl.id, impl.backend, verdict, extraction, known)
+    return ScoredCase(case, impl.id, impl.backend, verdict, extraction, known)
 
 
-def score_corpus(cases: Iterable[Case], parser: str | None = None) -> CorpusScore:
+def score_corpus(cases: Iterable[CorpusCase], parser: str | None = None) -> CorpusScore:
     """Score each case with every installed implementation of its own parser, or of ``parser``.
 
     ``parser`` (None or "auto": each case's own) may name a format (``qwen3_coder``: all its
@@ -136,7 +136,7 @@ def score_corpus(cases: Iterable[Case], parser: str | None = None) -> CorpusScor
         forced = resolve(str(parser))
         if not forced:
             raise ValueError(f"unknown or uninstalled parser {parser!r}")
-    results: list[CaseResult] = []
+    results: list[ScoredCase] = []
     skipped: list[str] = []
     for case in cases:
         fmt = get_format(case.parser)

@@ -118,7 +118,7 @@ DELIVERY: list[tuple[str, frozenset[BackendCapability], Any, tuple[str, ...] | N
         HalfCache(),
         (
             "backend toy declares prompt cache",
-            "(HalfCache) lacks cache_nbytes, cache_offset, cache_types and 7 more",
+            "(HalfCache) lacks cache_nbytes, cache_offset, cache_types and 6 more",
             "PromptCaching",
         ),
     ),

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.store import load_run
+from harness.results.store import load_run
 from harness.types import Status
 
 README = Path(__file__).resolve().parents[2] / "README.md"

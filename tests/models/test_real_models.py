@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.models import real
-from harness.models.cache import downloads_dir, models_dir
+from harness.models.cache_dir import downloads_dir, models_dir
 from harness.models.fetch import PinnedWheel, sha256_file
 from harness.models.gguf import DTYPES, GGUFImportError
 from harness.models.gguf.synthetic import tiny_llama

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from harness.models import whisper_ct2
-from harness.models.cache import models_dir
+from harness.models.cache_dir import models_dir
 from harness.models.ct2 import (
     CT2FormatError,
     convert_whisper_ct2,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from harness.models.gguf.synthetic import tiny_gemma3, tiny_llama, write_gguf
-from harness.probe.types import Backend, Capability, ReasonCode
+from harness.probe.types import Capability, Library, ReasonCode
 
 Build = Callable[[Path, Mapping[str, Path]], Path]  # (tmp root, zoo dirs) -> model path
 Tensors = Mapping[str, tuple[str, tuple[int, ...]]]
@@ -59,7 +59,7 @@ class Row:
     name: str
     build: Build
     caps: frozenset[Capability]
-    backend: Backend
+    backend: Library
     parser: str | None
     code: ReasonCode
     module: str | None = None  # the model module the chosen backend would use

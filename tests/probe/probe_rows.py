@@ -9,10 +9,10 @@ import probe_fixtures as fx
 from probe_fixtures import CHATML, HERMES_TOOLS, IMAGE_PRE, LLAMA, MISTRAL_TOOLS, QWEN3, Row
 
 from harness.models.zoo.families import FAMILIES
-from harness.probe.types import Backend, Capability, ReasonCode
+from harness.probe.types import Capability, Library, ReasonCode
 
 C = Capability
-LM, VLM_B, AUDIO, NONE = Backend.MLX_LM, Backend.MLX_VLM, Backend.MLX_AUDIO, Backend.NONE
+LM, VLM_B, AUDIO, NONE = Library.MLX_LM, Library.MLX_VLM, Library.MLX_AUDIO, Library.NONE
 OK, R = ReasonCode.OK, ReasonCode
 TEXT = frozenset({C.TEXT})
 TEXT_CHAT = frozenset({C.TEXT, C.CHAT})
@@ -41,7 +41,7 @@ def _zoo(name: str) -> Row:
         f"zoo/{name}",
         lambda root, zoo: zoo[name],
         ZOO_CAPS[name],
-        Backend(family.backend),
+        Library(family.backend),
         family.expected_parser,
         OK,
         module,

@@ -15,7 +15,7 @@ from harness.probe.machine import MemoryBudget
 from harness.probe.policy import Action, decide
 from harness.probe.probe import probe_model
 from harness.probe.tokenizer_files import tokenizer_findings
-from harness.probe.types import Backend, Capability, ReasonCode
+from harness.probe.types import Capability, Library, ReasonCode
 
 PLENTY = MemoryBudget(total_bytes=64 * 1024**3, available_bytes=48 * 1024**3)
 TEXT = frozenset({Capability.TEXT})
@@ -40,30 +40,30 @@ def test_silent_on_every_embedded_model(model: EmbeddedModel, stack: Stack) -> N
 @pytest.mark.parametrize(
     ("files", "tokenizer_config", "caps", "backend", "expected"),
     [
-        ({"tokenizer.json"}, {}, TEXT, Backend.MLX_LM, None),
-        ({"tokenizer.model"}, {}, TEXT, Backend.MLX_LM, None),  # SentencePiece (Llama 2, Gemma)
-        ({"spiece.model"}, {}, TEXT, Backend.MLX_LM, None),
-        ({"sentencepiece.bpe.model"}, {}, TEXT, Backend.MLX_VLM, None),
-        ({"vocab.json", "merges.txt"}, {}, TEXT, Backend.MLX_LM, None),  # byte-level BPE
-        ({"vocab.txt"}, {}, frozenset({Capability.EMBEDDINGS}), Backend.MLX_VLM, None),
-        ({"qwen.tiktoken"}, {}, TEXT, Backend.MLX_LM, None),
-        ({"tekken.json"}, {}, TEXT, Backend.MLX_LM, None),
+        ({"tokenizer.json"}, {}, TEXT, Library.MLX_LM, None),
+        ({"tokenizer.model"}, {}, TEXT, Library.MLX_LM, None),  # SentencePiece (Llama 2, Gemma)
+        ({"spiece.model"}, {}, TEXT, Library.MLX_LM, None),
+        ({"sentencepiece.bpe.model"}, {}, TEXT, Library.MLX_VLM, None),
+        ({"vocab.json", "merges.txt"}, {}, TEXT, Library.MLX_LM, None),  # byte-level BPE
+        ({"vocab.txt"}, {}, frozenset({Capability.EMBEDDINGS}), Library.MLX_VLM, None),
+        ({"qwen.tiktoken"}, {}, TEXT, Library.MLX_LM, None),
+        ({"tekken.json"}, {}, TEXT, Library.MLX_LM, None),
         ({"tokenization_x.py"}, {"auto_map": {"AutoTokenizer": ["x.Tok", None]}}, TEXT,
-         Backend.MLX_LM, None),  # custom code names its own files
-        (set(), {}, frozenset({Capability.AUDIO_IN}), Backend.MLX_AUDIO, None),  # not a text model
-        (set(), {}, frozenset(), Backend.NONE, None),
-        (set(), {}, TEXT, Backend.MLX_LM, NONE_MESSAGE),
-        ({"merges.txt"}, {}, TEXT, Backend.MLX_LM, NONE_MESSAGE),
-        ({"vocab.json"}, {}, TEXT, Backend.MLX_LM, VOCAB_MESSAGE),
+         Library.MLX_LM, None),  # custom code names its own files
+        (set(), {}, frozenset({Capability.AUDIO_IN}), Library.MLX_AUDIO, None),  # not a text model
+        (set(), {}, frozenset(), Library.NONE, None),
+        (set(), {}, TEXT, Library.MLX_LM, NONE_MESSAGE),
+        ({"merges.txt"}, {}, TEXT, Library.MLX_LM, NONE_MESSAGE),
+        ({"vocab.json"}, {}, TEXT, Library.MLX_LM, VOCAB_MESSAGE),
         ({"special_tokens_map.json", "added_tokens.json"}, {"auto_map": {"AutoConfig": "x.C"}},
-         frozenset({Capability.TEXT, Capability.VISION}), Backend.MLX_VLM, NONE_MESSAGE),
+         frozenset({Capability.TEXT, Capability.VISION}), Library.MLX_VLM, NONE_MESSAGE),
     ],
 )  # fmt: skip
 def test_rule_table(
     files: set[str],
     tokenizer_config: Mapping[str, Any],
     caps: frozenset[Capability],
-    backend: Backend,
+    backend: Library,
     expected: str | None,
 ) -> None:
     found = tokenizer_findings(BASE | files, tokenizer_config, caps, backend)

@@ -261,7 +261,7 @@ def _run(texts: Sequence[str], *, baseline: bool) -> RunRecord:
 
 def through_record(run: RunRecord, run_dir: Path) -> RunRecord:
     """Write ``run`` as a run writes its ``run.jsonl`` and read it back as reports do."""
-    from harness.store import RunWriter, load_run
+    from harness.results.store import RunWriter, load_run
 
     writer = RunWriter(run_dir / "run.jsonl")
     writer.start(

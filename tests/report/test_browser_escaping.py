@@ -25,9 +25,9 @@ from headless_chromium import Chromium, find_chromium, is_ci
 from hostile_run import RUN_ID, hostile_runs
 from markup_facts import DomFacts, dom_facts, extra_elements, markdown_markup
 
-from harness.compare import compare_runs
 from harness.report import ReportPaths, default_sections, render
 from harness.report.comparison import section
+from harness.results.compare import compare_runs
 
 MISSING_CI = "chromium not found: `make system-deps` should have installed it (DEBIAN_PACKAGES)"
 MISSING = "chromium not found: install Debian's chromium (`make system-deps`) for this test"

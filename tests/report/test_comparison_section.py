@@ -8,10 +8,10 @@ import dataclasses
 import pytest
 from report_fixtures import EVIL, case, make_run, metric
 
-from harness.compare import compare_runs
 from harness.report import default_sections, render_html, render_markdown
 from harness.report.comparison import build_view, with_comparison
 from harness.report.comparison_text import comparison_lines, gate_lines
+from harness.results.compare import compare_runs
 from harness.spec.gates import evaluate_gate, parse_gate
 from harness.types import RunRecord, Status, Unit
 

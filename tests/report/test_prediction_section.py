@@ -9,7 +9,6 @@ import pytest
 from report_fixtures import EVIL, MIB, case, make_run, metric
 
 from harness.metrics import MLX_PEAK
-from harness.preflight_record import peak_check
 from harness.preflight_types import (
     ContextSource,
     FindingRecord,
@@ -20,6 +19,7 @@ from harness.preflight_types import (
 from harness.report import matrix, memory
 from harness.report.memory_prediction import policy_cell
 from harness.report.render import render_html, render_markdown
+from harness.results.preflight_record import peak_check
 from harness.types import CaseResult, Status, Unit
 
 

@@ -16,7 +16,7 @@ from report_fixtures import realistic_run
 
 from harness.report.publish import LATEST, ReportDirError, publish_reports
 from harness.report.render import HTML_FILE, MD_FILE
-from harness.store import RUN_FILE, RunFileError, RunWriter, load_run
+from harness.results.store import RUN_FILE, RunFileError, RunWriter, load_run
 from harness.types import RunRecord
 
 

@@ -16,8 +16,8 @@ from report_fixtures import EVIL, case, make_run, metric, realistic_run
 
 from harness.report import default_sections, render, render_html, render_markdown
 from harness.report.sections import Section
-from harness.report_dir import ReportDirError
-from harness.store import RunWriter, load_run
+from harness.results.report_dir import ReportDirError
+from harness.results.store import RunWriter, load_run
 from harness.types import RunRecord, Status, Unit
 
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")

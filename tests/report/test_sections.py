@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from report_fixtures import GIB, MACHINE, MIB, case, make_run, metric, realistic_run
 
-from harness.report import failures, header, matrix, memory, other, performance
+from harness.report import failures, header, matrix, memory, performance, unclaimed
 from harness.report.contents import default_sections
 from harness.report.table import Cell, Table
 from harness.types import Gate, GateResult, Machine, Status, Unit
@@ -178,11 +178,11 @@ def test_memory_switches_to_gib_for_big_models() -> None:
 
 def test_other_metrics_catch_what_no_section_shows() -> None:
     claims = tuple(c for s in default_sections() for c in s.claims)
-    data = other.build(realistic_run(), claims)
+    data = unclaimed.build(realistic_run(), claims)
     assert data is not None
     names = {c.text for c in column(data.table, "metric")}
     assert names == {"speculative.acceptance", "speculative.draft_tokens"}
-    assert other.build(make_run([case("m", "t")]), claims) is None
+    assert unclaimed.build(make_run([case("m", "t")]), claims) is None
 
 
 # ---- failures -------------------------------------------------------------------------------

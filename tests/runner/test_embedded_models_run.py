@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.models.catalog import embedded_models
-from harness.store import load_run
+from harness.results.store import load_run
 from harness.types import Status
 
 ROOT = Path(__file__).resolve().parents[2]

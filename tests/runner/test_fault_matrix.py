@@ -21,7 +21,7 @@ import pytest
 
 from harness import cli
 from harness.backends.fake import write_fake_model
-from harness.store import load_run
+from harness.results.store import load_run
 from harness.types import Status
 
 SUITE = """\

@@ -18,8 +18,8 @@ import pytest
 
 from harness.models.zoo.build import build
 from harness.models.zoo.families import FAMILIES
-from harness.preflight_record import peak_check
 from harness.probe.machine import MemoryBudget
+from harness.results.preflight_record import peak_check
 from harness.runner.session import RunSession
 from harness.types import Case, CaseResult, Status
 from tests.runner.cases import path_case

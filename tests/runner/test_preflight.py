@@ -15,11 +15,12 @@ from harness.backends.base import BackendCapability
 from harness.backends.fake import write_fake_model
 from harness.models.zoo.build import build
 from harness.models.zoo.families import FAMILIES
-from harness.preflight_record import peak_check, warning_line
 from harness.preflight_types import ContextSource, PolicyAction, WorkloadRecord
 from harness.probe.machine import MemoryBudget
 from harness.probe.memory import estimate_memory
 from harness.probe.types import Capability
+from harness.results.preflight_record import peak_check, warning_line
+from harness.results.store import load_run
 from harness.runner.preflight import (
     Preflighter,
     scenario_backend_needs,
@@ -29,7 +30,6 @@ from harness.runner.preflight import (
 from harness.runner.session import RunSession
 from harness.scenarios.base import Workload
 from harness.scenarios.throughput import ThroughputParams
-from harness.store import load_run
 from harness.types import Case, ModelRef, ModelSource, Status
 
 GIB = 1024**3

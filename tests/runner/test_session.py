@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.results.store import load_run
 from harness.runner.session import RunSession
-from harness.store import load_run
 from harness.types import Case, Expectation, ExpectKind, ModelRef, ModelSource, Status
 
 

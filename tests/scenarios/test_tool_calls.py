@@ -291,7 +291,7 @@ def test_smollm2_with_a_tool_template(tmp_path: Path) -> None:
     """The embedded SmolLM2 with the shipped Hermes-style template, through the worker (which
     preloads OpenBLAS on Linux): mlx-lm infers json_tools, every prompt gets a verdict, and
     streamed calls equal non-streamed ones."""
-    from harness.models.cache import models_dir
+    from harness.models.cache_dir import models_dir
     from harness.runner.session import RunSession
     from harness.types import Status
 

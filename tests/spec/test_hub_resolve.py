@@ -178,12 +178,12 @@ def test_cached_models_lists_the_main_snapshot_or_the_only_commit(
 
 def test_a_resolved_snapshot_probes_and_loads_through_mlx_lm(cache: Path, no_network: None) -> None:
     from harness.backends.mlx_lm import BACKEND
-    from harness.probe import Backend, Capability, probe_model
+    from harness.probe import Capability, Library, probe_model
 
     snapshot = resolve_model(_entry(hub="org/tiny"), Path("."), hub_cache=cache)
     assert (snapshot / "config.json").is_symlink()  # files are links into blobs/, as the hub writes
     probe = probe_model(snapshot)
-    assert probe.model_type == "llama" and probe.backend is Backend.MLX_LM
+    assert probe.model_type == "llama" and probe.backend is Library.MLX_LM
     assert Capability.CHAT in probe.capabilities and not probe.problems
     v2 = probe_model(
         resolve_model(_entry(hub="org/tiny", revision="v2"), Path("."), hub_cache=cache)

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.codec import suite_info_from_json, to_json
 from harness.report import render_markdown
 from harness.report.ledger import build as build_ledger
+from harness.results.store import RunWriter, load_run
 from harness.runner.judge import judge
+from harness.runner.machine import machine
 from harness.spec.ledger import expectation_for, is_overdue, overdue_warnings
 from harness.spec.loader import SourcedExpect, load_suite
 from harness.spec.plan import plan, suite_info
@@ -170,8 +171,17 @@ def test_family_entries_match_through_the_probe(write_suite, tmp_path: Path) -> 
         ("llava", ("t::vision::throughput",)),
         (None, ("t::plain::load",)),
     ]
-    again = suite_info_from_json(json.loads(json.dumps(to_json(info))))
-    assert again == info
+    record = RunWriter(tmp_path / "r" / "run.jsonl")  # through the run record and back
+    record.start(
+        run_id="r",
+        started_at="t",
+        machine=machine("none"),
+        packages={},
+        git_sha=None,
+        suites=[info],
+    )
+    record.close()
+    assert load_run(tmp_path / "r").suites == (info,)
 
 
 def test_overdue_entries_warn_in_validate(  # type: ignore[no-untyped-def]

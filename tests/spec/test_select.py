@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.probe.machine import MemoryBudget
-from harness.probe.types import Backend, Capability
+from harness.probe.types import Capability, Library
 from harness.spec.candidates import Candidate
 from harness.spec.schema import Selector, SelectSource
 from harness.spec.select import Facts, why_not
@@ -21,34 +21,34 @@ MODELS: dict[str, tuple[str, tuple[str, ...], Facts]] = {
     "q4": (
         "smollm2-135m-instruct",
         ("real",),
-        Facts("llama", CHAT, Backend.MLX_LM, 4, 98_346_240, 400_000_000, None),
+        Facts("llama", CHAT, Library.MLX_LM, 4, 98_346_240, 400_000_000, None),
     ),
     "gemma": (
         "gemma3-270m",
         ("real",),
         Facts(
-            "gemma3_text", frozenset({C.TEXT}), Backend.MLX_LM, 32, 1_072_392_704, 2 * 10**9, None
+            "gemma3_text", frozenset({C.TEXT}), Library.MLX_LM, 32, 1_072_392_704, 2 * 10**9, None
         ),
     ),
     "zoo": (
         "zoo/qwen3",
         ("zoo", "tiny"),
-        Facts("qwen3", CHAT | {C.TOOLS, C.REASONING}, Backend.MLX_LM, 32, 526_080, 10**8, None),
+        Facts("qwen3", CHAT | {C.TOOLS, C.REASONING}, Library.MLX_LM, 32, 526_080, 10**8, None),
     ),
     "vlm": (
         "zoo/llava",
         ("zoo",),
-        Facts("llava", CHAT | {C.VISION}, Backend.MLX_VLM, 32, 728_320, 10**8, None),
+        Facts("llava", CHAT | {C.VISION}, Library.MLX_VLM, 32, 728_320, 10**8, None),
     ),
     "broken": (
         "org/broken",
         (),
-        Facts("llama", CHAT, Backend.MLX_LM, 16, 10, 10, "corrupt_model: config.json: missing"),
+        Facts("llama", CHAT, Library.MLX_LM, 16, 10, 10, "corrupt_model: config.json: missing"),
     ),
     "unknown": (
         "org/odd",
         (),
-        Facts("oddformer", frozenset(), Backend.NONE, None, None, None, None),
+        Facts("oddformer", frozenset(), Library.NONE, None, None, None, None),
     ),
 }
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harness.toolcalls.classify import Failure
+from harness.toolcalls.classify import CallFailure
 from harness.toolcalls.live import ExpectedCall
 from harness.toolcalls.match import acceptable, normalise, score
 from harness.toolcalls.model import Extraction, ToolCall
@@ -46,126 +46,144 @@ def reply(*calls: tuple[str, Any], content: str = "", errors: tuple[str, ...] = 
 
 
 # (name, expected calls, reply, failure, fragment of the detail)
-CASES: list[tuple[str, tuple[ExpectedCall, ...], Extraction, Failure, str]] = [
-    ("exact", (PARIS,), reply(("get_weather", {"city": "Paris"})), Failure.OK, ""),
-    ("alternative", (PARIS,), reply(("get_weather", {"city": "Paris, France"})), Failure.OK, ""),
-    ("case+space", (PARIS,), reply(("get_weather", {"city": "  paris "})), Failure.OK, ""),
-    ("inner space", (PARIS,), reply(("get_weather", {"city": "paris,   france"})), Failure.OK, ""),
+CASES: list[tuple[str, tuple[ExpectedCall, ...], Extraction, CallFailure, str]] = [
+    ("exact", (PARIS,), reply(("get_weather", {"city": "Paris"})), CallFailure.OK, ""),
+    (
+        "alternative",
+        (PARIS,),
+        reply(("get_weather", {"city": "Paris, France"})),
+        CallFailure.OK,
+        "",
+    ),
+    ("case+space", (PARIS,), reply(("get_weather", {"city": "  paris "})), CallFailure.OK, ""),
+    (
+        "inner space",
+        (PARIS,),
+        reply(("get_weather", {"city": "paris,   france"})),
+        CallFailure.OK,
+        "",
+    ),
     (
         "optional given",
         (PARIS,),
         reply(("get_weather", {"city": "Paris", "unit": "Celsius"})),
-        Failure.OK,
+        CallFailure.OK,
         "",
     ),
     (
         "optional wrong",
         (PARIS,),
         reply(("get_weather", {"city": "Paris", "unit": "kelvin"})),
-        Failure.WRONG_VALUE,
+        CallFailure.WRONG_VALUE,
         "unit",
     ),
     (
         "wrong value",
         (PARIS,),
         reply(("get_weather", {"city": "Lyon"})),
-        Failure.WRONG_VALUE,
+        CallFailure.WRONG_VALUE,
         "Lyon",
     ),
-    ("wrong name", (PARIS,), reply(("weather", {"city": "Paris"})), Failure.WRONG_NAME, "weather"),
+    (
+        "wrong name",
+        (PARIS,),
+        reply(("weather", {"city": "Paris"})),
+        CallFailure.WRONG_NAME,
+        "weather",
+    ),
     (
         "missing",
         (PARIS,),
         reply(("get_weather", {"town": "Paris"})),
-        Failure.MISSING_ARGUMENT,
+        CallFailure.MISSING_ARGUMENT,
         "city",
     ),
     (
         "extra",
         (PARIS,),
         reply(("get_weather", {"city": "Paris", "days": 3})),
-        Failure.EXTRA_ARGUMENT,
+        CallFailure.EXTRA_ARGUMENT,
         "days",
     ),
-    ("int for number", (RADIUS,), reply(("area", {"radius": 5})), Failure.OK, ""),
-    ("float for int value", (RADIUS,), reply(("area", {"radius": 5.0})), Failure.OK, ""),
+    ("int for number", (RADIUS,), reply(("area", {"radius": 5})), CallFailure.OK, ""),
+    ("float for int value", (RADIUS,), reply(("area", {"radius": 5.0})), CallFailure.OK, ""),
     (
         "string for number",
         (RADIUS,),
         reply(("area", {"radius": "5"})),
-        Failure.WRONG_TYPE,
+        CallFailure.WRONG_TYPE,
         "number",
     ),
     (
         "bool for number",
         (RADIUS,),
         reply(("area", {"radius": True})),
-        Failure.WRONG_TYPE,
+        CallFailure.WRONG_TYPE,
         "boolean",
     ),
     (
         "arguments not an object",
         (RADIUS,),
         reply(("area", "5")),
-        Failure.WRONG_TYPE,
+        CallFailure.WRONG_TYPE,
         "not an object",
     ),
     (
         "parallel in order",
         (PARIS, BERLIN),
         reply(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Berlin"})),
-        Failure.OK,
+        CallFailure.OK,
         "",
     ),
     (
         "parallel reversed",
         (PARIS, BERLIN),
         reply(("get_weather", {"city": "berlin"}), ("get_weather", {"city": "Paris"})),
-        Failure.OK,
+        CallFailure.OK,
         "",
     ),
     (
         "parallel one wrong",
         (PARIS, BERLIN),
         reply(("get_weather", {"city": "Berlin"}), ("get_weather", {"city": "Rome"})),
-        Failure.WRONG_VALUE,
+        CallFailure.WRONG_VALUE,
         "Rome",
     ),
     (
         "parallel one short",
         (PARIS, BERLIN),
         reply(("get_weather", {"city": "Paris"})),
-        Failure.DROPPED_CALL,
+        CallFailure.DROPPED_CALL,
         "1 of 2",
     ),
     (
         "dropped by the server",
         (PARIS, BERLIN),
         reply(("get_weather", {"city": "Paris"}), errors=("JSONDecodeError: x",)),
-        Failure.PARSE_ERROR,
+        CallFailure.PARSE_ERROR,
         "1/2",
     ),
-    ("no call", (PARIS,), reply(content="It is sunny."), Failure.NOT_DETECTED, ""),
-    ("irrelevance kept", (), reply(content="Rome is the capital."), Failure.OK, ""),
+    ("no call", (PARIS,), reply(content="It is sunny."), CallFailure.NOT_DETECTED, ""),
+    ("irrelevance kept", (), reply(content="Rome is the capital."), CallFailure.OK, ""),
     (
         "irrelevance called",
         (),
         reply(("get_weather", {"city": "Rome"})),
-        Failure.EXTRA_CALL,
+        CallFailure.EXTRA_CALL,
         "expected 0",
     ),
     (
         "leaked markup",
         (PARIS,),
         reply(("get_weather", {"city": "Paris"}), content="</tool_call>"),
-        Failure.LEAKED_MARKUP,
+        CallFailure.LEAKED_MARKUP,
         "</tool_call>",
     ),
     (
         "irrelevance leaked",
         (),
         reply(content='<tool_call>{"name": "x"'),
-        Failure.LEAKED_MARKUP,
+        CallFailure.LEAKED_MARKUP,
         "<tool_call>",
     ),
 ]
@@ -175,7 +193,7 @@ CASES: list[tuple[str, tuple[ExpectedCall, ...], Extraction, Failure, str]] = [
     ("expected", "got", "failure", "detail"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
 def test_score(
-    expected: tuple[ExpectedCall, ...], got: Extraction, failure: Failure, detail: str
+    expected: tuple[ExpectedCall, ...], got: Extraction, failure: CallFailure, detail: str
 ) -> None:
     verdict = score(expected, got, MARKUP, TOOLS)
     assert verdict.failure is failure, verdict.detail
@@ -185,7 +203,7 @@ def test_score(
 def test_a_crash_fails_the_request() -> None:
     got = Extraction((), "", crash="KeyError: 'arguments'")
     verdict = score((PARIS,), got, MARKUP, TOOLS)
-    assert verdict.failure is Failure.PARSE_ERROR and "KeyError" in verdict.detail
+    assert verdict.failure is CallFailure.PARSE_ERROR and "KeyError" in verdict.detail
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import pytest
 
 from harness.toolcalls import mlx_lm_server, reference
 from harness.toolcalls.formats import get_format, resolve
-from harness.toolcalls.model import Backend, ToolCall
+from harness.toolcalls.model import ParserOwner, ToolCall
 
 JSON_DIALECT = get_format("json_tools").dialect  # type: ignore[union-attr]
 CALL = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
@@ -66,6 +66,6 @@ def test_reference_extraction_ignores_markup_in_reasoning() -> None:
 
 def test_resolve_names() -> None:
     assert [i.id for i in resolve("mlx_lm.json_tools")] == ["mlx_lm.json_tools"]
-    assert resolve("json_tools")[0].backend is Backend.MLX_LM
+    assert resolve("json_tools")[0].backend is ParserOwner.MLX_LM
     assert [i.id for i in resolve("gemma3_tool_code")] == ["harness.ref_gemma3_tool_code"]
     assert resolve("nope") == () and resolve("mlx_lm.nope") == ()

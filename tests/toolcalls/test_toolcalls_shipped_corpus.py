@@ -10,7 +10,7 @@ import pytest
 
 from harness.toolcalls.corpus import load_corpus
 from harness.toolcalls.formats import FORMATS, get_format, installed_mlx_lm_parsers
-from harness.toolcalls.model import Case
+from harness.toolcalls.model import CorpusCase
 from harness.toolcalls.scorer import CorpusScore, score_corpus
 
 CORPUS = Path(__file__).resolve().parents[2] / "suites" / "data" / "toolcalls"
@@ -23,12 +23,12 @@ FIELD_NOTES_PARSERS = {
 
 
 @pytest.fixture(scope="module")
-def cases() -> tuple[Case, ...]:
+def cases() -> tuple[CorpusCase, ...]:
     return load_corpus([CORPUS])
 
 
 @pytest.fixture(scope="module")
-def scored(cases: tuple[Case, ...]) -> tuple[CorpusScore, float]:
+def scored(cases: tuple[CorpusCase, ...]) -> tuple[CorpusScore, float]:
     started = time.perf_counter()
     score = score_corpus(cases)
     return score, time.perf_counter() - started
@@ -41,20 +41,20 @@ def test_field_notes_list_matches_the_installed_package() -> None:
     assert not unregistered, f"add a Format and corpus cases for {sorted(unregistered)}"
 
 
-def test_every_installed_mlx_lm_parser_has_ten_cases(cases: tuple[Case, ...]) -> None:
+def test_every_installed_mlx_lm_parser_has_ten_cases(cases: tuple[CorpusCase, ...]) -> None:
     per_parser = Counter(c.parser for c in cases)
     for module in installed_mlx_lm_parsers():
         fmt = next(f for f in FORMATS if f.mlx_lm == module)
         assert per_parser[fmt.name] >= 10, f"{fmt.name}: {per_parser[fmt.name]} cases"
 
 
-def test_reference_formats_have_ten_cases(cases: tuple[Case, ...]) -> None:
+def test_reference_formats_have_ten_cases(cases: tuple[CorpusCase, ...]) -> None:
     per_parser = Counter(c.parser for c in cases)
     assert per_parser["gemma3_tool_code"] >= 10
     assert per_parser["function_xml"] >= 10
 
 
-def test_files_and_ids_follow_the_parser(cases: tuple[Case, ...]) -> None:
+def test_files_and_ids_follow_the_parser(cases: tuple[CorpusCase, ...]) -> None:
     for case in cases:
         assert case.id.startswith(f"{case.parser}/"), case.id
         assert Path(case.source.rsplit(":", 1)[0]).stem == case.parser, case.source
@@ -81,7 +81,7 @@ def test_known_broken_cases_still_fail(scored: tuple[CorpusScore, float]) -> Non
     assert fixed == []
 
 
-def test_known_broken_marks_name_a_reason_and_a_link(cases: tuple[Case, ...]) -> None:
+def test_known_broken_marks_name_a_reason_and_a_link(cases: tuple[CorpusCase, ...]) -> None:
     marked = [c for c in cases if c.known_broken]
     assert marked
     for case in marked:

@@ -11,9 +11,9 @@ from types import MappingProxyType
 
 from harness.models.zoo.families_media import MEDIA_FAMILIES
 from harness.models.zoo.families_text import LLAMA, TEXT_FAMILIES
-from harness.models.zoo.family import BACKENDS, VOCAB_SIZE, Backend, Family
+from harness.models.zoo.family import BACKENDS, VOCAB_SIZE, Family, LibraryName
 
-__all__ = ["BACKENDS", "FAMILIES", "LLAMA", "VOCAB_SIZE", "Backend", "Family"]
+__all__ = ["BACKENDS", "FAMILIES", "LLAMA", "VOCAB_SIZE", "Family", "LibraryName"]
 
 FAMILIES: Mapping[str, Family] = MappingProxyType(
     {f.name: f for f in (*TEXT_FAMILIES, *MEDIA_FAMILIES)}

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-Backend = Literal["mlx_lm", "mlx_vlm", "mlx_audio"]
-BACKENDS: tuple[Backend, ...] = ("mlx_lm", "mlx_vlm", "mlx_audio")
+LibraryName = Literal["mlx_lm", "mlx_vlm", "mlx_audio"]
+BACKENDS: tuple[LibraryName, ...] = ("mlx_lm", "mlx_vlm", "mlx_audio")
 
 # The trained BPE vocabulary of every text family (the corpus supports up to ~540 tokens).
 VOCAB_SIZE = 512
@@ -48,7 +48,7 @@ class Family:
     """
 
     name: str
-    backend: Backend
+    backend: LibraryName
     config: Mapping[str, Any]
     chat_template: str | None
     special_tokens: tuple[str, ...]

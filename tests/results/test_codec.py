@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from harness.codec import DecodeError, decode_event, preflight_from_json, to_json
 from harness.preflight_types import (
     ContextSource,
     FindingRecord,
@@ -18,6 +17,7 @@ from harness.preflight_types import (
     PreflightRecord,
     WorkloadRecord,
 )
+from harness.results.codec import DecodeError, decode_event, preflight_from_json, to_json
 from harness.types import CaseResult, Status
 
 # Written by the previous version (Preflight.record() as a dict), copied from real run records:

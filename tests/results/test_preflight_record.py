@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from harness.metrics import MLX_PEAK
-from harness.preflight_record import PeakCheck, peak_check, warning_line
 from harness.preflight_types import ContextSource, MemoryRecord, PolicyAction, PreflightRecord
+from harness.results.preflight_record import PeakCheck, peak_check, warning_line
 from harness.types import CaseResult, Metric, Status, Unit
 
 WARNED = PreflightRecord(

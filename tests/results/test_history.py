@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import find_runs, fit_steps, series
+from harness.results.history import find_runs, fit_steps, series
+from harness.results.store import RunReadWarning, RunWriter
 from harness.runner.machine import machine
-from harness.store import RunReadWarning, RunWriter
 from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 1 << 34, "3.11")

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from harness.stats import can_reach, mann_whitney_u, min_p_value, needed_n
+from harness.results.stats import can_reach, mann_whitney_u, min_p_value, needed_n
 
 # p-values from scipy 1.17.1, scipy.stats.mannwhitneyu(x, y, alternative="two-sided",
 # use_continuity=True, method="exact" without ties and n1*n2 <= 400, else "asymptotic"):
-# the same choice harness.stats makes. Hard-coded so the table runs without scipy.
+# the same choice harness.results.stats makes. Hard-coded so the table runs without scipy.
 SCIPY_REFERENCE = [
     ((1, 2, 3), (4, 5, 6), 0.1),  # 3 vs 3: the smallest p there is
     ((1, 2, 3, 4), (5, 6, 7, 8), 0.02857142857142857),

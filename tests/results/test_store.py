@@ -26,8 +26,7 @@ from record_corpus import (
     type_mutants,
 )
 
-from harness.runner.machine import machine
-from harness.store import (
+from harness.results.store import (
     ReportDirError,
     RunFileError,
     RunIdTaken,
@@ -38,6 +37,7 @@ from harness.store import (
     load_run,
     metrics_frame,
 )
+from harness.runner.machine import machine
 from harness.types import CaseResult, Metric, ModelIdentity, RunRecord, Status, Unit
 
 
@@ -291,7 +291,7 @@ FILL_UNTIL_FULL = """
 import resource, signal, sys
 from pathlib import Path
 from harness.runner.machine import machine
-from harness.store import ReportDirError, RunWriter
+from harness.results.store import ReportDirError, RunWriter
 from harness.types import CaseResult, Status
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -499,10 +499,10 @@ def test_random_bytes_are_run_file_errors(tmp_path: Path) -> None:
 def test_every_type_mutation_of_a_real_record(tmp_path: Path, real: Path) -> None:
     """Each value of each event replaced by null, numbers, strings, containers, or removed:
     a RunFileError or a record; downstream readers take every record that reads."""
-    from harness.benchmark_json import pytest_benchmark_json
-    from harness.compare import compare_runs
-    from harness.history import series
     from harness.report import render_html, render_markdown
+    from harness.results.benchmark_json import pytest_benchmark_json
+    from harness.results.compare import compare_runs
+    from harness.results.history import series
 
     base = load_run(real)
     path = tmp_path / "run.jsonl"

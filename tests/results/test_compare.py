@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from harness.compare import Thresholds, compare_runs
 from harness.metrics import MetricSpec
+from harness.results.compare import Thresholds, compare_runs
 from harness.types import (
     CaseResult,
     Machine,

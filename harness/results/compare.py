@@ -4,7 +4,7 @@ A metric regresses only when the difference is both significant (Mann-Whitney U 
 samples) and larger than its minimum effect (the metric's noise floor or the caller's minimum,
 whichever is larger); the direction of "better" comes from the metric's definition. Samples too
 few to reach significance make a metric "inconclusive" with the count needed, never "unchanged"
-(the rule is :func:`harness.significance.decide`). A case takes its worst metric's verdict:
+(the rule is :func:`harness.results.significance.decide`). A case takes its worst metric's verdict:
 regressed > improved > inconclusive > unchanged. Cases whose model files, chat template, scenario
 version, parameters or machine changed are "not comparable", with the reason.
 """
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.metrics import MetricSpec
-from harness.significance import ALPHA, decide
-from harness.stats import bootstrap_ratio_ci
+from harness.results.significance import ALPHA, decide
+from harness.results.stats import bootstrap_ratio_ci
 from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
 
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
@@ -124,7 +124,8 @@ def package_changes(baseline: RunRecord, current: RunRecord) -> tuple[str, ...]:
 def compare_metric(
     spec: MetricSpec | None, base: Metric, cur: Metric, thresholds: Thresholds
 ) -> MetricDelta:
-    """One metric's verdict by :func:`harness.significance.decide` (the rule relative gates use)."""
+    """One metric's verdict by :func:`harness.results.significance.decide` (the rule relative
+    gates use)."""
     higher = spec.higher_is_better if spec else True
     floor = max(spec.noise_floor if spec else 0.0, thresholds.min_effect)
     decision = decide(

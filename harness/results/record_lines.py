@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.codec import DecodeError, parse_line
+from harness.results.codec import DecodeError, parse_line
 
 BOM = b"\xef\xbb\xbf"
 _JSON_NAMES: Mapping[type, str] = {

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.codec import EVENT_TYPES, DecodeError, decode_event, to_json
-from harness.record_lines import BadLine, RecordLine, read_record_lines
-from harness.report_dir import (
+from harness.results.codec import EVENT_TYPES, DecodeError, decode_event, to_json
+from harness.results.record_lines import BadLine, RecordLine, read_record_lines
+from harness.results.report_dir import (
     ReportDirError,
     RunIdTaken,
     check_writable_dir,

@@ -1,0 +1,100 @@
+"""``mlx-harness models list|prepare`` and ``mlx-harness import gguf``: the embedded models and
+converting model files to MLX."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.cli_errors import CliError
+
+
+def cmd_models_list(args: argparse.Namespace) -> int:
+    from harness.models.catalog import embedded_models
+
+    models = embedded_models()
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": m.name,
+                        "backend": m.backend,
+                        "path": str(m.path),
+                        "prepared": m.prepared,
+                        "size_bytes": m.size_bytes,
+                        "description": m.description,
+                    }
+                    for m in models
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    width = max(len(m.name) for m in models)
+    for m in models:
+        state = "prepared" if m.prepared else "not prepared"
+        size = f"{m.size_bytes / 2**20:8.1f} MiB" if m.prepared else " " * 12
+        print(f"{m.name:<{width}}  {m.backend:<9} {state:<12} {size}  {m.path}")
+    return 0
+
+
+def cmd_models_prepare(args: argparse.Namespace) -> int:
+    from harness.models.catalog import embedded_models, prepare_embedded
+
+    known = {m.name: m for m in embedded_models()}
+    names = args.names or list(known)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise CliError(
+            f"unknown embedded model(s): {', '.join(unknown)}; see `mlx-harness models list`"
+        )
+    for name in names:
+        path = prepare_embedded(name, force=args.force)
+        print(f"{name}: {path}", flush=True)
+    return 0
+
+
+def cmd_import_gguf(args: argparse.Namespace) -> int:
+    from harness.models.gguf import GGUFImportError, import_gguf
+
+    try:
+        summary = import_gguf(Path(args.file), Path(args.out), dtype=args.dtype)
+    except GGUFImportError as exc:
+        raise CliError(str(exc)) from None
+    print(
+        f"{summary.architecture} ({summary.model_type}) -> {summary.output}: "
+        f"{summary.output_bytes / 2**20:.1f} MiB in {summary.seconds:.1f} s "
+        f"({summary.kept_quantized} tensors kept quantized, {summary.dequantized} dequantized)"
+    )
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``models`` and ``import`` to the main parser's subcommands."""
+    models = sub.add_parser("models", help="embedded models").add_subparsers(
+        dest="models_command", required=True
+    )
+    p = models.add_parser("list", help="embedded models and whether they are prepared")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_models_list)
+    p = models.add_parser("prepare", help="build/convert embedded models into the cache")
+    p.add_argument("names", nargs="*")
+    p.add_argument("--force", action="store_true")
+    p.set_defaults(func=cmd_models_prepare)
+
+    imports = sub.add_parser("import", help="convert model files to MLX").add_subparsers(
+        dest="import_command", required=True
+    )
+    p = imports.add_parser("gguf", help="a llama-family or gemma3 GGUF -> an mlx-lm directory")
+    p.add_argument("file")
+    p.add_argument("out")
+    p.add_argument(
+        "--dtype",
+        default="keep",
+        choices=["keep", "float32", "float16", "bfloat16"],
+        help="keep: MLX-native quant types stay quantized, K-quants dequantized",
+    )
+    p.set_defaults(func=cmd_import_gguf)
