@@ -78,7 +78,10 @@ def outcome_of(reply: dict[str, Any]) -> Outcome:
     )
 
 
-def bare(case: Case, status: Status, reason: str, started: str, duration_s: float) -> CaseResult:
+def bare(
+    case: Case, status: Status, reason: str | None, started: str, duration_s: float
+) -> CaseResult:
+    """The result of ``case`` with nothing measured: its identity, status and reason."""
     return CaseResult(
         case_id=case.case_id,
         suite=case.suite,

@@ -25,7 +25,15 @@ from harness.runner.client import WorkerClient, WorkerGone, WorkerProtocolError
 from harness.runner.identity import model_identity
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
-from harness.runner.outcome import HarnessFault, Outcome, errored, interrupted, now, outcome_of
+from harness.runner.outcome import (
+    HarnessFault,
+    Outcome,
+    bare,
+    errored,
+    interrupted,
+    now,
+    outcome_of,
+)
 from harness.runner.preflight import Preflight, Preflighter
 from harness.runner.signals import RunInterrupted, signals_deferred
 from harness.spec.plan import worker_key
@@ -295,22 +303,12 @@ class RunSession:
                     self.specs,
                     baseline={m.name: m for m in before.metrics} if before else None,
                 )
-        return CaseResult(
-            case_id=case.case_id,
-            suite=case.suite,
-            model=case.model.key,
-            scenario=case.scenario,
-            status=status,
-            params=dict(case.params),
-            point=dict(case.point),
+        return dataclasses.replace(
+            bare(case, status, reason, started, time.perf_counter() - start),
             metrics=outcome.metrics,
-            reason=reason,
             gates=gates,
             artifacts=outcome.artifacts,
-            duration_s=time.perf_counter() - start,
-            started_at=started,
             scenario_version=outcome.version,
-            link=expectation.link if expectation else None,
             preflight=outcome.preflight,
         )
 
