@@ -20,6 +20,7 @@ from typing import Any
 from harness.metrics import MetricSpec
 from harness.results.significance import ALPHA, decide
 from harness.results.stats import bootstrap_ratio_ci
+from harness.scenarios.specs import all_specs
 from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
 
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
@@ -276,8 +277,6 @@ def compare_runs(
 ) -> Comparison:
     """Compare every case of ``current`` with the same case id in ``baseline``."""
     if specs is None:
-        from harness.scenarios.specs import all_specs
-
         specs = all_specs()
     thresholds = thresholds or Thresholds()
     machine = machine_changes(baseline.machine, current.machine)

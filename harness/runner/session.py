@@ -36,6 +36,7 @@ from harness.runner.outcome import (
 )
 from harness.runner.preflight import Preflight, Preflighter
 from harness.runner.signals import RunInterrupted, signals_deferred
+from harness.scenarios.specs import all_specs
 from harness.spec.plan import worker_key
 from harness.types import (
     Case,
@@ -89,7 +90,6 @@ class RunSession:
         ``resume``: continue the record of ``run_id``; its cases with a final status are not
         run again (:meth:`run_case` returns what was recorded).
         """
-        from harness.scenarios.specs import all_specs
 
         check_report_root(report_root)
         self.run_id = run_id or new_run_id()
