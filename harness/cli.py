@@ -206,7 +206,10 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from harness import __version__
+
     parser = argparse.ArgumentParser(prog="mlx-harness", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"mlx-harness {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("validate", help="check suites without running them")

@@ -214,3 +214,12 @@ def test_a_report_dir_that_is_a_file_is_one_line(
         f"mlx-harness: error: {a_file}: is a file, not a folder; "
         "pass --report-dir to a writable folder\n"
     )
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import __version__
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"mlx-harness {__version__}"

@@ -241,14 +241,14 @@ def _changes(before: Mapping[str, str | None], after: Mapping[str, str | None]) 
     ]
 
 
-def load_run(path: Path) -> RunRecord:
-    """Read a run record (a ``run.jsonl`` file or a directory holding one).
+def load_run(path: Path | str) -> RunRecord:
+    """Read a run record (a ``run.jsonl`` file or a directory holding one; a path or a str).
 
     Every line is checked against the shared types; anything wrong is a :class:`RunFileError`
     (``file:line: what; fix``). A case recorded twice (a resumed run re-ran it) keeps its last
     result, in the order the cases first appeared. Events of an unknown kind are skipped.
     """
-    file = _record_file(path)
+    file = _record_file(Path(path))
     try:
         read = read_record_lines(file)
     except BadLine as exc:

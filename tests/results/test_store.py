@@ -94,6 +94,7 @@ def test_round_trip(tmp_path: Path) -> None:
     decode = run.results[0].metric("throughput.decode_tps")
     assert decode is not None and decode.samples == (10.0, 12.0) and decode.median == 11.0
     assert run.models["m"].path == "/models/m"
+    assert load_run(str(tmp_path / "run.jsonl")) == run  # a str path reads the same record
 
 
 def test_dataframe_and_csv_keep_every_raw_sample(tmp_path: Path) -> None:
