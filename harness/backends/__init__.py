@@ -14,6 +14,7 @@ BACKENDS: Registry[Backend] = Registry(
     {
         "mlx_lm": "harness.backends.mlx_lm:BACKEND",
         "fake": "harness.backends.fake:BACKEND",
+        "mlx_vlm": "harness.backends.mlx_vlm:BACKEND",
     },
     group="mlx_harness.backends",
 )

@@ -189,11 +189,47 @@ class ToolCalling(LoadedModel, Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ImagePrompt:
+    """A chat turn with images, preprocessed by the backend: token counts, the time the
+    processor took (``preprocess_s``, image decoding, resizing, patching and tokenizing), and
+    the backend's own inputs (opaque to scenarios)."""
+
+    prompt_tokens: int
+    image_tokens: int  # placeholder tokens the images became in the prompt
+    images: int
+    preprocess_s: float
+    inputs: Any = field(default=None, repr=False, compare=False)
+
+
+@runtime_checkable
+class ImageInput(LoadedModel, Protocol):
+    """:attr:`BackendCapability.IMAGES`: a model that takes images with the prompt (mlx-vlm's)."""
+
+    def prepare_images(self, text: str, images: Sequence[Any]) -> ImagePrompt:
+        """One user turn of ``text`` with ``images`` (PIL images) through the chat template and
+        the image processor; :class:`BackendError` (one line) when the processor fails."""
+        ...
+
+    def stream_image_prompt(
+        self,
+        prompt: ImagePrompt,
+        *,
+        max_tokens: int,
+        ignore_eos: bool = True,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> Iterator[int]:
+        """Yield generated token ids for ``prompt`` (the vision encoder runs before the first)."""
+        ...
+
+
 MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
     {
         BackendCapability.TEXT_GENERATION: LoadedModel,
         BackendCapability.PROMPT_CACHE: PromptCaching,
         BackendCapability.TOOL_PARSING: ToolCalling,
+        BackendCapability.IMAGES: ImageInput,
     }
 )
 """The loaded-model interface of each capability that has one (the others: with the backends

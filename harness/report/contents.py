@@ -16,13 +16,20 @@ from harness.report import (
     prompt_cache,
     tool_calls,
     unclaimed,
+    vision,
 )
 from harness.report.sections import Section
 
 
 def default_sections() -> tuple[Section, ...]:
     """The built-in sections, in report order."""
-    shown = (performance.SECTION, prompt_cache.SECTION, tool_calls.SECTION, memory.SECTION)
+    shown = (
+        performance.SECTION,
+        prompt_cache.SECTION,
+        tool_calls.SECTION,
+        vision.SECTION,
+        memory.SECTION,
+    )
     claims = tuple(c for s in shown for c in s.claims)
     return (
         header.SECTION,

@@ -111,7 +111,7 @@ def test_the_fake_probes_its_own_files_and_mlx_lm_does_not() -> None:
 DELIVERY: list[tuple[str, frozenset[BackendCapability], Any, tuple[str, ...] | None]] = [
     ("text_delivered", frozenset({TEXT}), TextOnly(), None),
     ("all_delivered", frozenset({TEXT, CACHE, TOOLS}), _mlx_lm_model(), None),
-    ("no_protocol_yet", frozenset({BackendCapability.IMAGES}), object(), None),
+    ("no_protocol_yet", frozenset({BackendCapability.HTTP}), object(), None),
     (
         "cache_declared_not_delivered",
         frozenset({TEXT, CACHE}),
