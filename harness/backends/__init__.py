@@ -15,6 +15,7 @@ BACKENDS: Registry[Backend] = Registry(
         "mlx_lm": "harness.backends.mlx_lm:BACKEND",
         "fake": "harness.backends.fake:BACKEND",
         "mlx_vlm": "harness.backends.mlx_vlm:BACKEND",
+        "mlx_audio": "harness.backends.mlx_audio:BACKEND",
     },
     group="mlx_harness.backends",
 )

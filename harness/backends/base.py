@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from harness.probe.types import ReasonCode
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from harness.probe.types import Probe
     from harness.toolcalls.model import Extraction
 
@@ -189,6 +192,21 @@ class ToolCalling(LoadedModel, Protocol):
         ...
 
 
+@runtime_checkable
+class Transcribing(Protocol):
+    """:attr:`BackendCapability.AUDIO_IN`: a speech-to-text model (mlx-audio's Whisper is one)."""
+
+    @property
+    def sample_rate(self) -> int:
+        """The rate (Hz) of the mono audio :meth:`transcribe` takes."""
+        ...
+
+    def transcribe(self, audio: NDArray[np.float32]) -> str:
+        """Greedy transcript of mono float32 ``audio`` in [-1, 1] at :attr:`sample_rate`;
+        long audio is chunked as the backend does it (Whisper: 30 s windows)."""
+        ...
+
+
 @dataclass(frozen=True)
 class ImagePrompt:
     """A chat turn with images, preprocessed by the backend: token counts, the time the
@@ -229,6 +247,7 @@ MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
         BackendCapability.TEXT_GENERATION: LoadedModel,
         BackendCapability.PROMPT_CACHE: PromptCaching,
         BackendCapability.TOOL_PARSING: ToolCalling,
+        BackendCapability.AUDIO_IN: Transcribing,
         BackendCapability.IMAGES: ImageInput,
     }
 )

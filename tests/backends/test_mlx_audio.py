@@ -1,0 +1,85 @@
+"""The mlx_audio backend: speech to text with mlx-audio's Whisper, float32 on CPU.
+
+The zoo's tiny random Whisper is built during the run; the real-model test needs
+``whisper-tiny-en`` prepared (``mlx-harness models prepare whisper-tiny-en``) and espeak-ng,
+and skips, saying so, without them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.backends import BACKENDS
+from harness.backends.base import (
+    BackendCapability,
+    BackendError,
+    Transcribing,
+    check_delivered,
+    declared_capabilities,
+)
+from harness.backends.mlx_audio import BACKEND, model_type
+
+
+@pytest.mark.parametrize(
+    ("config", "match"),
+    [
+        (None, r"config.json: cannot read it \(FileNotFoundError\); fix: point the suite"),
+        ("{not json", r"config.json: cannot read it \(JSONDecodeError\)"),
+        ('["whisper"]', r"model_type None has no speech-to-text runner"),
+        ('{"model_type": "llama"}', r"model_type 'llama' has no speech-to-text runner .* whisper"),
+    ],
+)
+def test_unknown_or_unreadable_models_are_one_line(
+    tmp_path: Path, config: str | None, match: str
+) -> None:
+    if config is not None:
+        (tmp_path / "config.json").write_text(config)
+    with pytest.raises(BackendError, match=match) as info:
+        model_type(tmp_path)
+    assert "\n" not in str(info.value) and str(tmp_path) in str(info.value)
+
+
+def test_registered_with_audio_input() -> None:
+    assert BACKENDS.get("mlx_audio") is BACKEND
+    assert declared_capabilities(BACKEND, "mlx_audio") == {BackendCapability.AUDIO_IN}
+
+
+@pytest.fixture(scope="module")
+def zoo_whisper(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("mlx_audio", reason="mlx-audio is the optional 'audio' extra")
+    from harness.models.zoo.build import build
+    from harness.models.zoo.families import FAMILIES
+
+    return build(FAMILIES["whisper"], tmp_path_factory.mktemp("zoo") / "whisper")
+
+
+def test_loads_the_zoo_whisper_and_transcribes(zoo_whisper: Path) -> None:
+    model, info = BACKEND.load(zoo_whisper)
+    assert isinstance(model, Transcribing) and model.sample_rate == 16000
+    check_delivered("mlx_audio", BACKEND.capabilities, model)  # raises when it lacks one
+    assert info.details["dtype"] == "float32" and info.weights_bytes > 0
+    assert info.details["mlx_peak_bytes"] >= info.details["mlx_active_bytes"] > 0
+    text = model.transcribe(np.zeros(16000, np.float32))  # random weights: any text
+    assert isinstance(text, str)
+
+
+@pytest.mark.real_model
+def test_whisper_tiny_en_transcribes_a_reference_clip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.models import whisper_ct2
+    from harness.scenarios import speech_clips
+    from harness.scenarios.speech_scoring import word_errors
+
+    path = whisper_ct2.default_path()
+    if not whisper_ct2.is_prepared(path):
+        pytest.skip(f"whisper-tiny-en is not prepared in {path}; run mlx-harness models prepare")
+    if speech_clips.shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed (Debian: apt-get install -y espeak-ng)")
+    monkeypatch.setenv("MLX_HARNESS_CACHE", str(tmp_path))
+    model, _info = BACKEND.load(path)
+    clip = speech_clips.clip_set("clean", 6, False)[5]  # "The juice of lemons makes fine punch."
+    assert word_errors([clip.text], [model.transcribe(clip.audio)]).rate <= 0.25
