@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from harness.report import (
+    audio,
     failures,
     header,
     identities,
@@ -28,6 +29,7 @@ def default_sections() -> tuple[Section, ...]:
         prompt_cache.SECTION,
         tool_calls.SECTION,
         vision.SECTION,
+        audio.SECTION,
         memory.SECTION,
     )
     claims = tuple(c for s in shown for c in s.claims)

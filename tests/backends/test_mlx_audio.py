@@ -83,3 +83,20 @@ def test_whisper_tiny_en_transcribes_a_reference_clip(
     model, _info = BACKEND.load(path)
     clip = speech_clips.clip_set("clean", 6, False)[5]  # "The juice of lemons makes fine punch."
     assert word_errors([clip.text], [model.transcribe(clip.audio)]).rate <= 0.25
+
+
+@pytest.mark.parametrize(
+    ("backend", "action", "code"),
+    [("mlx_audio", "allow", "ok"), ("mlx_lm", "block", "backend_mismatch")],
+)
+def test_policy_runs_speech_to_text_only_through_mlx_audio(
+    zoo_whisper: Path, backend: str, action: str, code: str
+) -> None:
+    from harness.probe import MemoryBudget, decide, probe_model
+    from harness.scenarios.speech_to_text import SCENARIO
+
+    plenty = MemoryBudget(total_bytes=64 * 1024**3, available_bytes=48 * 1024**3)
+    decision = decide(
+        probe_model(zoo_whisper), scenario_needs=SCENARIO.needs, memory=plenty, backend=backend
+    )
+    assert (decision.action.value, decision.code.value) == (action, code)
