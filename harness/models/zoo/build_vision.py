@@ -26,7 +26,7 @@ def write_vision_model(family: Family, out_dir: Path, *, seed: int) -> int:
 
     vocab = write_tokenizer(family, out_dir)
     config = model_config(family, vocab)
-    model = _instantiate(config, seed=seed)
+    model = instantiate(config, seed=seed)
     n_params = check_float32(model)
     save_weights(out_dir, model)
     write_json(out_dir / "config.json", config)
@@ -36,7 +36,7 @@ def write_vision_model(family: Family, out_dir: Path, *, seed: int) -> int:
     return n_params
 
 
-def _instantiate(config: dict[str, Any], *, seed: int) -> Any:
+def instantiate(config: dict[str, Any], *, seed: int) -> Any:
     """Build the model the way ``mlx_vlm.utils.load_model`` does, from a copy of ``config``."""
     from mlx_vlm.utils import get_model_and_args, update_module_configs
 
