@@ -273,7 +273,7 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> Mapping[str, Path]:
             "throughput",
             "warn",
             "backend_mismatch: loaded with mlx-lm (its qwen2_vl module, without vision); "
-            "the files call for mlx-vlm (the runner has no mlx_vlm backend yet)",
+            "the files call for mlx-vlm",
         ),
         ("llama", "throughput", "allow", "ok: ok"),
     ],
