@@ -8,9 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness.backends.base import BackendCapability, BackendError, LoadInfo, weights_bytes
+from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from harness.toolcalls.model import Extraction
+
+TRAFFIC_PROBE_TOKENS = 8  # tokens prefilled to see what one cached token takes per layer
 
 
 class MlxLmCaching:
@@ -159,7 +165,62 @@ class MlxLmToolCalling:
         return whole, streamed
 
 
-class MlxLmModel(MlxLmCaching, MlxLmToolCalling):
+def _leaves(value: Any) -> list[Any]:
+    """The mlx arrays inside a cache's keys/values/state (tuples for quantized caches)."""
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value] if hasattr(value, "nbytes") and hasattr(value, "shape") else []
+
+
+class MlxLmMeasures:
+    """What a decode step reads (:class:`harness.backends.decode_traffic.ReportsTraffic`) and
+    next-token log-probabilities (:class:`harness.backends.scoring.Scoring`); mixed into
+    :class:`MlxLmModel`."""
+
+    model: Any
+
+    def decode_traffic(self) -> DecodeTraffic:
+        import mlx.core as mx
+        from mlx.utils import tree_flatten
+        from mlx_lm.models.cache import make_prompt_cache
+
+        flat: Any = tree_flatten(self.model.parameters())
+        params: list[tuple[str, Any]] = list(flat)
+        total = sum(int(v.nbytes) for _, v in params)
+        if any("lm_head" in name for name, _ in params):  # untied: the table is only indexed
+            embed = [(n, v) for n, v in params if "embed_tokens" in n]
+            rows = max((int(v.shape[0]) for n, v in embed if n.endswith("weight")), default=1)
+            table = sum(int(v.nbytes) for _, v in embed)
+            total -= table - table // max(rows, 1)
+        cache = make_prompt_cache(self.model)
+        self.model(mx.array([list(range(1, TRAFFIC_PROBE_TOKENS + 1))]), cache=cache)
+        layers: list[CacheLayerTraffic] = []
+        fixed = 0
+        for layer in cache:
+            keys = _leaves(getattr(layer, "keys", None))
+            values = _leaves(getattr(layer, "values", None))
+            if keys and values and len(keys[0].shape) >= 2:
+                held = int(keys[0].shape[-2])
+                nbytes = sum(int(a.nbytes) for a in keys + values)
+                window = getattr(layer, "max_size", None)
+                layers.append(
+                    CacheLayerTraffic(nbytes / max(held, 1), int(window) if window else None)
+                )
+            else:
+                fixed += sum(int(a.nbytes) for a in _leaves(getattr(layer, "state", None)))
+        return DecodeTraffic(total, tuple(layers), fixed)
+
+    def next_token_logprobs(self, tokens: Sequence[int]) -> NDArray[np.float32]:
+        import mlx.core as mx
+        import numpy as np
+
+        logits = self.model(mx.array(list(tokens))[None])[0].astype(mx.float32)
+        logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+        mx.eval(logprobs)
+        return np.array(logprobs, dtype=np.float32)
+
+
+class MlxLmModel(MlxLmCaching, MlxLmToolCalling, MlxLmMeasures):
     def __init__(self, model: Any, tokenizer: Any, path: Path | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer

@@ -15,6 +15,7 @@ from harness.report import (
     memory,
     performance,
     prompt_cache,
+    quality,
     tool_calls,
     unclaimed,
     vision,
@@ -26,6 +27,7 @@ def default_sections() -> tuple[Section, ...]:
     """The built-in sections, in report order."""
     shown = (
         performance.SECTION,
+        quality.SECTION,
         prompt_cache.SECTION,
         tool_calls.SECTION,
         vision.SECTION,

@@ -1,4 +1,6 @@
-"""llama-bench style performance table: one row per (model, scenario, point), median ± stddev."""
+"""llama-bench style performance table: one row per (model, scenario, point), median ± stddev,
+with the roofline: bytes read per decoded token, the bandwidth-bound ceiling and the share of
+it reached, and the read bandwidth each figure was judged against."""
 
 from __future__ import annotations
 
@@ -19,12 +21,47 @@ COLUMNS: tuple[MetricColumn, ...] = (
     MetricColumn("ITL p90", (throughput.ITL_P90.name,), "inter-token latency, 90th percentile"),
     MetricColumn("ITL p99", (throughput.ITL_P99.name,), "inter-token latency, 99th percentile"),
     MetricColumn("e2e", (throughput.E2E.name,), "end-to-end time of one request"),
+    MetricColumn(
+        "bytes/token", (throughput.BYTES_PER_TOKEN.name,), throughput.BYTES_PER_TOKEN.description
+    ),
+    MetricColumn("ceiling", (throughput.CEILING.name,), throughput.CEILING.description),
+    MetricColumn("share", (throughput.SHARE.name,), throughput.SHARE.description),
 )
+GB = 1e9
 
 
 @dataclass(frozen=True)
 class Performance:
     table: Table
+    bandwidth: tuple[str, ...] = ()  # one line per machine fingerprint the cases measured
+
+
+def _rate(value: object) -> str:
+    return f"{float(value) / GB:.2f} GB/s" if isinstance(value, int | float) else "?"
+
+
+def bandwidth_lines(run: RunRecord) -> tuple[str, ...]:
+    """``read bandwidth 13.15 GB/s (gemv; sum 2.90 GB/s), 256 MiB buffer, median of 7,
+    measured, machine 0123abcd``: one per fingerprint, from the cases' artifacts."""
+    seen: dict[str, str] = {}
+    for result in run.results:
+        found = result.artifacts.get("bandwidth")
+        if not isinstance(found, dict) or str(found.get("fingerprint")) in seen:
+            continue
+        kernels = found.get("kernels_bytes_per_s")
+        others = (
+            "; ".join(f"{k} {_rate(v)}" for k, v in kernels.items() if k != found.get("kernel"))
+            if isinstance(kernels, dict)
+            else ""
+        )
+        buffer = found.get("buffer_bytes")
+        size = f"{int(buffer) // 2**20} MiB buffer, " if isinstance(buffer, int) else ""
+        seen[str(found.get("fingerprint"))] = (
+            f"read bandwidth {_rate(found.get('bytes_per_s'))} ({found.get('kernel')}"
+            f"{'; ' + others if others else ''}), {size}median of {found.get('repeats')}, "
+            f"{found.get('source')}, machine {found.get('fingerprint')}"
+        )
+    return tuple(seen.values())
 
 
 def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
@@ -43,7 +80,7 @@ def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
 
 def build(run: RunRecord) -> Performance | None:
     table = case_metric_table(run.results, columns_for(run))
-    return Performance(table) if table else None
+    return Performance(table, bandwidth_lines(run)) if table else None
 
 
 SECTION = Section("performance", "Performance", build, claims=(PREFIX,))

@@ -18,6 +18,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "prompt_cache_lru": "harness.scenarios.prompt_cache_lru:SCENARIO",
         "tool_calls": "harness.scenarios.tool_calls:SCENARIO",
         "toolcalls_corpus": "harness.scenarios.toolcalls_corpus:SCENARIO",
+        "quality": "harness.scenarios.quality:SCENARIO",
         "speech_to_text": "harness.scenarios.speech_to_text:SCENARIO",
         "vision_throughput": "harness.scenarios.vision_throughput:SCENARIO",
     },

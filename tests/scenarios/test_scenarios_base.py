@@ -15,6 +15,7 @@ from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioConte
 from harness.scenarios.load import LoadParams
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
+from harness.scenarios.quality import QualityParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
 from harness.scenarios.throughput import ThroughputParams
 from harness.scenarios.tool_calls import ToolCallsParams
@@ -32,6 +33,7 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("prompt_cache_lru", LruParams, {Capability.TEXT}, {TEXT, CACHE}),
     ("tool_calls", ToolCallsParams, {Capability.CHAT}, {TEXT, TOOLS}),
     ("toolcalls_corpus", CorpusParams, set(), set()),
+    ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
 ]
 

@@ -1,0 +1,59 @@
+"""Bytes a decode step reads from memory, and the bandwidth-bound ceiling they imply.
+
+A loaded model that can say what it reads (:class:`ReportsTraffic`, mlx-lm's can) gives a
+:class:`DecodeTraffic`: the weight bytes one decode step reads (quantization scales and biases
+included; an untied embedding table counts one row, a tied one all of it, since the output
+projection reads it) and, per cache layer, the bytes one cached token takes and the window a
+rotating layer keeps. Bytes per token at a context of ``n`` tokens = weights + each layer's
+bytes per token x min(n, window) + fixed state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class CacheLayerTraffic:
+    bytes_per_token: float  # K and V of one cached token in this layer
+    window: int | None = None  # a rotating layer keeps at most this many tokens
+
+
+@dataclass(frozen=True)
+class DecodeTraffic:
+    weight_bytes: int  # read once per decode step
+    layers: tuple[CacheLayerTraffic, ...] = ()
+    fixed_state_bytes: int = 0  # recurrent state read each step, whatever the context
+
+    def kv_bytes(self, context_tokens: float) -> float:
+        """KV cache bytes read by one decode step attending to ``context_tokens`` tokens."""
+        total = 0.0
+        for layer in self.layers:
+            held = context_tokens if layer.window is None else min(context_tokens, layer.window)
+            total += layer.bytes_per_token * held
+        return total
+
+    def bytes_per_token(self, context_tokens: float) -> float:
+        return self.weight_bytes + self.fixed_state_bytes + self.kv_bytes(context_tokens)
+
+
+@runtime_checkable
+class ReportsTraffic(Protocol):
+    """A loaded model that can say what one decode step reads."""
+
+    def decode_traffic(self) -> DecodeTraffic: ...
+
+
+def mean_decode_context(depth: int, prompt_tokens: int, generated: int) -> float:
+    """The mean context a run's decode steps attend to: step ``i`` (1 .. generated-1) runs
+    with ``depth + prompt + i`` tokens cached."""
+    steps = max(1, generated - 1)
+    return depth + prompt_tokens + (steps + 1) / 2
+
+
+def ceiling_tps(bandwidth_bytes_per_s: float, bytes_per_token: float) -> float:
+    """Tokens/s a decode bound only by memory reads would reach."""
+    if bytes_per_token <= 0:
+        return float("nan")
+    return bandwidth_bytes_per_s / bytes_per_token

@@ -1,0 +1,104 @@
+"""``throughput`` with ``depth`` and the roofline, on a real tiny llama and on the fake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends import bandwidth
+from harness.backends.fake import BACKEND as FAKE
+from harness.backends.mlx_lm import BACKEND, MlxLmModel
+from harness.models.cache_dir import CACHE_ENV
+from harness.scenarios import throughput
+from harness.scenarios.base import ScenarioContext
+from harness.scenarios.throughput import SCENARIO, ThroughputParams
+from harness.types import Metric
+
+
+@pytest.fixture(scope="module")
+def loaded(tiny_llama: Path):  # type: ignore[no-untyped-def]
+    return BACKEND.load(tiny_llama)
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bandwidth goes to a cache of the test's own, measured on a small buffer."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    real = bandwidth.measure
+    monkeypatch.setattr(bandwidth, "measure", lambda: real(4 * 2**20, 2))
+
+
+def context(model: object, info: object, repeats: int = 2) -> ScenarioContext:
+    return ScenarioContext(model, info, repeats, 1, lambda: (model, info), "mlx_lm")  # type: ignore[arg-type]
+
+
+def by_name(metrics: tuple[Metric, ...]) -> dict[str, Metric]:
+    return {m.name: m for m in metrics}
+
+
+@pytest.mark.parametrize("depth", [0, 16])
+def test_roofline_at_depth(loaded, depth: int) -> None:  # type: ignore[no-untyped-def]
+    model, info = loaded
+    params = ThroughputParams(prompt_tokens=8, gen_tokens=5, depth=depth)
+    out = SCENARIO.run(context(model, info), params)
+    assert out.skip_reason is None and not out.failures
+    found = by_name(out.metrics)
+    assert set(found) == {spec.name for spec in SCENARIO.metrics}
+    assert out.artifacts["depth_tokens"] == depth
+    assert out.artifacts["prompt_tokens"] == 8
+    assert out.artifacts["generated_tokens"] == [5, 5]
+    traffic = model.decode_traffic()
+    mean_context = depth + 8 + 2.5  # decode steps 1..4 after depth + prompt
+    per_token = found[throughput.BYTES_PER_TOKEN.name].samples[0]
+    assert per_token == pytest.approx(traffic.bytes_per_token(mean_context))
+    assert out.artifacts["decode_traffic"]["mean_context_tokens"] == mean_context
+    rate = out.artifacts["bandwidth"]["bytes_per_s"]
+    ceiling = found[throughput.CEILING.name].samples[0]
+    assert ceiling == pytest.approx(rate / per_token)
+    decode = found[throughput.DECODE.name].samples
+    share = found[throughput.SHARE.name].samples
+    assert share == pytest.approx([d / ceiling for d in decode])
+    assert len(found[throughput.SHARE.name].warmup_samples) == 1
+
+
+def test_deeper_context_reads_more(loaded) -> None:  # type: ignore[no-untyped-def]
+    model, info = loaded
+    figures = []
+    for depth in (0, 64):
+        out = SCENARIO.run(context(model, info, 1), ThroughputParams(prompt_tokens=4, depth=depth))
+        figures.append(by_name(out.metrics)[throughput.BYTES_PER_TOKEN.name].samples[0])
+    kv = sum(layer.bytes_per_token for layer in model.decode_traffic().layers)
+    assert figures[1] - figures[0] == pytest.approx(64 * kv)
+
+
+def test_depth_generates_what_the_whole_context_would(loaded) -> None:  # type: ignore[no-untyped-def]
+    """The cache copy at depth holds the context: greedy tokens equal those of one long prompt,
+    and a run on a copy leaves the filled cache as it was."""
+    model, _ = loaded
+    assert isinstance(model, MlxLmModel)
+    text = model.encode("one two three four five six seven eight nine ten eleven twelve")
+    head, tail = text[:8], text[8:]
+    base = throughput.filled_cache(model, head)
+    cache = throughput.fresh_copy(model, base, head)
+    at_depth = list(model.generate_cached(cache, tail, max_tokens=6))
+    assert at_depth == list(model.stream_tokens(text, max_tokens=6))
+    assert model.cache_offset(base) == 8
+    assert model.cache_offset(cache) > 8
+
+
+def test_fake_has_no_roofline_and_no_depth(fake_model: Path) -> None:
+    model, info = FAKE.load(fake_model)
+    ctx = ScenarioContext(model, info, 2, 0, lambda: (model, info), "fake")
+    out = SCENARIO.run(ctx, ThroughputParams(prompt_tokens=8, gen_tokens=4))
+    names = {m.name for m in out.metrics}
+    assert throughput.DECODE.name in names and throughput.SHARE.name not in names
+    assert str(out.artifacts["roofline"]).startswith("not available")
+    deep = SCENARIO.run(ctx, ThroughputParams(prompt_tokens=8, gen_tokens=4, depth=32))
+    assert deep.skip_reason == "capability_missing: backend fake has no prompt cache"
+    assert deep.metrics == ()
+
+
+def test_workload_counts_depth() -> None:
+    params = ThroughputParams(prompt_tokens=128, gen_tokens=32, depth=1024)
+    assert SCENARIO.workload(params).context_tokens == 1024 + 128 + 32
