@@ -27,13 +27,14 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from harness.backends.bandwidth import read_bandwidth
+from harness.backends.bandwidth import Bandwidth, read_bandwidth
 from harness.backends.base import BackendCapability, LoadedModel, PromptCaching
 from harness.backends.decode_traffic import (
     ReportsTraffic,
     ceiling_tps,
     mean_decode_context,
 )
+from harness.backends.mlx_runtime import reset_peaks
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability
 from harness.scenarios.base import (
@@ -167,6 +168,9 @@ class ThroughputScenario(BaseScenario[ThroughputParams]):
             return lacks(ctx, BackendCapability.TEXT_GENERATION)
         if params.depth and not isinstance(model, PromptCaching):
             return lacks(ctx, BackendCapability.PROMPT_CACHE)
+        found = read_bandwidth() if isinstance(model, ReportsTraffic) else None
+        if found is not None and found.source == "measured":
+            reset_peaks()  # the measurement's buffer is no part of this case's memory peak
         text = text_prompt(model, params.depth + params.prompt_tokens)
         context, prompt = text[: params.depth], text[params.depth :]
         runs = []
@@ -194,19 +198,21 @@ class ThroughputScenario(BaseScenario[ThroughputParams]):
             "generated_tokens": [len(s) for s in measured],
             "token_times_s": [[round(t, 6) for t in s] for s in measured],
         }
-        roofline, facts = _roofline(model, params, values[DECODE.name])
+        roofline, facts = _roofline(model, found, params, values[DECODE.name])
         artifacts.update(facts)
         return ScenarioOutput(metrics + roofline, artifacts)
 
 
 def _roofline(
-    model: object, params: ThroughputParams, decode: tuple[list[float], list[float]]
+    model: object,
+    found: Bandwidth | None,
+    params: ThroughputParams,
+    decode: tuple[list[float], list[float]],
 ) -> tuple[tuple[Metric, ...], dict[str, object]]:
     """Bytes per token, the bandwidth-bound ceiling and each run's share of it, with the facts
     behind them; nothing when the model cannot say what it reads or mlx is not loaded."""
     if not isinstance(model, ReportsTraffic):
         return (), {"roofline": "not available: the backend does not report decode traffic"}
-    found = read_bandwidth()
     if found is None:
         return (), {"roofline": "not available: mlx is not loaded in the worker"}
     traffic = model.decode_traffic()

@@ -102,3 +102,18 @@ def test_fake_has_no_roofline_and_no_depth(fake_model: Path) -> None:
 def test_workload_counts_depth() -> None:
     params = ThroughputParams(prompt_tokens=128, gen_tokens=32, depth=1024)
     assert SCENARIO.workload(params).context_tokens == 1024 + 128 + 32
+
+
+def test_peaks_reset_after_a_fresh_measurement_only(
+    loaded, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The bandwidth buffer must not count in the first case's memory peak."""
+    model, info = loaded
+    resets: list[int] = []
+    monkeypatch.setattr(throughput, "reset_peaks", lambda: resets.append(1) or "since case start")
+    params = ThroughputParams(prompt_tokens=4, gen_tokens=2)
+    first = SCENARIO.run(context(model, info, 1), params)
+    second = SCENARIO.run(context(model, info, 1), params)
+    assert first.artifacts["bandwidth"]["source"] == "measured"
+    assert second.artifacts["bandwidth"]["source"] == "cached"
+    assert resets == [1]
