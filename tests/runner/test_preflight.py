@@ -266,7 +266,7 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> Mapping[str, Path]:
             "load",
             "block",
             "backend_mismatch: mlx-lm * cannot load model_type 'whisper'; the files call for "
-            "mlx-audio (the runner has no mlx_audio backend yet)",
+            "mlx-audio",
         ),
         (
             "qwen2_vl",

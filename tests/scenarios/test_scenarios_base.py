@@ -19,6 +19,7 @@ from harness.scenarios.quality import QualityParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
 from harness.scenarios.throughput import ThroughputParams
 from harness.scenarios.tool_calls import ToolCallsParams
+from harness.scenarios.vision_throughput import VisionThroughputParams
 from harness.scenarios.toolcalls_corpus import CorpusParams
 
 TEXT = BackendCapability.TEXT_GENERATION
@@ -35,6 +36,7 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("toolcalls_corpus", CorpusParams, set(), set()),
     ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
+    ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
 ]
 
 
