@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.report.formatting import MIB, Scale, choose_scale
 from harness.report.sections import Section
 from harness.report.table import MetricColumn, Table, case_metric_table, metric_label
 from harness.scenarios import throughput
-from harness.types import RunRecord
+from harness.types import RunRecord, Unit
 
 PREFIX = "throughput."
 
@@ -27,6 +28,19 @@ COLUMNS: tuple[MetricColumn, ...] = (
     MetricColumn("ceiling", (throughput.CEILING.name,), throughput.CEILING.description),
     MetricColumn("share", (throughput.SHARE.name,), throughput.SHARE.description),
 )
+PERCENT = Scale(0.01, 1, "%", suffix_space=False)
+MIB_SCALE = Scale(MIB, 1, "MiB")
+
+
+def scale(unit: Unit, values: list[float]) -> Scale:
+    """Shares in percent, bytes per token in MiB; the rest as every table shows them."""
+    if unit is Unit.RATIO:
+        return PERCENT
+    if unit is Unit.BYTES:
+        return MIB_SCALE
+    return choose_scale(unit, values)
+
+
 GB = 1e9
 
 
@@ -79,7 +93,7 @@ def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
 
 
 def build(run: RunRecord) -> Performance | None:
-    table = case_metric_table(run.results, columns_for(run))
+    table = case_metric_table(run.results, columns_for(run), scale_for=scale)
     return Performance(table, bandwidth_lines(run)) if table else None
 
 

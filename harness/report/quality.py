@@ -3,12 +3,15 @@ the reference model a case names (median ± stddev over the items; n = items).""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.report.formatting import Scale, finite
 from harness.report.sections import Section
 from harness.report.table import MetricColumn, Table, case_metric_table
 from harness.scenarios import quality
-from harness.types import RunRecord
+from harness.types import RunRecord, Unit
 
 PREFIX = "quality."
 
@@ -24,6 +27,15 @@ COLUMNS: tuple[MetricColumn, ...] = (
 )
 
 
+def significant_scale(unit: Unit, values: Sequence[float | None]) -> Scale:
+    """Plain numbers with two significant decimals for small values (a KL of 2.5e-6 nats
+    shows as 0.0000025, not 0.00); the unit is in the column label."""
+    largest = max((abs(v) for v in finite(values)), default=0.0)
+    if largest == 0 or largest >= 0.1:
+        return Scale(1.0, 2, "")
+    return Scale(1.0, min(9, 1 - math.floor(math.log10(largest))), "")
+
+
 @dataclass(frozen=True)
 class Quality:
     table: Table
@@ -31,7 +43,7 @@ class Quality:
 
 
 def build(run: RunRecord) -> Quality | None:
-    table = case_metric_table(run.results, COLUMNS)
+    table = case_metric_table(run.results, COLUMNS, scale_for=significant_scale)
     if not table:
         return None
     references = tuple(

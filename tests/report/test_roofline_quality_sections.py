@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from report_fixtures import case, make_run, metric
 
 from harness.report import performance, quality
@@ -46,9 +47,11 @@ def test_roofline_columns_and_one_bandwidth_line_per_machine() -> None:
     built = performance.build(run)
     assert built is not None
     labels = [c.label for c in built.table.columns]
-    assert {"bytes/token (MiB)", "ceiling (tok/s)", "share (x)"} <= set(labels)
-    share = labels.index("share (x)")
-    assert [row[share].text for row in built.table.rows] == ["0.07 ± 0.00", "0.08 ± 0.00"]
+    assert {"bytes/token (MiB)", "ceiling (tok/s)", "share (%)"} <= set(labels)
+    share = labels.index("share (%)")
+    assert [row[share].text for row in built.table.rows] == ["6.8 ± 0.0", "7.5 ± 0.0"]
+    per_token = labels.index("bytes/token (MiB)")
+    assert built.table.rows[0][per_token].text == "100.1"
     assert built.bandwidth == (
         "read bandwidth 13.15 GB/s (gemv; sum 2.90 GB/s), 256 MiB buffer, median of 7, "
         "cached, machine 0123abcd<b>",
@@ -86,16 +89,34 @@ def test_quality_section() -> None:
     assert built is not None
     labels = [c.label for c in built.table.columns]
     assert labels[4:] == [
-        "perplexity (x)",
-        "reference perplexity (x)",
-        "agreement (x)",
-        "KL (nats) (x)",
+        "perplexity",
+        "reference perplexity",
+        "agreement",
+        "KL (nats)",
         "n",
     ]
+    kl = [row[7].text for row in built.table.rows]
+    assert kl == ["0.060 ± 0.014", ""]
     assert built.references == (
         "smollm2-4bit: embedded: smollm2-f32 (2 items of public_domain.txt)",
     )
     assert quality.build(make_run([roofline_case(0, 8.5, 125.0)])) is None
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([0.0, 0.0], 2),
+        ([13.1, 48.4], 2),
+        ([0.05, 0.07], 3),  # 0.070
+        ([2.5e-6, 7.8e-7], 7),  # 0.0000025
+        ([1e-12], 9),  # capped
+    ],
+)
+def test_small_quality_figures_keep_two_significant_digits(
+    values: list[float], expected: int
+) -> None:
+    assert quality.significant_scale(Unit.RATIO, values).decimals == expected
 
 
 def test_report_renders_both_escaped() -> None:
