@@ -28,14 +28,11 @@ COLUMNS: tuple[MetricColumn, ...] = (
     MetricColumn("ceiling", (throughput.CEILING.name,), throughput.CEILING.description),
     MetricColumn("share", (throughput.SHARE.name,), throughput.SHARE.description),
 )
-PERCENT = Scale(0.01, 1, "%", suffix_space=False)
 MIB_SCALE = Scale(MIB, 1, "MiB")
 
 
 def scale(unit: Unit, values: list[float]) -> Scale:
-    """Shares in percent, bytes per token in MiB; the rest as every table shows them."""
-    if unit is Unit.RATIO:
-        return PERCENT
+    """Bytes per token in MiB (0.1 GiB says little); the rest as every table shows them."""
     if unit is Unit.BYTES:
         return MIB_SCALE
     return choose_scale(unit, values)

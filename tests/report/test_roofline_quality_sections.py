@@ -47,9 +47,9 @@ def test_roofline_columns_and_one_bandwidth_line_per_machine() -> None:
     built = performance.build(run)
     assert built is not None
     labels = [c.label for c in built.table.columns]
-    assert {"bytes/token (MiB)", "ceiling (tok/s)", "share (%)"} <= set(labels)
-    share = labels.index("share (%)")
-    assert [row[share].text for row in built.table.rows] == ["6.8 ± 0.0", "7.5 ± 0.0"]
+    assert {"bytes/token (MiB)", "ceiling (tok/s)", "share (x)"} <= set(labels)
+    share = labels.index("share (x)")
+    assert [row[share].text for row in built.table.rows] == ["0.07 ± 0.00", "0.08 ± 0.00"]
     per_token = labels.index("bytes/token (MiB)")
     assert built.table.rows[0][per_token].text == "100.1"
     assert built.bandwidth == (
