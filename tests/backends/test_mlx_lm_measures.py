@@ -44,3 +44,44 @@ def test_logprobs_are_distributions_that_predict_greedy(loaded) -> None:  # type
     np.testing.assert_allclose(np.exp(logprobs).sum(axis=-1), 1.0, rtol=1e-4)
     first = next(model.stream_tokens(prompt, max_tokens=2))
     assert int(np.argmax(logprobs[-1])) == first
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from harness.models.zoo.build import build
+    from harness.models.zoo.families import FAMILIES
+
+    def load(family: str):  # type: ignore[no-untyped-def]
+        path = build(FAMILIES[family], tmp_path_factory.mktemp("zoo") / family)
+        return BACKEND.load(path)[0], FAMILIES[family].config
+
+    return load
+
+
+def test_untied_embedding_counts_one_row(zoo) -> None:  # type: ignore[no-untyped-def]
+    from mlx.utils import tree_flatten
+
+    model, config = zoo("mistral")  # tie_word_embeddings: false
+    flat = dict(tree_flatten(model.model.parameters()))
+    total = sum(int(v.nbytes) for v in flat.values())
+    table = int(flat["model.embed_tokens.weight"].nbytes)
+    row = table // config["vocab_size"]
+    assert model.decode_traffic().weight_bytes == total - table + row
+
+
+def test_sliding_window_layers_are_capped(zoo) -> None:  # type: ignore[no-untyped-def]
+    model, config = zoo("gemma3_text")  # sliding, full, sliding, ...
+    layers = model.decode_traffic().layers
+    windows = {layer.window for layer in layers}
+    assert windows == {config["sliding_window"], None}
+    traffic = model.decode_traffic()
+    far = traffic.kv_bytes(10_000) - traffic.kv_bytes(5_000)
+    full = sum(layer.bytes_per_token for layer in layers if layer.window is None)
+    assert far == pytest.approx(5_000 * full)  # beyond the window only full layers grow
+
+
+def test_recurrent_state_is_fixed(zoo) -> None:  # type: ignore[no-untyped-def]
+    model, _ = zoo("lfm2")  # conv layers hold state that does not grow with context
+    traffic = model.decode_traffic()
+    assert traffic.fixed_state_bytes > 0
+    assert len(traffic.layers) >= 1
