@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.backends.base import BackendCapability, LoadedModel
+from harness.backends.base import BackendCapability, BackendError, LoadedModel
 from harness.backends.scoring import Scoring
 from harness.metrics import MetricSpec
 from harness.probe.types import Capability, ReasonCode
@@ -202,6 +202,8 @@ class QualityScenario(BaseScenario[QualityParams]):
             return ScenarioOutput((), failures=(str(exc),))
         text = path.read_text(encoding="utf-8")
         items = chunked(model.encode(text), params.chunk_tokens, params.chunks)
+        if not items:
+            return ScenarioOutput((), failures=(f"text {path} has fewer than 2 tokens",))
         artifacts: dict[str, object] = {
             "text": path.name,
             "items": len(items),
@@ -251,7 +253,10 @@ def _load_reference(
     """The reference loaded through the case's backend, or why it cannot be compared."""
     from harness.backends import BACKENDS
 
-    reference, _info = BACKENDS.get(ctx.backend).load(path)
+    try:
+        reference, _info = BACKENDS.get(ctx.backend).load(path)
+    except BackendError as exc:
+        return None, f"reference {path.name} could not be loaded: {exc}"
     if not isinstance(reference, Scoring) or not isinstance(reference, LoadedModel):
         return None, f"reference {path.name} gives no next-token log-probabilities"
     if reference.encode(text) != tokens:

@@ -129,13 +129,16 @@ def fresh_copy(model: PromptCaching, base: object, context: list[int]) -> object
 
 
 def timed_run_at_depth(
-    model: PromptCaching, cache: object, prompt: list[int], gen_tokens: int
+    model: PromptCaching, cache: object, prompt: list[int], gen_tokens: int, ignore_eos: bool
 ) -> list[float]:
     """Time ``prompt`` and generation appended to ``cache`` (already holding the depth
     context); the time (s) of each token since the timed call started."""
+    eos = frozenset() if ignore_eos else model.eos_token_ids
     start = time.perf_counter()
     stamps: list[float] = []
-    for _token in model.generate_cached(cache, prompt, max_tokens=gen_tokens):
+    for token in model.generate_cached(cache, prompt, max_tokens=gen_tokens):
+        if token in eos:
+            break
         stamps.append(time.perf_counter() - start)
     return stamps
 
@@ -181,7 +184,9 @@ class ThroughputScenario(BaseScenario[ThroughputParams]):
         for _ in range(ctx.warmup + ctx.repeats):
             if isinstance(model, PromptCaching) and at_depth:
                 cache = fresh_copy(model, base, context)
-                runs.append(timed_run_at_depth(model, cache, prompt, params.gen_tokens))
+                runs.append(
+                    timed_run_at_depth(model, cache, prompt, params.gen_tokens, params.ignore_eos)
+                )
             else:
                 runs.append(timed_run(model, prompt, params.gen_tokens, params.ignore_eos))
         warm, measured = runs[: ctx.warmup], runs[ctx.warmup :]

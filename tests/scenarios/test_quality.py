@@ -136,6 +136,24 @@ def test_perplexity_only_without_reference(loaded) -> None:  # type: ignore[no-u
     assert all(p > 1 for p in out.metrics[0].samples)
 
 
+def test_short_text_and_unloadable_reference_fail_in_one_line(loaded, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    model, info = loaded
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    out = SCENARIO.run(ctx(model, info), QualityParams(text=str(empty)))
+    assert out.failures == (f"text {empty} has fewer than 2 tokens",)
+    not_a_model = tmp_path / "not-a-model"
+    not_a_model.mkdir()
+    params = QualityParams(
+        chunk_tokens=16, chunks=1, reference=quality.ReferenceModel(path=str(not_a_model))
+    )
+    out = SCENARIO.run(ctx(model, info), params)
+    assert len(out.failures) == 1
+    assert out.failures[0].startswith("reference not-a-model could not be loaded: ")
+    assert "\n" not in out.failures[0]
+    assert [m.name for m in out.metrics] == [quality.PERPLEXITY.name]  # still measured
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [

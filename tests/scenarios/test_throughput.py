@@ -117,3 +117,16 @@ def test_peaks_reset_after_a_fresh_measurement_only(
     assert first.artifacts["bandwidth"]["source"] == "measured"
     assert second.artifacts["bandwidth"]["source"] == "cached"
     assert resets == [1]
+
+
+class StubCaching:
+    eos_token_ids = frozenset({7})
+
+    def generate_cached(self, cache: object, tokens: list[int], *, max_tokens: int):  # type: ignore[no-untyped-def]
+        yield from [3, 5, 7, 9][:max_tokens]
+
+
+@pytest.mark.parametrize(("ignore_eos", "count"), [(True, 4), (False, 2)])
+def test_depth_run_stops_at_eos_only_when_asked(ignore_eos: bool, count: int) -> None:
+    stamps = throughput.timed_run_at_depth(StubCaching(), None, [1], 4, ignore_eos)  # type: ignore[arg-type]
+    assert len(stamps) == count
