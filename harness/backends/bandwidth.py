@@ -1,5 +1,6 @@
-"""The device's memory read bandwidth, measured with MLX kernels in the worker (mlx already
-imported by a backend) and cached per machine fingerprint in the harness cache.
+"""The device's memory read bandwidth (and its float32 matmul FLOP rate), measured with MLX
+kernels in the worker (mlx already imported by a backend) and cached per machine fingerprint
+in the harness cache.
 
 Decode on one machine is bound by memory reads: every generated token reads the weights (and
 the KV cache). The bandwidth a decode step could reach is measured with the kernels decode is
@@ -7,7 +8,8 @@ made of, over a buffer much larger than the caches: a full reduction (``sum``) a
 matrix-vector product (``gemv``, what a decode step's linear layers are). Each kernel runs
 ``repeats`` times after a warm-up; its figure is the median; the bandwidth is the best
 kernel's median (on the CPU backend, MLX's reductions are single-threaded and compute-bound,
-while a BLAS gemv streams memory on every core).
+while a BLAS gemv streams memory on every core). The FLOP rate is the median of a float32
+``GEMM_SIDE``-square matrix product (2 n^3 FLOPs), the bound of a prefill's matmuls.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from harness.models.cache_dir import cache_root
 
 BUFFER_BYTES = 256 * 2**20  # float32 buffer read by each kernel: far beyond any cache
 REPEATS = 7
-CACHE_FORMAT = 1
+GEMM_SIDE = 1024
+CACHE_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Bandwidth:
     fingerprint: str
     machine: Mapping[str, str]  # what the fingerprint hashes
     measured_unix_s: float
+    flops_per_s: float = 0.0  # float32 matmul FLOP rate (0: not measured)
     source: str = "measured"  # "measured" now, or "cached" (read back from the harness cache)
 
     def to_json(self) -> dict[str, Any]:
@@ -112,6 +116,14 @@ def _kernel_rates(mx: Any, side: int, repeats: int) -> dict[str, float]:
     }
 
 
+def _gemm_flops(mx: Any, side: int, repeats: int) -> float:
+    """Median FLOP/s of a float32 ``side`` x ``side`` matrix product."""
+    a = mx.ones((side, side), dtype=mx.float32)
+    b = mx.ones((side, side), dtype=mx.float32)
+    mx.eval(a, b)
+    return _median_rate(lambda: a @ b, 2 * side**3, repeats, mx)
+
+
 def measure(buffer_bytes: int = BUFFER_BYTES, repeats: int = REPEATS) -> Bandwidth | None:
     """Measure now; None when no backend has imported mlx in this process."""
     mx = sys.modules.get("mlx.core")
@@ -119,6 +131,7 @@ def measure(buffer_bytes: int = BUFFER_BYTES, repeats: int = REPEATS) -> Bandwid
         return None
     side = max(64, int((buffer_bytes // 4) ** 0.5))
     kernels = _kernel_rates(mx, side, repeats)
+    flops = _gemm_flops(mx, GEMM_SIDE, repeats)
     mx.clear_cache()
     nbytes = side * side * 4
     best = max(kernels, key=lambda k: kernels[k])
@@ -132,6 +145,7 @@ def measure(buffer_bytes: int = BUFFER_BYTES, repeats: int = REPEATS) -> Bandwid
         fingerprint=fingerprint(facts),
         machine=MappingProxyType(facts),
         measured_unix_s=time.time(),
+        flops_per_s=flops,
     )
 
 
@@ -152,6 +166,7 @@ def _read_cached(path: Path) -> Bandwidth | None:
             fingerprint=str(data["fingerprint"]),
             machine=MappingProxyType({str(k): str(v) for k, v in data["machine"].items()}),
             measured_unix_s=float(data["measured_unix_s"]),
+            flops_per_s=float(data["flops_per_s"]),
             source="cached",
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -5,7 +5,8 @@ A loaded model that can say what it reads (:class:`ReportsTraffic`, mlx-lm's can
 included; an untied embedding table counts one row, a tied one all of it, since the output
 projection reads it) and, per cache layer, the bytes one cached token takes and the window a
 rotating layer keeps. Bytes per token at a context of ``n`` tokens = weights + each layer's
-bytes per token x min(n, window) + fixed state.
+bytes per token x min(n, window) + fixed state. ``matmul_params`` gives the compute a prompt
+token takes (2 FLOPs per weight in a matrix product), for the prefill ceiling.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ class DecodeTraffic:
     weight_bytes: int  # read once per decode step
     layers: tuple[CacheLayerTraffic, ...] = ()
     fixed_state_bytes: int = 0  # recurrent state read each step, whatever the context
+    matmul_params: int = 0  # weights in matrix products per token (a tied output head included)
+
+    @property
+    def prefill_flops_per_token(self) -> float:
+        """Matmul FLOPs one prompt token takes (2 per weight; attention scores left out)."""
+        return 2.0 * self.matmul_params
 
     def kv_bytes(self, context_tokens: float) -> float:
         """KV cache bytes read by one decode step attending to ``context_tokens`` tokens."""
@@ -52,8 +59,9 @@ def mean_decode_context(depth: int, prompt_tokens: int, generated: int) -> float
     return depth + prompt_tokens + (steps + 1) / 2
 
 
-def ceiling_tps(bandwidth_bytes_per_s: float, bytes_per_token: float) -> float:
-    """Tokens/s a decode bound only by memory reads would reach."""
-    if bytes_per_token <= 0:
+def ceiling_tps(rate_per_s: float, cost_per_token: float) -> float:
+    """Tokens/s bound only by ``rate_per_s`` (bytes/s read, or FLOP/s) at ``cost_per_token``
+    (bytes read, or FLOPs) per token; NaN when either is unknown."""
+    if cost_per_token <= 0 or rate_per_s <= 0:
         return float("nan")
-    return bandwidth_bytes_per_s / bytes_per_token
+    return rate_per_s / cost_per_token

@@ -208,7 +208,33 @@ class MlxLmMeasures:
                 )
             else:
                 fixed += sum(int(a.nbytes) for a in _leaves(getattr(layer, "state", None)))
-        return DecodeTraffic(total, tuple(layers), fixed)
+        return DecodeTraffic(total, tuple(layers), fixed, self._matmul_params())
+
+    def _matmul_params(self) -> int:
+        """Weights in matrix products per token: every linear layer (quantized ones at their
+        logical size) and, when the output head is tied to it, the embedding table."""
+        import mlx.nn as nn
+        from mlx.utils import tree_flatten
+
+        flat: Any = tree_flatten(
+            self.model.leaf_modules(), is_leaf=lambda m: isinstance(m, nn.Module)
+        )
+        modules: list[tuple[str, Any]] = list(flat)
+        tied = not any("lm_head" in name for name, _ in modules)
+        count = 0
+        for name, module in modules:
+            is_embedding = isinstance(module, nn.Embedding | nn.QuantizedEmbedding)
+            if is_embedding and not (tied and "embed_tokens" in name):
+                continue
+            if isinstance(module, nn.QuantizedLinear | nn.QuantizedEmbedding):
+                count += (
+                    int(module.weight.shape[0])
+                    * int(module.scales.shape[-1])
+                    * int(module.group_size)
+                )
+            elif isinstance(module, nn.Linear | nn.Embedding):
+                count += int(module.weight.size)
+        return count
 
     def next_token_logprobs(self, tokens: Sequence[int]) -> NDArray[np.float32]:
         import mlx.core as mx

@@ -27,6 +27,14 @@ COLUMNS: tuple[MetricColumn, ...] = (
     ),
     MetricColumn("ceiling", (throughput.CEILING.name,), throughput.CEILING.description),
     MetricColumn("share", (throughput.SHARE.name,), throughput.SHARE.description),
+    MetricColumn(
+        "prefill ceiling",
+        (throughput.PREFILL_CEILING.name,),
+        throughput.PREFILL_CEILING.description,
+    ),
+    MetricColumn(
+        "prefill share", (throughput.PREFILL_SHARE.name,), throughput.PREFILL_SHARE.description
+    ),
 )
 MIB_SCALE = Scale(MIB, 1, "MiB")
 
@@ -67,10 +75,16 @@ def bandwidth_lines(run: RunRecord) -> tuple[str, ...]:
         )
         buffer = found.get("buffer_bytes")
         size = f"{int(buffer) // 2**20} MiB buffer, " if isinstance(buffer, int) else ""
+        flops = found.get("flops_per_s")
+        compute = (
+            f"; float32 matmul {float(flops) / 1e9:.1f} GFLOP/s"
+            if isinstance(flops, int | float) and flops > 0
+            else ""
+        )
         seen[str(found.get("fingerprint"))] = (
             f"read bandwidth {_rate(found.get('bytes_per_s'))} ({found.get('kernel')}"
-            f"{'; ' + others if others else ''}), {size}median of {found.get('repeats')}, "
-            f"{found.get('source')}, machine {found.get('fingerprint')}"
+            f"{'; ' + others if others else ''}), {size}median of {found.get('repeats')}"
+            f"{compute}, {found.get('source')}, machine {found.get('fingerprint')}"
         )
     return tuple(seen.values())
 

@@ -15,13 +15,16 @@ context depth; it needs a backend with a prompt cache. At depth 0 the figures ar
 Roofline (when the worker has mlx loaded and the model says what a decode step reads): the
 device's read bandwidth (``harness.backends.bandwidth``, cached per machine) and the bytes one
 decode step reads at the run's mean decode context (weights with quantization scales, plus the
-KV cache) give the bandwidth-bound ceiling in tokens/s and each run's share of it.
+KV cache) give the bandwidth-bound ceiling in tokens/s and each run's share of it; the
+float32 matmul FLOP rate and the matmul FLOPs of one prompt token (2 per weight, attention
+left out) give the compute-bound prefill ceiling and each run's share of it.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import math
 import time
 from typing import ClassVar
 
@@ -80,7 +83,21 @@ SHARE = MetricSpec(
     "decode tok/s as a share of the bandwidth-bound ceiling",
     noise_floor=0.05,
 )
-ROOFLINE: tuple[MetricSpec, ...] = (BYTES_PER_TOKEN, CEILING, SHARE)
+PREFILL_CEILING = MetricSpec(
+    "throughput.prefill_ceiling_tps",
+    Unit.TOKENS_PER_SECOND,
+    True,
+    "compute-bound prefill ceiling: float32 matmul FLOP/s / matmul FLOPs per token",
+    noise_floor=0.05,
+)
+PREFILL_SHARE = MetricSpec(
+    "throughput.prefill_share",
+    Unit.RATIO,
+    True,
+    "prefill tok/s as a share of the compute-bound ceiling",
+    noise_floor=0.05,
+)
+ROOFLINE: tuple[MetricSpec, ...] = (BYTES_PER_TOKEN, CEILING, SHARE, PREFILL_CEILING, PREFILL_SHARE)
 
 
 class ThroughputParams(Params):
@@ -203,7 +220,7 @@ class ThroughputScenario(BaseScenario[ThroughputParams]):
             "generated_tokens": [len(s) for s in measured],
             "token_times_s": [[round(t, 6) for t in s] for s in measured],
         }
-        roofline, facts = _roofline(model, found, params, values[DECODE.name])
+        roofline, facts = _roofline(model, found, params, values[DECODE.name], values[PREFILL.name])
         artifacts.update(facts)
         return ScenarioOutput(metrics + roofline, artifacts)
 
@@ -213,6 +230,7 @@ def _roofline(
     found: Bandwidth | None,
     params: ThroughputParams,
     decode: tuple[list[float], list[float]],
+    prefill: tuple[list[float], list[float]],
 ) -> tuple[tuple[Metric, ...], dict[str, object]]:
     """Bytes per token, the bandwidth-bound ceiling and each run's share of it, with the facts
     behind them; nothing when the model cannot say what it reads or mlx is not loaded."""
@@ -224,17 +242,28 @@ def _roofline(
     context = mean_decode_context(params.depth, params.prompt_tokens, params.gen_tokens)
     per_token = traffic.bytes_per_token(context)
     ceiling = ceiling_tps(found.bytes_per_s, per_token)
-    metrics = (
+    metrics: tuple[Metric, ...] = (
         metric(BYTES_PER_TOKEN, [per_token]),
         metric(CEILING, [ceiling]),
         metric(SHARE, [v / ceiling for v in decode[1]], [v / ceiling for v in decode[0]]),
     )
+    compute = ceiling_tps(found.flops_per_s, traffic.prefill_flops_per_token)
+    if math.isfinite(compute):
+        metrics += (
+            metric(PREFILL_CEILING, [compute]),
+            metric(
+                PREFILL_SHARE,
+                [v / compute for v in prefill[1]],
+                [v / compute for v in prefill[0]],
+            ),
+        )
     return metrics, {
         "bandwidth": found.to_json(),
         "decode_traffic": {
             "weight_bytes": traffic.weight_bytes,
             "kv_bytes": traffic.kv_bytes(context),
             "fixed_state_bytes": traffic.fixed_state_bytes,
+            "matmul_params": traffic.matmul_params,
             "mean_context_tokens": context,
         },
     }

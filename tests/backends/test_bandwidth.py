@@ -39,6 +39,7 @@ def test_measures_each_kernel(mlx_loaded: None) -> None:
     assert found.kernel in found.kernels_bytes_per_s
     assert found.source == "measured"
     assert found.fingerprint == bandwidth.fingerprint(found.machine)
+    assert found.flops_per_s > 0
 
 
 def test_cached_per_fingerprint(
@@ -50,6 +51,7 @@ def test_cached_per_fingerprint(
     assert len(small_measure) == 1
     assert (first.source, second.source) == ("measured", "cached")
     assert second.bytes_per_s == first.bytes_per_s
+    assert second.flops_per_s == first.flops_per_s
     assert bandwidth.cache_file(first.fingerprint, tmp_path).is_file()
     facts = {**bandwidth.machine_facts(), "cpu": "another CPU"}
     monkeypatch.setattr(bandwidth, "machine_facts", lambda: facts)
@@ -59,7 +61,7 @@ def test_cached_per_fingerprint(
 
 
 @pytest.mark.parametrize(
-    "content", ["", "not json", "[]", json.dumps({"format": 99}), json.dumps({"format": 1})]
+    "content", ["", "not json", "[]", json.dumps({"format": 99}), json.dumps({"format": 2})]
 )
 def test_unreadable_cache_is_measured_again(
     mlx_loaded: None, small_measure: list[int], tmp_path: Path, content: str

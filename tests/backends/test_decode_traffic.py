@@ -48,3 +48,9 @@ def test_mean_decode_context(depth: int, prompt: int, generated: int, expected: 
 def test_ceiling() -> None:
     assert ceiling_tps(10e9, 1e8) == pytest.approx(100.0)
     assert math.isnan(ceiling_tps(10e9, 0))
+    assert math.isnan(ceiling_tps(0.0, 1e8))  # a rate not measured
+
+
+def test_prefill_flops() -> None:
+    assert DecodeTraffic(1000, matmul_params=135_000_000).prefill_flops_per_token == 2.7e8
+    assert DecodeTraffic(1000).prefill_flops_per_token == 0

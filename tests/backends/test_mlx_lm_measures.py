@@ -85,3 +85,18 @@ def test_recurrent_state_is_fixed(zoo) -> None:  # type: ignore[no-untyped-def]
     traffic = model.decode_traffic()
     assert traffic.fixed_state_bytes > 0
     assert len(traffic.layers) >= 1
+
+
+def test_matmul_params_are_logical_sizes_quantized_or_not(tiny_llama: Path) -> None:
+    import mlx.nn as nn
+    from mlx.utils import tree_flatten
+
+    model, _ = BACKEND.load(tiny_llama)  # its own copy: quantized below
+    dense = dict(tree_flatten(model.model.parameters()))
+    expected = sum(int(v.size) for name, v in dense.items() if "norm" not in name)
+    assert model.decode_traffic().matmul_params == expected  # tied: the table is the head
+    assert model.decode_traffic().prefill_flops_per_token == 2 * expected
+    nn.quantize(model.model, group_size=32, bits=4)
+    quantized = model.decode_traffic()
+    assert quantized.matmul_params == expected
+    assert quantized.weight_bytes < sum(int(v.nbytes) for v in dense.values())

@@ -17,6 +17,7 @@ BANDWIDTH = {
     "kernels_bytes_per_s": {"sum": 2.9e9, "gemv": 13.15e9},
     "buffer_bytes": 256 * 2**20,
     "repeats": 7,
+    "flops_per_s": 61.25e9,
     "fingerprint": "0123abcd<b>",
     "source": "cached",
 }
@@ -53,8 +54,8 @@ def test_roofline_columns_and_one_bandwidth_line_per_machine() -> None:
     per_token = labels.index("bytes/token (MiB)")
     assert built.table.rows[0][per_token].text == "100.1"
     assert built.bandwidth == (
-        "read bandwidth 13.15 GB/s (gemv; sum 2.90 GB/s), 256 MiB buffer, median of 7, "
-        "cached, machine 0123abcd<b>",
+        "read bandwidth 13.15 GB/s (gemv; sum 2.90 GB/s), 256 MiB buffer, median of 7; "
+        "float32 matmul 61.2 GFLOP/s, cached, machine 0123abcd<b>",
     )
 
 

@@ -60,6 +60,13 @@ def test_roofline_at_depth(loaded, depth: int) -> None:  # type: ignore[no-untyp
     share = found[throughput.SHARE.name].samples
     assert share == pytest.approx([d / ceiling for d in decode])
     assert len(found[throughput.SHARE.name].warmup_samples) == 1
+    flops = out.artifacts["bandwidth"]["flops_per_s"]
+    compute = found[throughput.PREFILL_CEILING.name].samples[0]
+    assert compute == pytest.approx(flops / traffic.prefill_flops_per_token)
+    prefill = found[throughput.PREFILL.name].samples
+    assert found[throughput.PREFILL_SHARE.name].samples == pytest.approx(
+        [p / compute for p in prefill]
+    )
 
 
 def test_deeper_context_reads_more(loaded) -> None:  # type: ignore[no-untyped-def]
