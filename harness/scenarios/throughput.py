@@ -104,9 +104,16 @@ class ThroughputParams(Params):
     prompt_tokens: int = Field(128, ge=1, description="prompt length in tokens")
     gen_tokens: int = Field(32, ge=2, description="tokens to generate (EOS ignored)")
     ignore_eos: bool = Field(True, description="keep generating past EOS")
-    depth: int = Field(
-        0, ge=0, description="tokens already in the KV cache before each run (llama-bench -d)"
+    depth: int | None = Field(
+        None,
+        ge=0,
+        description="tokens already in the KV cache before each run (llama-bench -d); "
+        "unset is 0 (and keeps runs from before comparable)",
     )
+
+    @property
+    def depth_tokens(self) -> int:
+        return self.depth or 0
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -180,21 +187,21 @@ class ThroughputScenario(BaseScenario[ThroughputParams]):
     )
 
     def workload(self, params: ThroughputParams) -> Workload:
-        return Workload(params.depth + params.prompt_tokens, params.gen_tokens)
+        return Workload(params.depth_tokens + params.prompt_tokens, params.gen_tokens)
 
     def run(self, ctx: ScenarioContext, params: ThroughputParams) -> ScenarioOutput:
         model = ctx.model
         if not isinstance(model, LoadedModel):
             return lacks(ctx, BackendCapability.TEXT_GENERATION)
-        if params.depth and not isinstance(model, PromptCaching):
+        if params.depth_tokens and not isinstance(model, PromptCaching):
             return lacks(ctx, BackendCapability.PROMPT_CACHE)
         found = read_bandwidth() if isinstance(model, ReportsTraffic) else None
         if found is not None and found.source == "measured":
             reset_peaks()  # the measurement's buffer is no part of this case's memory peak
-        text = text_prompt(model, params.depth + params.prompt_tokens)
-        context, prompt = text[: params.depth], text[params.depth :]
+        text = text_prompt(model, params.depth_tokens + params.prompt_tokens)
+        context, prompt = text[: params.depth_tokens], text[params.depth_tokens :]
         runs = []
-        at_depth = isinstance(model, PromptCaching) and params.depth > 0
+        at_depth = isinstance(model, PromptCaching) and params.depth_tokens > 0
         base = (
             filled_cache(model, context) if isinstance(model, PromptCaching) and at_depth else None
         )
@@ -239,7 +246,7 @@ def _roofline(
     if found is None:
         return (), {"roofline": "not available: mlx is not loaded in the worker"}
     traffic = model.decode_traffic()
-    context = mean_decode_context(params.depth, params.prompt_tokens, params.gen_tokens)
+    context = mean_decode_context(params.depth_tokens, params.prompt_tokens, params.gen_tokens)
     per_token = traffic.bytes_per_token(context)
     ceiling = ceiling_tps(found.bytes_per_s, per_token)
     metrics: tuple[Metric, ...] = (

@@ -137,3 +137,11 @@ class StubCaching:
 def test_depth_run_stops_at_eos_only_when_asked(ignore_eos: bool, count: int) -> None:
     stamps = throughput.timed_run_at_depth(StubCaching(), None, [1], 4, ignore_eos)  # type: ignore[arg-type]
     assert len(stamps) == count
+
+
+def test_unset_depth_keeps_runs_from_before_comparable() -> None:
+    """compare reads a key a record lacks as None: an unset depth must dump as None."""
+    dumped = ThroughputParams(prompt_tokens=8).model_dump()
+    before = {k: v for k, v in dumped.items() if k != "depth"}
+    assert [k for k in dumped if before.get(k) != dumped[k]] == []
+    assert ThroughputParams(prompt_tokens=8).depth_tokens == 0

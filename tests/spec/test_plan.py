@@ -67,7 +67,7 @@ def test_params_defaults_overrides_and_gates(write_suite, tmp_path: Path) -> Non
     load, thr = cases[0], cases[1]
     assert load.params == {"reloads": 0} and load.repeats == 2 and load.timeout_s == 30
     assert load.memory_threshold == thr.memory_threshold == 0.5
-    assert thr.params == {"prompt_tokens": 8, "gen_tokens": 4, "ignore_eos": True}
+    assert thr.params == {"prompt_tokens": 8, "gen_tokens": 4, "ignore_eos": True, "depth": None}
     assert thr.point == {"prompt_tokens": 8, "ignore_eos": True}
     assert thr.repeats == 5 and thr.warmup == 0
     assert {g.metric for g in thr.gates} == {
