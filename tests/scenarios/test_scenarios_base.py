@@ -19,8 +19,8 @@ from harness.scenarios.quality import QualityParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
 from harness.scenarios.throughput import ThroughputParams
 from harness.scenarios.tool_calls import ToolCallsParams
-from harness.scenarios.vision_throughput import VisionThroughputParams
 from harness.scenarios.toolcalls_corpus import CorpusParams
+from harness.scenarios.vision_throughput import VisionThroughputParams
 
 TEXT = BackendCapability.TEXT_GENERATION
 CACHE = BackendCapability.PROMPT_CACHE
