@@ -180,6 +180,56 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
         ),
         _case(
             text,
+            "vision_throughput",
+            Status.PASSED,
+            point={"images": 1, "image_px": 224},
+            params={"images": 1, "image_px": 224, "note": text},
+            metrics=(
+                _metric("vision_throughput.preprocess_s", Unit.SECONDS, 0.002, 0.0021),
+                _metric("vision_throughput.ttft_s", Unit.SECONDS, 0.008, 0.0081),
+                _metric("vision_throughput.decode_tps", Unit.TOKENS_PER_SECOND, 900.0, 910.0),
+                _metric("vision_throughput.image_tokens", Unit.TOKENS, 16.0),
+            ),
+        ),
+        _case(text, "vision_throughput", Status.XFAILED, point={"images": 2}, reason=text),
+        _case(
+            text,
+            "speech_to_text",
+            Status.PASSED,
+            point={"clip_set": text},
+            params={"clip_set": text},
+            metrics=(
+                _metric("speech_to_text.rtf", Unit.RATIO, 0.7, 0.8),
+                _metric("speech_to_text.wer", Unit.RATIO, 0.5, 0.0),
+                _metric("speech_to_text.audio_s", Unit.SECONDS, 12.0),
+            ),
+            artifacts={
+                "clip_set": text,
+                "items": [
+                    {
+                        "id": text,
+                        "long_form": True,
+                        "audio_s": 41.0,
+                        "reference": text,
+                        "hypothesis": text,
+                        "wer": 0.5,
+                    },
+                ],
+            },
+        ),
+        _case(
+            text,
+            "quality",
+            Status.PASSED,
+            params={"reference": text},
+            metrics=(
+                _metric("quality.perplexity", Unit.RATIO, 13.1, 13.2),
+                _metric("quality.token_agreement", Unit.RATIO, 0.9, 1.0),
+            ),
+            artifacts={"reference": text, "items": 2, "text": text},
+        ),
+        _case(
+            text,
             "toolcalls_corpus",
             Status.PASSED,
             artifacts={
