@@ -330,6 +330,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         with signals_deferred():
             state.session.interrupt(state.stop)
         session.exitstatus = state.stop.exit_status
+    elif session.shouldstop or session.shouldfail:  # -x / --maxfail: the rest never ran
+        why = f"not run: pytest stopped early ({session.shouldstop or session.shouldfail})"
+        with signals_deferred():
+            state.session.interrupt(RunInterrupted(why=why))
     state.end = conclude(state.session, render=not session.config.getoption("no_report"))
     comparison = state.end.comparison
     failed = (
@@ -357,7 +361,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         lines.append(f"report: {end.report_html}")
     if end.report_error is not None:
         lines.append(f"error: {end.report_error}")
-    if state.stop is not None and state.session is not None:
+    if state.session is not None and state.session.stopped is not None:
         lines.append(f"resume with: pytest ... --resume {state.session.run_id}")
     for line in lines:
         terminalreporter.write_line(line)

@@ -100,8 +100,8 @@ def test_failed_gate_fails_the_item_with_a_short_message(project: pytest.Pyteste
         ]
     )
     assert "Traceback" not in result.stdout.str()
-    run = _run_record(project)
-    assert [r.status for r in run.results] == [Status.PASSED, Status.FAILED]
+    run = _run_record(project)  # the case -x left unrun is in the record too
+    assert [r.status for r in run.results] == [Status.PASSED, Status.FAILED, Status.INTERRUPTED]
 
 
 EXPECT_SUITE = """\
@@ -318,3 +318,20 @@ def test_a_case_the_policy_blocks_is_a_skip_with_its_reason(pytester: pytest.Pyt
     assert '<property name="policy" value="allow ok" />' in junit
     report = (pytester.path / "reports" / "latest" / "report.md").read_text()
     assert "capability_mismatch: scenario needs text; model has audio_in" in report
+
+
+def test_stopping_early_with_x_records_the_cases_never_run(project: pytest.Pytester) -> None:
+    suite = SUITE.replace(
+        "  - {name: fast, path: models/fast, backend: fake, tags: [quick]}\n",
+        "  - {name: killed, path: models/killed, backend: fake}\n"
+        "  - {name: fast, path: models/fast, backend: fake, tags: [quick]}\n",
+    )
+    project.makefile(".suite.yaml", smoke=suite)
+    result = project.runpytest("-x", "--run-id", "x")
+    result.assert_outcomes(passed=1, failed=1)  # killed::load passed, its throughput crashed
+    run = load_run(project.path / "reports" / "x")
+    statuses = [r.status for r in run.results]
+    assert statuses == [Status.PASSED, Status.CRASHED] + [Status.INTERRUPTED] * 4
+    assert all("not run: pytest stopped early" in (r.reason or "") for r in run.results[2:])
+    assert run.finished_at is None and run.interrupted is not None  # open for --resume
+    result.stdout.fnmatch_lines(["*6 cases:*", "resume with: pytest ... --resume x"])

@@ -22,8 +22,9 @@ STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
 class RunInterrupted(KeyboardInterrupt):
     """The run was asked to stop by a signal; a KeyboardInterrupt, so pytest treats it as one."""
 
-    def __init__(self, signum: int = signal.SIGINT) -> None:
+    def __init__(self, signum: int = signal.SIGINT, *, why: str | None = None) -> None:
         self.signum = int(signum)
+        self.why = why  # a stop that no signal asked for (pytest's -x, --maxfail)
         super().__init__(self.reason)
 
     @property
@@ -35,7 +36,7 @@ class RunInterrupted(KeyboardInterrupt):
 
     @property
     def reason(self) -> str:
-        return f"interrupted by {self.signal_name}"
+        return self.why or f"interrupted by {self.signal_name}"
 
     @property
     def exit_status(self) -> int:
