@@ -356,8 +356,9 @@ def _internal_error(exc: BaseException) -> str:
     import tempfile
     import traceback
 
-    text = str(exc).strip().splitlines()
-    line = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    from harness.exception_line import exception_line
+
+    line = exception_line(exc)
     try:
         with tempfile.NamedTemporaryFile(
             "w", prefix="mlx-harness-error-", suffix=".log", delete=False

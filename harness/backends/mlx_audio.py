@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.backends.base import BackendCapability, BackendError, LoadInfo, weights_bytes
+from harness.backends.base import BackendCapability, BackendError, LoadInfo
+from harness.exception_line import exception_line
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,7 +67,7 @@ class MlxAudioBackend:
     def load(self, path: Path) -> tuple[MlxAudioTranscriber, LoadInfo]:
         import mlx.core as mx
 
-        from harness.backends.mlx_runtime import mlx_device
+        from harness.backends.mlx_runtime import loaded_info
         from harness.models.ct2.asr import load_whisper
 
         kind = model_type(path)
@@ -76,21 +77,8 @@ class MlxAudioBackend:
         try:
             model = load_whisper(path, dtype=dtype)
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise BackendError(
-                f"mlx-audio Whisper load failed: {type(exc).__name__}: {first}"
-            ) from exc
-        load_s = time.perf_counter() - start
-        info = LoadInfo(
-            load_s=load_s,
-            weights_bytes=weights_bytes(path),
-            device=mlx_device(),
-            details={
-                "mlx_active_bytes": int(mx.get_active_memory()),
-                "mlx_peak_bytes": int(mx.get_peak_memory()),
-                "dtype": dtype,
-            },
-        )
+            raise BackendError(f"mlx-audio Whisper load failed: {exception_line(exc)}") from exc
+        info = loaded_info(path, start, dtype=dtype)
         return MlxAudioTranscriber(model, kind), info
 
 

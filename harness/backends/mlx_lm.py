@@ -7,8 +7,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.backends.base import BackendCapability, BackendError, LoadInfo, weights_bytes
+from harness.backends.base import BackendCapability, BackendError, LoadInfo
 from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
+from harness.exception_line import exception_line
 
 if TYPE_CHECKING:
     import numpy as np
@@ -317,26 +318,16 @@ class MlxLmBackend:
         import mlx.core as mx
         from mlx_lm import load
 
-        from harness.backends.mlx_runtime import mlx_device
+        from harness.backends.mlx_runtime import loaded_info
 
         mx.reset_peak_memory()
         start = time.perf_counter()
         try:
             model, tokenizer = load(str(path))[:2]
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise BackendError(f"mlx_lm.load failed: {type(exc).__name__}: {first}") from exc
+            raise BackendError(f"mlx_lm.load failed: {exception_line(exc)}") from exc
         mx.eval(model.parameters())
-        load_s = time.perf_counter() - start
-        info = LoadInfo(
-            load_s=load_s,
-            weights_bytes=weights_bytes(path),
-            device=mlx_device(),
-            details={
-                "mlx_active_bytes": int(mx.get_active_memory()),
-                "mlx_peak_bytes": int(mx.get_peak_memory()),
-            },
-        )
+        info = loaded_info(path, start)
         return MlxLmModel(model, tokenizer, path), info
 
 

@@ -4,8 +4,12 @@ worker; mlx already imported by a backend: this module never imports it itself).
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from harness.backends.base import LoadInfo, weights_bytes
 
 
 @dataclass(frozen=True)
@@ -89,3 +93,23 @@ def blas_in_use() -> str:
         if "libopenblas" in line:
             return f"openblas ({line.split()[-1]})"
     return "bundled (reference BLAS)"
+
+
+def loaded_info(path: Path, start: float, **details: Any) -> LoadInfo:
+    """What an MLX backend reports after loading ``path``: seconds since ``start``, weight
+    bytes, the device, and MLX's active and peak memory now (plus the backend's ``details``)."""
+    mx = _mlx()
+    memory = (
+        {
+            "mlx_active_bytes": int(mx.get_active_memory()),
+            "mlx_peak_bytes": int(mx.get_peak_memory()),
+        }
+        if mx is not None
+        else {}
+    )
+    return LoadInfo(
+        load_s=time.perf_counter() - start,
+        weights_bytes=weights_bytes(path),
+        device=mlx_device(),
+        details={**memory, **details},
+    )

@@ -20,16 +20,10 @@ from harness.backends.base import (
     BackendError,
     ImagePrompt,
     LoadInfo,
-    weights_bytes,
 )
+from harness.exception_line import exception_line
 
 PLAIN_INPUTS = ("input_ids", "pixel_values", "attention_mask")
-
-
-def one_line(exc: BaseException) -> str:
-    """``Type: first line of the message``: what a failure of the library reads as."""
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
 
 
 def image_token_id(config: Any) -> int | None:
@@ -88,7 +82,7 @@ class MlxVlmModel:
                 apply_chat_template(self.processor, self.model.config, prompt, num_images=images)
             )
         except Exception as exc:
-            raise BackendError(f"mlx-vlm chat template failed: {one_line(exc)}") from exc
+            raise BackendError(f"mlx-vlm chat template failed: {exception_line(exc)}") from exc
 
     def _tokenize(self, text: str) -> list[int]:
         from mlx_vlm.utils import should_add_special_tokens
@@ -147,7 +141,7 @@ class MlxVlmModel:
         except BackendError:
             raise
         except Exception as exc:
-            raise BackendError(f"mlx-vlm generation failed: {one_line(exc)}") from exc
+            raise BackendError(f"mlx-vlm generation failed: {exception_line(exc)}") from exc
 
     def stream_tokens(
         self,
@@ -190,7 +184,9 @@ class MlxVlmModel:
             arrays = [v for v in inputs.values() if isinstance(v, mx.array)]
             mx.eval(arrays)
         except Exception as exc:
-            raise BackendError(f"mlx-vlm image preprocessing failed: {one_line(exc)}") from exc
+            raise BackendError(
+                f"mlx-vlm image preprocessing failed: {exception_line(exc)}"
+            ) from exc
         preprocess_s = time.perf_counter() - start
         ids = [int(t) for t in inputs["input_ids"].flatten().tolist()]
         token = image_token_id(config)
@@ -234,24 +230,16 @@ class MlxVlmBackend:
         import mlx.core as mx
         from mlx_vlm import load
 
-        from harness.backends.mlx_runtime import mlx_device
+        from harness.backends.mlx_runtime import loaded_info
 
         mx.reset_peak_memory()
         start = time.perf_counter()
         try:
             model, processor = load(str(path))[:2]
         except Exception as exc:
-            raise BackendError(f"mlx_vlm.load failed: {one_line(exc)}") from exc
+            raise BackendError(f"mlx_vlm.load failed: {exception_line(exc)}") from exc
         mx.eval(model.parameters())
-        info = LoadInfo(
-            load_s=time.perf_counter() - start,
-            weights_bytes=weights_bytes(path),
-            device=mlx_device(),
-            details={
-                "mlx_active_bytes": int(mx.get_active_memory()),
-                "mlx_peak_bytes": int(mx.get_peak_memory()),
-            },
-        )
+        info = loaded_info(path, start)
         return MlxVlmModel(model, processor, path), info
 
 

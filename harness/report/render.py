@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jinja2
 
+from harness.exception_line import exception_line
 from harness.report.contents import default_sections
 from harness.report.escape import md_finalize, md_url
 from harness.report.sections import BuiltSection, Section
@@ -66,9 +67,9 @@ def build_sections(
 
 
 def _failed(section: Section, kind: str, exc: BaseException) -> BuiltSection:
-    text = str(exc).strip().splitlines()
-    line = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-    return BuiltSection(section.key, section.title, line, SECTION_ERROR_TEMPLATE.format(kind=kind))
+    return BuiltSection(
+        section.key, section.title, exception_line(exc), SECTION_ERROR_TEMPLATE.format(kind=kind)
+    )
 
 
 def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.exception_line import exception_line
 from harness.preflight_types import PreflightRecord
 from harness.results.codec import metric_from_json
 from harness.types import Case, CaseResult, Metric, Status, Unit
@@ -52,8 +53,7 @@ class HarnessFault(Exception):
     """An exception of the harness's own code while handling a case, with its one line."""
 
     def __init__(self, stage: str, exc: BaseException, log: Path | None) -> None:
-        text = str(exc).strip().splitlines()
-        detail = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+        detail = exception_line(exc)
         where = f" (traceback in {log})" if log is not None else ""
         self.stage = stage
         self.line = f"harness error in {stage}: {detail}{where}"

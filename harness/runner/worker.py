@@ -19,12 +19,8 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
+from harness.exception_line import exception_line
 from harness.results.codec import to_json
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 class Worker:
@@ -109,11 +105,11 @@ class Worker:
                 else:
                     self.reply({"op": "error", "error": f"unknown request '{op}'"})
             except MemoryError as exc:
-                self.reply({"op": "crash", "error": f"out of memory: {_one_line(exc)}"})
+                self.reply({"op": "crash", "error": f"out of memory: {exception_line(exc)}"})
                 return 3
             except Exception as exc:  # every failure is a result the supervisor records
                 traceback.print_exc(file=sys.stderr)
-                self.reply({"op": "error", "error": _one_line(exc)})
+                self.reply({"op": "error", "error": exception_line(exc)})
         return 0
 
 

@@ -15,7 +15,7 @@ from harness.backends.base import (
     LoadedModel,
     check_delivered,
 )
-from harness.backends.mlx_vlm import BACKEND, MlxVlmModel, one_line
+from harness.backends.mlx_vlm import BACKEND, MlxVlmModel
 from harness.scenarios.vision_images import pattern_images
 
 
@@ -121,15 +121,3 @@ def test_load_error_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(BackendError) as err:
         BACKEND.load(tmp_path)
     assert str(err.value).startswith("mlx_vlm.load failed:") and "\n" not in str(err.value)
-
-
-@pytest.mark.parametrize(
-    ("exc", "expected"),
-    [
-        (ValueError("bad\nsecond line"), "ValueError: bad"),
-        (KeyError("x"), "KeyError: 'x'"),
-        (RuntimeError(""), "RuntimeError"),
-    ],
-)
-def test_one_line(exc: BaseException, expected: str) -> None:
-    assert one_line(exc) == expected

@@ -17,6 +17,8 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
+from harness.exception_line import exception_line
+
 TEXT_SIZES: Mapping[str, int] = MappingProxyType(
     {
         "hidden_size": 64,
@@ -98,11 +100,6 @@ def tiny_config(model_type: str) -> dict[str, Any]:
     return config
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0][:160] if text else ''}".rstrip(": ")
-
-
 def try_family(model_type: str, *, seed: int = 0) -> FamilyTrial:
     """Derive, build and run a text forward pass of a tiny ``model_type`` (imports mlx-vlm)."""
     import mlx.core as mx
@@ -121,5 +118,5 @@ def try_family(model_type: str, *, seed: int = 0) -> FamilyTrial:
         out = model.language_model(mx.array([[1, 2, 3, 4]]))
         mx.eval(getattr(out, "logits", out))
     except Exception as exc:  # a family's own error, reported as its row
-        return FamilyTrial(model_type, TrialStatus.FAILED, 0, _one_line(exc))
+        return FamilyTrial(model_type, TrialStatus.FAILED, 0, exception_line(exc, 160))
     return FamilyTrial(model_type, TrialStatus.BUILT, params)
