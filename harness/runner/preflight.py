@@ -41,7 +41,7 @@ from harness.probe.machine import MemoryBudget, available_memory
 from harness.probe.memory import estimate_memory
 from harness.probe.policy import Action, Decision, Judged, decide
 from harness.probe.probe import ProbeError, probe_model
-from harness.probe.serialize import probe_dict
+from harness.probe.serialize import estimate_dict, probe_dict
 from harness.probe.types import Capability, Library, Probe, ReasonCode
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Params, Scenario, Workload
@@ -88,18 +88,7 @@ class Preflight:
             ),
             context_source=ContextSource.DEFAULT if workload is None else ContextSource.SCENARIO,
             memory=(
-                MemoryRecord(
-                    context_tokens=estimate.context_tokens,
-                    prompt_tokens=estimate.prompt_tokens,
-                    weights_bytes=estimate.weights_bytes,
-                    kv_cache_bytes=estimate.kv_cache_bytes,
-                    state_bytes=estimate.state_bytes,
-                    activation_bytes=estimate.activation_bytes,
-                    mlx_peak_bytes=estimate.mlx_peak_bytes,
-                    process_overhead_bytes=estimate.process_overhead_bytes,
-                    total_bytes=estimate.total_bytes,
-                    approximate=estimate.approximate,
-                )
+                MemoryRecord(**{**estimate_dict(estimate), "approximate": estimate.approximate})
                 if estimate is not None
                 else None
             ),
