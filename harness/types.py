@@ -72,6 +72,24 @@ class ModelSource(str, Enum):
     PATH = "path"
     HUB = "hub"
     EMBEDDED = "embedded"
+    URL = "url"  # only a running server's URL: no local files
+
+
+@dataclass(frozen=True)
+class ServerRef:
+    """A model served over HTTP: ``engine`` when the harness starts the server itself
+    (``serve:``), ``url`` when it is already running (``url:``); exactly one is set."""
+
+    engine: str | None = None  # mlx_lm | mlx_vlm | llama_server
+    args: tuple[str, ...] = ()  # extra command-line arguments for the engine
+    url: str | None = None  # base URL of a running OpenAI-compatible server
+    api_key_env: str | None = None  # environment variable holding its API key
+    request_model: str | None = None  # the ``model`` its requests name (None: the default)
+    startup_timeout_s: float = 300.0
+
+    @property
+    def label(self) -> str:
+        return self.engine if self.engine is not None else f"url {self.url}"
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,7 @@ class ModelRef:
     backend: str
     tags: tuple[str, ...] = ()
     path: str | None = None  # resolved local directory, None when unresolved
+    server: ServerRef | None = None  # served over HTTP (backend ``http``)
 
 
 @dataclass(frozen=True)
@@ -199,6 +218,8 @@ class ModelIdentity:
     config_sha256: str | None = None
     chat_template_sha256: str | None = None
     weights_bytes: int | None = None
+    server: str | None = None  # served over HTTP: the engine (and version) or the URL
+    server_models: tuple[str, ...] = ()  # what the server's /v1/models lists
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ BACKENDS: Registry[Backend] = Registry(
         "fake": "harness.backends.fake:BACKEND",
         "mlx_vlm": "harness.backends.mlx_vlm:BACKEND",
         "mlx_audio": "harness.backends.mlx_audio:BACKEND",
+        "http": "harness.backends.http:BACKEND",
     },
     group="mlx_harness.backends",
 )

@@ -25,11 +25,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from harness.probe.types import ReasonCode
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
     from numpy.typing import NDArray
 
+    from harness.backends.openai_client import Endpoint
     from harness.probe.types import Probe
     from harness.toolcalls.model import Extraction
+    from harness.types import ServerRef
 
 
 class BackendError(Exception):
@@ -242,6 +246,40 @@ class ImageInput(LoadedModel, Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ServerMemory:
+    """A server process's resident memory now and at its peak (None where the OS cannot say)."""
+
+    rss_bytes: int
+    peak_bytes: int | None
+
+
+@runtime_checkable
+class Served(Protocol):
+    """:attr:`BackendCapability.HTTP`: a model behind an OpenAI-compatible HTTP server, started
+    by the harness or already running; scenarios talk to it with
+    :mod:`harness.backends.openai_client`."""
+
+    @property
+    def endpoint(self) -> Endpoint: ...
+
+    @property
+    def engine(self) -> str:
+        """``mlx_lm.server``, ``mlx_vlm.server``, ``llama-server`` or ``url``."""
+        ...
+
+    @property
+    def token_counter(self) -> Callable[[str], int] | None:
+        """Tokens in a text by the model's own tokenizer (None: no local tokenizer)."""
+        ...
+
+    def server_memory(self) -> ServerMemory | None:
+        """The server process's memory (None: not a process the harness started)."""
+        ...
+
+    def close(self) -> None: ...
+
+
 MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
     {
         BackendCapability.TEXT_GENERATION: LoadedModel,
@@ -249,6 +287,7 @@ MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
         BackendCapability.TOOL_PARSING: ToolCalling,
         BackendCapability.AUDIO_IN: Transcribing,
         BackendCapability.IMAGES: ImageInput,
+        BackendCapability.HTTP: Served,
     }
 )
 """The loaded-model interface of each capability that has one (the others: with the backends
@@ -264,6 +303,16 @@ class Backend(Protocol):
     capabilities: frozenset[BackendCapability]
 
     def load(self, path: Path) -> tuple[object, LoadInfo]: ...
+
+
+@runtime_checkable
+class ServerLoading(Protocol):
+    """A backend whose models are served over HTTP (``serve:`` / ``url:`` in the suite): the
+    worker loads them with :meth:`load_server` instead of ``load``."""
+
+    def load_server(
+        self, path: Path | None, server: ServerRef, log_dir: Path
+    ) -> tuple[object, LoadInfo]: ...
 
 
 @runtime_checkable

@@ -204,3 +204,14 @@ def prepare(name: str, *, force: bool = False) -> Path:
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return final
+
+
+def source_gguf_of_folder(path: Path) -> Path | None:
+    """The GGUF a prepared embedded model folder was converted from (fetched again if its
+    download was cleaned), or None when ``path`` is no such folder."""
+    try:
+        marker = json.loads((path / MARKER).read_text())
+        model = real_model(str(marker["name"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return source_gguf(model)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.backends.base import weights_bytes
 from harness.types import ModelIdentity, ModelRef
@@ -37,7 +41,40 @@ def chat_template(path: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def model_identity(ref: ModelRef) -> ModelIdentity:
+@dataclass(frozen=True)
+class ServedIdentity:
+    """What a server said of itself at load: engine and version (or URL), and its model list."""
+
+    server: str
+    models: tuple[str, ...]
+
+
+def served_identity(details: object) -> ServedIdentity | None:
+    """From a served model's load details (``server``, ``server_models``); None otherwise."""
+    if not isinstance(details, Mapping) or not isinstance(details.get("server"), str):
+        return None
+    models = details.get("server_models")
+    listed = tuple(str(m) for m in models) if isinstance(models, list) else ()
+    return ServedIdentity(str(details["server"]), listed)
+
+
+def load_request(ref: ModelRef, log_dir: Path) -> dict[str, Any]:
+    """The worker's ``load`` request for ``ref`` (a served model carries its server)."""
+    request: dict[str, Any] = {"op": "load", "backend": ref.backend, "path": ref.path}
+    if ref.server is not None:
+        request["server"] = dataclasses.asdict(ref.server)
+        request["log_dir"] = str(log_dir)
+    return request
+
+
+def model_identity(ref: ModelRef, served: ServedIdentity | None = None) -> ModelIdentity:
+    identity = _files_identity(ref)
+    if served is None:
+        return identity
+    return dataclasses.replace(identity, server=served.server, server_models=served.models)
+
+
+def _files_identity(ref: ModelRef) -> ModelIdentity:
     if ref.path is None:
         return ModelIdentity(ref.key, None, ref.backend)
     path = Path(ref.path)

@@ -22,7 +22,7 @@ from harness.probe.machine import MemoryBudget
 from harness.results.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import WorkerClient, WorkerGone, WorkerProtocolError
-from harness.runner.identity import model_identity
+from harness.runner.identity import ServedIdentity, load_request, model_identity, served_identity
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
 from harness.runner.outcome import (
@@ -62,6 +62,7 @@ class _LiveModel:
     load_error: str | None = None
     device: str | None = None
     blas: str | None = None
+    server: ServedIdentity | None = None
 
 
 class RunSession:
@@ -164,10 +165,7 @@ class RunSession:
         log = self.run_dir / "logs" / f"{live.case.model.key.replace('/', '_')}.log"
         client = WorkerClient(self.env, log)
         live.client = client
-        reply = client.request(
-            {"op": "load", "backend": live.case.model.backend, "path": live.case.model.path},
-            timeout_s,
-        )
+        reply = client.request(load_request(live.case.model, self.run_dir / "logs"), timeout_s)
         if reply.get("op") != "loaded":
             client.close()
             live.client = None
@@ -175,6 +173,8 @@ class RunSession:
             raise WorkerGone(live.load_error)
         info = reply.get("info")
         live.device = info.get("device") if isinstance(info, dict) else None
+        details = info.get("details") if isinstance(info, dict) else None
+        live.server = served_identity(details)
         live.blas = reply.get("blas")
         return client
 
@@ -182,7 +182,9 @@ class RunSession:
         if case.model.key not in self._identities:
             self._identities.add(case.model.key)
             with signals_deferred():
-                self.writer.model(model_identity(case.model), device=live.device, blas=live.blas)
+                self.writer.model(
+                    model_identity(case.model, live.server), device=live.device, blas=live.blas
+                )
 
     def _check(self, case: Case) -> Preflight | None:
         """Probe (once per model, recorded) and policy for ``case``, before any load."""

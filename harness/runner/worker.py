@@ -3,7 +3,8 @@
 Protocol: one JSON object per line on stdin (requests) and on the original stdout (replies);
 anything a library prints goes to stderr, which the supervisor keeps as the worker's log.
 
-Requests: ``{"op": "load", "backend": NAME, "path": DIR}``,
+Requests: ``{"op": "load", "backend": NAME, "path": DIR}`` (a served model adds
+``"server": {...}`` and ``"log_dir": DIR``, and is loaded with ``load_server``),
 ``{"op": "run", "scenario": NAME, "params": {...}, "repeats": N, "warmup": N}``,
 ``{"op": "exit"}``.
 """
@@ -29,6 +30,8 @@ class Worker:
         self.backend: Any = None
         self.backend_name = "unknown"
         self.path: Path | None = None
+        self.server: dict[str, Any] | None = None
+        self.log_dir = Path(".")
         self.model: Any = None
         self.load_info: Any = None
 
@@ -44,17 +47,40 @@ class Worker:
         self.backend_name = str(request["backend"])
         self.backend = BACKENDS.get(self.backend_name)
         declared = declared_capabilities(self.backend, self.backend_name)
-        self.path = Path(request["path"])
-        self.model, self.load_info = self.backend.load(self.path)
+        self.path = Path(request["path"]) if request.get("path") else None
+        self.server = request.get("server")
+        self.log_dir = Path(request.get("log_dir") or ".")
+        self.model, self.load_info = self._load()
         check_delivered(self.backend_name, declared, self.model)  # once: a backend bug errors
         self.reply(
             {"op": "loaded", "info": self.load_info, "blas": blas_in_use(), "pid": os.getpid()}
         )
 
+    def _load(self) -> tuple[Any, Any]:
+        from harness.backends.base import BackendError, ServerLoading
+        from harness.types import ServerRef
+
+        if self.server is not None:
+            if not isinstance(self.backend, ServerLoading):
+                raise BackendError(f"backend {self.backend_name} cannot serve over HTTP")
+            server = ServerRef(**{**self.server, "args": tuple(self.server.get("args", ()))})
+            return self.backend.load_server(self.path, server, self.log_dir)
+        if self.path is None:
+            raise BackendError(f"backend {self.backend_name} needs a local model path")
+        return self.backend.load(self.path)
+
     def _reload(self) -> Any:
-        self.model = None
-        self.model, self.load_info = self.backend.load(self.path)
+        self.close_model()
+        self.model, self.load_info = self._load()
         return self.model, self.load_info
+
+    def close_model(self) -> None:
+        """Stop what the model holds outside this process (a server), if anything."""
+        from harness.backends.base import Served
+
+        model, self.model = self.model, None
+        if isinstance(model, Served):
+            model.close()
 
     def run(self, request: dict[str, Any]) -> None:
         from harness.backends import mlx_runtime as device
@@ -90,6 +116,12 @@ class Worker:
         )
 
     def serve(self, requests: IO[str]) -> int:
+        try:
+            return self._serve(requests)
+        finally:
+            self.close_model()
+
+    def _serve(self, requests: IO[str]) -> int:
         for line in requests:
             if not line.strip():
                 continue

@@ -42,17 +42,17 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
                 )
             )
         keys[entry.key] = sourced.line
-        if entry.backend not in BACKENDS:
+        if entry.backend_name not in BACKENDS:
             errors.append(
                 SuiteError(
                     where,
                     sourced.line,
                     sourced.column,
-                    f"unknown backend '{entry.backend}'",
-                    _did_you_mean(entry.backend, BACKENDS.names()),
+                    f"unknown backend '{entry.backend_name}'",
+                    _did_you_mean(entry.backend_name, BACKENDS.names()),
                 )
             )
-        if entry.hub:
+        if entry.hub or (entry.url is not None and not (entry.path or entry.embedded)):
             continue  # an uncached hub model is a skip at run time, not a suite error
         try:
             resolve_model(entry, sourced.path.parent)

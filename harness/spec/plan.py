@@ -12,8 +12,17 @@ from harness.spec.gates import parse_gate
 from harness.spec.ledger import expectation_for, ledger_entries, needs_family
 from harness.spec.loaded import LoadedSuite, SourcedModel
 from harness.spec.resolve import ResolveError, resolve_model
-from harness.spec.schema import ScenarioEntry
-from harness.types import Case, Expectation, ExpectKind, Gate, ModelRef, ModelSource, SuiteInfo
+from harness.spec.schema import ModelEntry, ScenarioEntry
+from harness.types import (
+    Case,
+    Expectation,
+    ExpectKind,
+    Gate,
+    ModelRef,
+    ModelSource,
+    ServerRef,
+    SuiteInfo,
+)
 
 T = TypeVar("T")
 
@@ -64,17 +73,40 @@ def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, s
 
     entry = sourced.entry
     source = (
-        ModelSource.PATH if entry.path else ModelSource.HUB if entry.hub else ModelSource.EMBEDDED
+        ModelSource.PATH
+        if entry.path
+        else ModelSource.HUB
+        if entry.hub
+        else ModelSource.EMBEDDED
+        if entry.embedded
+        else ModelSource.URL
     )
-    try:
-        resolved: str | None = str(
-            resolve_model(entry, sourced.path.parent, allow_download=allow_download)
-        )
-        problem = None
-    except ResolveError as exc:
-        resolved, problem = None, f"{exc.message} ({exc.hint})"
-    ref = ModelRef(entry.key, source, entry.location, entry.backend, tuple(entry.tags), resolved)
+    resolved: str | None = None
+    problem = None
+    if source is not ModelSource.URL:
+        try:
+            resolved = str(resolve_model(entry, sourced.path.parent, allow_download=allow_download))
+        except ResolveError as exc:
+            problem = f"{exc.message} ({exc.hint})"
+    server = _server_ref(entry)
+    ref = ModelRef(
+        entry.key, source, entry.location, entry.backend_name, tuple(entry.tags), resolved, server
+    )
     return ref, problem
+
+
+def _server_ref(entry: ModelEntry) -> ServerRef | None:
+    if entry.serve is not None:
+        return ServerRef(
+            engine=entry.serve.engine.value,
+            args=tuple(entry.serve.args),
+            startup_timeout_s=entry.serve.startup_timeout_s,
+        )
+    if entry.url is not None:
+        return ServerRef(
+            url=entry.url, api_key_env=entry.api_key_env, request_model=entry.served_model
+        )
+    return None
 
 
 def _families(refs: Sequence[ModelRef]) -> dict[str, str | None]:

@@ -134,9 +134,36 @@ class Selector(Strict):
         return (*default, SelectSource.DIRS) if self.roots else default
 
 
+class ServeEngine(str, Enum):
+    """A server the harness starts itself for a model (``serve:``)."""
+
+    MLX_LM = "mlx_lm"  # mlx_lm.server
+    MLX_VLM = "mlx_vlm"  # mlx_vlm.server
+    LLAMA_SERVER = "llama_server"  # llama.cpp's llama-server, on the model's GGUF
+
+
+class Serve(Strict):
+    """Start a server for the model on a free loopback port and run its cases over HTTP."""
+
+    engine: Annotated[ServeEngine, known_name(ServeEngine, "engine")] = Field(
+        description="mlx_lm, mlx_vlm or llama_server"
+    )
+    args: list[str] = Field(
+        default_factory=list, description="extra command-line arguments for the server"
+    )
+    startup_timeout_s: float = Field(300.0, gt=0, description="time allowed to become healthy")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"engine": value} if isinstance(value, str) else value
+
+
 class ModelEntry(Strict):
     """A model: exactly one of ``path`` (local directory), ``hub`` (id) or ``embedded`` (name),
-    or ``select`` (every available model that passes its filters)."""
+    or ``select`` (every available model that passes its filters). ``serve:`` runs its cases
+    through a server the harness starts; ``url:`` names a running OpenAI-compatible server
+    (alone, or with a local source for the tokenizer and the probe)."""
 
     name: str | None = Field(None, description="alias used in ids, expect and reports")
     path: str | None = Field(None, description="local model directory (relative to the suite)")
@@ -147,6 +174,25 @@ class ModelEntry(Strict):
     )
     revision: str | None = Field(None, description="hub revision (branch, tag or commit)")
     backend: str = Field("mlx_lm", description="backend that loads it")
+    serve: Serve | None = Field(
+        None,
+        description="serve it over HTTP: an engine name (mlx_lm, mlx_vlm, llama_server) or "
+        "{engine, args, startup_timeout_s}; the backend is then http",
+    )
+    url: str | None = Field(
+        None,
+        pattern=r"^https?://",
+        description="base URL of a running OpenAI-compatible server (without /v1); the backend "
+        "is then http",
+    )
+    api_key_env: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="environment variable holding the url: server's API key",
+    )
+    served_model: str | None = Field(
+        None, description="the model name requests to the url: server carry"
+    )
     tags: list[MarkerTag] = Field(
         default_factory=list,
         description="pytest markers for its cases (-m TAG): letters, digits and _",
@@ -155,6 +201,9 @@ class ModelEntry(Strict):
     @model_validator(mode="after")
     def _one_source(self) -> ModelEntry:
         given = [k for k in ("path", "hub", "embedded", "select") if getattr(self, k)]
+        self._check_server(given)
+        if self.url is not None and not given:
+            return self
         if len(given) != 1:
             raise value_error(
                 "a model needs exactly one of 'path', 'hub', 'embedded' or 'select'"
@@ -172,15 +221,43 @@ class ModelEntry(Strict):
                 raise value_error(f"'{extra[0]}' cannot be used with 'select'", hint)
         return self
 
+    def _check_server(self, given: list[str]) -> None:
+        if self.serve is not None and self.url is not None:
+            raise value_error(
+                "'serve' and 'url' cannot both be given",
+                "serve: starts a server, url: names a running one; keep one",
+            )
+        served = self.serve is not None or self.url is not None
+        if served and "select" in given:
+            raise value_error("'serve'/'url' cannot be used with 'select'", "name one model")
+        if served and "backend" in self.model_fields_set and self.backend != "http":
+            raise value_error(
+                f"backend '{self.backend}' with 'serve'/'url': served models use backend http",
+                "remove 'backend'",
+            )
+        if self.url is None:
+            for key in ("api_key_env", "served_model"):
+                if getattr(self, key) is not None:
+                    raise value_error(f"'{key}' needs 'url'", "add url: or remove it")
+
+    @property
+    def backend_name(self) -> str:
+        """``http`` for a served model, else ``backend``."""
+        return "http" if self.serve is not None or self.url is not None else self.backend
+
     @property
     def location(self) -> str:
-        return str(self.path or self.hub or self.embedded)
+        return str(self.path or self.hub or self.embedded or self.url)
 
     @property
     def key(self) -> str:
         if self.name:
             return self.name
-        return self.location.rstrip("/").split("/")[-1] if self.path else self.location
+        if self.path:
+            return self.location.rstrip("/").split("/")[-1]
+        if self.serve is not None:
+            return f"{self.location}@{self.serve.engine.value}"
+        return self.location
 
 
 class ScenarioEntry(Strict):

@@ -1,0 +1,194 @@
+"""The ``http`` backend: a model behind an OpenAI-compatible server.
+
+``serve:`` models: the worker starts the engine's server on a free loopback port (its log in the
+run's logs), waits for health, and stops it when the worker ends; ``url:`` models: a server that
+is already running (its API key read from the environment variable the suite names). Either way
+the loaded model is a :class:`ServedModel`: the endpoint, the local tokenizer when the model's
+files are here (to count the tokens in each streamed chunk), and what ``/v1/models`` reported.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.backends.base import BackendCapability, BackendError, LoadInfo, ServerMemory
+from harness.backends.openai_client import Endpoint, get, sync_client
+from harness.backends.server_engines import ServerEngine, launch
+from harness.backends.server_process import ServerProcess, free_port
+from harness.types import ServerRef
+
+
+def local_tokenizer(path: Path | None) -> Callable[[str], int] | None:
+    """A token counter from the model folder's ``tokenizer.json`` (None when there is none)."""
+    if path is None:
+        return None
+    folder = path if path.is_dir() else path.parent
+    file = folder / "tokenizer.json"
+    if not file.is_file():
+        return None
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(file))
+
+    def count(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+    return count
+
+
+def process_memory(pid: int) -> ServerMemory | None:
+    """RSS of ``pid`` now and, on Linux, its peak (``VmHWM``)."""
+    import psutil
+
+    try:
+        rss = int(psutil.Process(pid).memory_info().rss)
+    except psutil.Error:
+        return None
+    peak = None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return ServerMemory(rss, peak)
+
+
+def engine_version(engine: ServerEngine, argv0: str) -> str:
+    """``mlx_lm.server 0.32.2``, ``llama-server version: 7123 (abc)``: for the record."""
+    if engine is ServerEngine.LLAMA_SERVER:
+        try:
+            done = subprocess.run(
+                [argv0, "--version"], capture_output=True, text=True, timeout=20, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return engine.label
+        lines = [ln for ln in (done.stdout + done.stderr).splitlines() if "version" in ln]
+        return f"{engine.label} {lines[0].strip()}" if lines else engine.label
+    from importlib.metadata import PackageNotFoundError, version
+
+    package = "mlx-lm" if engine is ServerEngine.MLX_LM else "mlx-vlm"
+    try:
+        return f"{engine.label} {version(package)}"
+    except PackageNotFoundError:
+        return engine.label
+
+
+@dataclass
+class ServedModel:
+    """What scenarios get for an ``http`` model (:class:`harness.backends.base.Served`)."""
+
+    endpoint: Endpoint
+    engine: str
+    token_counter: Callable[[str], int] | None
+    server_models: tuple[str, ...] = ()
+    process: ServerProcess | None = field(default=None, repr=False)
+
+    def server_memory(self) -> ServerMemory | None:
+        if self.process is None or not self.process.alive():
+            return None
+        return process_memory(self.process.pid)
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+
+
+def listed_models(endpoint: Endpoint, timeout_s: float = 30.0) -> tuple[str, ...]:
+    """The ids ``/v1/models`` lists (empty when it answers with none or not at all)."""
+    with sync_client(timeout_s) as client:
+        reply = get(client, endpoint, "/v1/models")
+    data = reply.body.get("data") if isinstance(reply.body, dict) else None
+    if not isinstance(data, list):
+        return ()
+    return tuple(str(m["id"]) for m in data if isinstance(m, dict) and "id" in m)
+
+
+class HttpBackend:
+    name = "http"
+    capabilities: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})
+
+    def load(self, path: Path) -> tuple[object, LoadInfo]:
+        raise BackendError(
+            "backend http serves models named with serve: or url: in the suite (e.g. "
+            "serve: mlx_lm); this one has neither"
+        )
+
+    def load_server(
+        self, path: Path | None, server: ServerRef, log_dir: Path
+    ) -> tuple[object, LoadInfo]:
+        start = time.perf_counter()
+        if server.url is not None:
+            return self._connect(path, server, start)
+        if server.engine is None or path is None:
+            raise BackendError("a serve: model needs a local model (path:, embedded: or hub:)")
+        engine = ServerEngine(server.engine)
+        port = free_port()
+        launched = launch(engine, path, port, server.args, log_dir / "server-state")
+        log = log_dir / f"server-{engine.value}-{port}.log"
+        process = ServerProcess(launched.command, log)
+        try:
+            process.wait_healthy(server.startup_timeout_s)
+            endpoint = Endpoint(f"http://127.0.0.1:{port}", model=launched.request_model)
+            models = listed_models(endpoint)
+        except BaseException:
+            process.stop()
+            raise
+        model = ServedModel(endpoint, engine.label, local_tokenizer(path), models, process)
+        info = LoadInfo(
+            load_s=time.perf_counter() - start,
+            weights_bytes=_file_bytes(launched.served_file),
+            device=f"http:{engine.value}",
+            details={
+                "server": engine_version(engine, launched.command.argv[0]),
+                "server_models": list(models),
+                "served_file": str(launched.served_file),
+                "server_log": str(log),
+                "server_pid": process.pid,
+            },
+        )
+        return model, info
+
+    def _connect(
+        self, path: Path | None, server: ServerRef, start: float
+    ) -> tuple[object, LoadInfo]:
+        assert server.url is not None
+        key = None
+        if server.api_key_env is not None:
+            key = os.environ.get(server.api_key_env)
+            if not key:
+                raise BackendError(
+                    f"environment variable {server.api_key_env} (the suite's api_key_env) is "
+                    "not set: export it with the server's API key"
+                )
+        endpoint = Endpoint(server.url, api_key=key, model=server.request_model)
+        with sync_client(30.0) as client:
+            reply = get(client, endpoint, "/v1/models")
+        if reply.error is not None:
+            raise BackendError(f"{server.url} does not answer: {reply.error}")
+        if reply.status in (401, 403):
+            raise BackendError(
+                f"{server.url}/v1/models refused the API key (HTTP {reply.status}); set "
+                f"{server.api_key_env or 'api_key_env'}"
+            )
+        models = listed_models(endpoint)
+        model = ServedModel(endpoint, "url", local_tokenizer(path), models)
+        details: dict[str, Any] = {"server": server.url, "server_models": list(models)}
+        return model, LoadInfo(time.perf_counter() - start, 0, "http:url", details)
+
+
+def _file_bytes(path: Path) -> int:
+    from harness.backends.base import weights_bytes
+
+    if path.is_file():
+        return path.stat().st_size
+    return weights_bytes(path)
+
+
+BACKEND = HttpBackend()
