@@ -21,6 +21,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "quality": "harness.scenarios.quality:SCENARIO",
         "speech_to_text": "harness.scenarios.speech_to_text:SCENARIO",
         "vision_throughput": "harness.scenarios.vision_throughput:SCENARIO",
+        "http_throughput": "harness.scenarios.http_throughput:SCENARIO",
     },
     group="mlx_harness.scenarios",
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from harness.backends.base import LoadedModel
 
 FILLER = (
@@ -22,3 +24,24 @@ def text_prompt(model: LoadedModel, n_tokens: int) -> list[int]:
         raise ValueError("the tokenizer produced no tokens for the filler text")
     repeats = n_tokens // len(unit) + 1
     return (unit * repeats)[:n_tokens]
+
+
+def text_of_about(n_tokens: int, count_tokens: Callable[[str], int] | None) -> str:
+    """Ordinary text of ``n_tokens`` tokens by ``count_tokens`` (the most words that do not go
+    over; at least one word), or of about 4 characters a token when there is no tokenizer."""
+    words = (FILLER * (n_tokens // 8 + 2)).split()
+    if count_tokens is None:
+        out: list[str] = []
+        for word in words:
+            if len(" ".join([*out, word])) > 4 * n_tokens and out:
+                break
+            out.append(word)
+        return " ".join(out)
+    lo, hi = 1, len(words)  # the largest prefix of words within n_tokens
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(" ".join(words[:mid])) <= n_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo])

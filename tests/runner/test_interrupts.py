@@ -15,7 +15,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,13 @@ import pytest
 from harness.backends.fake import write_fake_model
 from harness.results.store import load_run
 from harness.types import Status
+from tests.runner.run_processes import (
+    MARK,
+    run_processes,
+    start_marked,
+    wait_for_case,
+    wait_gone,
+)
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/environ").exists(), reason="finds the run's processes through /proc"
@@ -39,63 +45,6 @@ scenarios:
   - scenario: throughput
     params: {gen_tokens: 40, prompt_tokens: 4}
 """
-MARK = "MLX_HARNESS_TEST_RUN"
-
-
-def _run_processes(mark: str) -> list[int]:
-    """Pids of live processes whose environment carries ``MARK=mark`` (the run and its workers)."""
-    found = []
-    needle = f"{MARK}={mark}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if state != "Z":  # a zombie is dead, only not yet reaped by its parent
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def _start(args: Sequence[str], cwd: Path, mark: str) -> subprocess.Popen[str]:
-    env = {**os.environ, MARK: mark, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen(
-        list(args),
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        # a non-interactive shell starts background jobs with SIGINT ignored: restore it
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-
-
-def _wait_for_case(run_file: Path, case_fragment: str, timeout_s: float = 60.0) -> None:
-    """Until the record has a case event whose id contains ``case_fragment``."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if run_file.exists():
-            for line in run_file.read_text().splitlines():
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if event.get("event") == "case" and case_fragment in event["result"]["case_id"]:
-                    return
-        time.sleep(0.1)
-    raise AssertionError(f"no case {case_fragment} in {run_file} after {timeout_s} s")
-
-
-def _wait_gone(mark: str, timeout_s: float = 10.0) -> float:
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if not _run_processes(mark):
-            return time.monotonic() - start
-        time.sleep(0.05)
-    raise AssertionError(f"processes of the run still alive: {_run_processes(mark)}")
 
 
 @pytest.fixture()
@@ -134,16 +83,16 @@ def test_stop_mid_case_then_resume(
 ) -> None:
     mark = uuid.uuid4().hex
     command = DRIVERS[driver]
-    proc = _start(command("--run-id", "r"), project, mark)
+    proc = start_marked(command("--run-id", "r"), project, mark)
     run_dir = project / "reports" / "r"
-    _wait_for_case(run_dir / "run.jsonl", "slow::load")
+    wait_for_case(run_dir / "run.jsonl", "slow::load")
     time.sleep(1.0)  # the slow model's throughput case is running in its worker now
-    assert len(_run_processes(mark)) >= 2  # the driver and a worker
+    assert len(run_processes(mark)) >= 2  # the driver and a worker
     sent = time.monotonic()
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=30)
     stopped_in = time.monotonic() - sent
-    gone_in = _wait_gone(mark) + stopped_in
+    gone_in = wait_gone(mark) + stopped_in
     assert proc.returncode == code, out
     assert "Traceback" not in out
     assert gone_in < 10.0
@@ -181,18 +130,18 @@ def test_stop_mid_case_then_resume(
     assert [r.status for r in final.results] == [Status.PASSED] * 4
     assert final.finished_at is not None and final.interrupted is None
     assert "4 cases: 4 passed" in resumed.stdout
-    assert not _run_processes(mark)
+    assert not run_processes(mark)
 
 
 def test_supervisor_killed_outright_takes_its_worker_with_it(project: Path) -> None:
     mark = uuid.uuid4().hex
-    proc = _start(DRIVERS["cli"]("--run-id", "k"), project, mark)
-    _wait_for_case(project / "reports" / "k" / "run.jsonl", "slow::load")
+    proc = start_marked(DRIVERS["cli"]("--run-id", "k"), project, mark)
+    wait_for_case(project / "reports" / "k" / "run.jsonl", "slow::load")
     time.sleep(0.5)
-    assert len(_run_processes(mark)) >= 2
+    assert len(run_processes(mark)) >= 2
     proc.kill()  # SIGKILL: no handler runs, nothing is cleaned up by the supervisor
     proc.communicate(timeout=10)
-    gone_in = _wait_gone(mark, timeout_s=5.0)
+    gone_in = wait_gone(mark, timeout_s=5.0)
     print(f"supervisor SIGKILLed: its worker gone in {gone_in:.2f} s")
     run = load_run(project / "reports" / "k")
     assert run.finished_at is None  # the record says it is incomplete, with what it measured
