@@ -367,20 +367,26 @@ class TokenArrivals:
         return self.chunk_times_s[0] if self.chunk_times_s else None
 
     def inter_token_s(self) -> list[float]:
-        """Per token after the first chunk: the gap to the previous chunk shared evenly among
-        the tokens of its chunk (a chunk of k tokens after a gap g gives k gaps of g/k)."""
+        """Per token after the first chunk: the gap to the previous chunk that carried tokens,
+        shared evenly among the tokens of its chunk (k tokens after a gap g give k gaps of g/k);
+        a chunk that completes no token (part of a word) starts no gap."""
         gaps: list[float] = []
-        for i in range(1, len(self.chunk_times_s)):
-            k = self.chunk_tokens[i]
-            if k > 0:
-                gaps.extend([(self.chunk_times_s[i] - self.chunk_times_s[i - 1]) / k] * k)
+        last: float | None = None
+        for t, k in zip(self.chunk_times_s, self.chunk_tokens, strict=True):
+            if k <= 0:
+                continue
+            if last is not None:
+                gaps.extend([(t - last) / k] * k)
+            last = t
         return gaps
 
     def decode_tps(self) -> float | None:
-        """Tokens after the first chunk over the time from the first chunk to the last."""
-        if len(self.chunk_times_s) < 2:
+        """Tokens after the first chunk over the time from the first chunk to the last one
+        that carried tokens."""
+        carrying = [t for t, k in zip(self.chunk_times_s, self.chunk_tokens, strict=True) if k]
+        if len(carrying) < 2:
             return None
-        span = self.chunk_times_s[-1] - self.chunk_times_s[0]
+        span = carrying[-1] - self.chunk_times_s[0]
         after_first = self.tokens - self.chunk_tokens[0]
         return after_first / span if span > 0 and after_first > 0 else None
 
