@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from harness.report import (
     audio,
+    engines,
     failures,
     header,
     identities,
@@ -27,6 +28,7 @@ def default_sections() -> tuple[Section, ...]:
     """The built-in sections, in report order."""
     shown = (
         performance.SECTION,
+        engines.SECTION,
         quality.SECTION,
         prompt_cache.SECTION,
         tool_calls.SECTION,

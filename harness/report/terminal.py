@@ -9,6 +9,7 @@ from harness.report.escape import plain
 from harness.report.formatting import MISSING, format_value, params_label
 from harness.report.header import count_statuses
 from harness.report.table import stats
+from harness.scenarios import http_throughput as http
 from harness.scenarios.throughput import DECODE, PREFILL, TTFT
 from harness.types import CaseResult, RunRecord, Unit
 
@@ -24,10 +25,12 @@ COLUMNS: tuple[tuple[str, int, bool], ...] = (
 )
 
 
-def _median(result: CaseResult, spec: MetricSpec) -> str:
-    metric = result.metric(spec.name)
-    if metric is None:
+def _median(result: CaseResult, *specs: MetricSpec) -> str:
+    """The median of the first of ``specs`` the case measured (in-process, then over HTTP)."""
+    found = [(s, m) for s in specs if (m := result.metric(s.name)) is not None]
+    if not found:
         return ""
+    spec, metric = found[0]
     st = stats(metric)
     if st.n == 0:
         return MISSING
@@ -42,9 +45,9 @@ def _row(result: CaseResult) -> tuple[str, ...]:
         result.scenario,
         params_label(result.point, result.params),
         result.status.value,
-        _median(result, DECODE),
-        _median(result, PREFILL),
-        _median(result, TTFT),
+        _median(result, DECODE, http.DECODE),
+        _median(result, PREFILL, http.PREFILL),
+        _median(result, TTFT, http.TTFT),
     )
 
 

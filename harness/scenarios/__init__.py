@@ -22,6 +22,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "speech_to_text": "harness.scenarios.speech_to_text:SCENARIO",
         "vision_throughput": "harness.scenarios.vision_throughput:SCENARIO",
         "http_throughput": "harness.scenarios.http_throughput:SCENARIO",
+        "greedy_text": "harness.scenarios.greedy_text:SCENARIO",
     },
     group="mlx_harness.scenarios",
 )

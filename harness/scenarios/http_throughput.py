@@ -1,9 +1,11 @@
 """``http_throughput``: one request at a time to a served model, timed as a client sees it.
 
 Per run: one streamed request of about ``prompt_tokens`` tokens of ordinary text asking for
-``gen_tokens`` tokens at temperature 0. Tokens are counted in each chunk with the model's own
-tokenizer (the count of all text so far less the count before the chunk), never as one token a
-chunk, so a server that sends several tokens in a chunk is timed right:
+``gen_tokens`` tokens at temperature 0; each request starts with its own marker, so none reuses
+the server's prompt cache (that is the ``api_contracts`` and prompt-cache business). Tokens
+are counted in each chunk with the model's own tokenizer (the count of all text so far less
+the count before the chunk), never as one token a chunk, so a server that sends several
+tokens in a chunk is timed right:
 - TTFT = request sent to the first chunk carrying generated text;
 - decode tokens/s = tokens after the first chunk / (last chunk - first chunk);
 - inter-token latency: a chunk of k tokens after a gap g counts k gaps of g/k (p50/p90/p99);
@@ -18,6 +20,7 @@ resident memory (peak on Linux) is measured after the runs when the harness star
 
 from __future__ import annotations
 
+import secrets
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -110,14 +113,15 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
         model = ctx.model
         if not isinstance(model, Served):
             return lacks(ctx, BackendCapability.HTTP)
-        text = text_of_about(params.prompt_tokens, model.token_counter)
-        body = request_body(params, text)
+        text = text_of_about(max(params.prompt_tokens - 4, 1), model.token_counter)
         path = ENDPOINT_PATHS[params.endpoint]
-        replies: list[StreamReply] = []
+        nonce = secrets.token_hex(3)
+        bodies = [  # a distinct first token each: no request reuses the server's prompt cache
+            request_body(params, f"{nonce}-{i}: {text}") for i in range(ctx.warmup + ctx.repeats)
+        ]
         with sync_client(600.0) as client:
-            warm = [stream(client, model.endpoint, path, body) for _ in range(ctx.warmup)]
-            for _ in range(ctx.repeats):
-                replies.append(stream(client, model.endpoint, path, body))
+            sent = [stream(client, model.endpoint, path, body) for body in bodies]
+        warm, replies = sent[: ctx.warmup], sent[ctx.warmup :]
         bad = [r for r in (*warm, *replies) if not r.ok or not r.content_chunks]
         if bad:
             first = bad[0]

@@ -1,0 +1,117 @@
+"""Engines section: the same model through several engines (in process, mlx_lm.server,
+llama-server, any OpenAI-compatible URL) side by side: prefill, decode, time to first token and
+memory per engine, and whether their greedy answers (``greedy_text``) agree, pair by pair."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.report.sections import Section
+from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table
+from harness.scenarios import greedy_text
+from harness.scenarios import http_throughput as http
+from harness.scenarios import throughput as local
+from harness.types import CaseResult, RunRecord, Status
+
+MEMORY = "memory.process_peak_rss_bytes"
+COLUMNS: tuple[MetricColumn, ...] = (
+    MetricColumn("prefill", (local.PREFILL.name, http.PREFILL.name), "prompt tokens/s"),
+    MetricColumn("decode", (local.DECODE.name, http.DECODE.name), "generated tokens/s"),
+    MetricColumn("TTFT", (local.TTFT.name, http.TTFT.name), "time to first token"),
+    MetricColumn("ITL p50", (local.ITL_P50.name, http.ITL_P50.name), "inter-token latency p50"),
+    MetricColumn(
+        "tokens/chunk", (http.PER_CHUNK.name,), "generated tokens per streamed chunk (HTTP)"
+    ),
+    MetricColumn(
+        "memory",
+        (http.SERVER_RSS.name, MEMORY),
+        "peak resident memory: the server process (HTTP), else the worker (in process)",
+    ),
+)
+SCENARIOS = (local.SCENARIO.name, http.SCENARIO.name)
+
+
+@dataclass(frozen=True)
+class Engines:
+    engines: Table  # model -> engine and version
+    speed: Table
+    agreement: Table
+    prompts: int
+
+
+def engine_of(run: RunRecord, model: str) -> str:
+    identity = run.models.get(model)
+    if identity is None:
+        return "?"
+    if identity.server:
+        return identity.server
+    version = run.packages.get(identity.backend.replace("_", "-"))
+    return f"in process: {identity.backend}" + (f" {version}" if version else "")
+
+
+def common_prefix(a: str, b: str) -> int:
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def agreement_table(answers: Mapping[str, Sequence[str]]) -> Table:
+    """Pair by pair: how many prompts got the same greedy answer, and where the first
+    differing answer parts (characters in, with both continuations)."""
+    rows = []
+    for a, b in itertools.combinations(sorted(answers), 2):
+        pairs = list(zip(answers[a], answers[b], strict=False))
+        same = sum(x.strip() == y.strip() for x, y in pairs)
+        first = next(((x, y) for x, y in pairs if x.strip() != y.strip()), None)
+        if first is None:
+            where = Cell("—")
+        else:
+            x, y = first[0].strip(), first[1].strip()
+            at = common_prefix(x, y)
+            where = Cell(f"char {at}: {x[at : at + 24]!r} vs {y[at : at + 24]!r}", sort=at)
+        rows.append((Cell(a), Cell(b), Cell(f"{same}/{len(pairs)}", sort=same), where))
+    columns = (
+        Column("model"),
+        Column("model"),
+        Column("same answers", numeric=True),
+        Column("first difference"),
+    )
+    return Table(columns, tuple(rows))
+
+
+def build(run: RunRecord) -> Engines | None:
+    served = {k for k, m in run.models.items() if m.server}
+    if not served:
+        return None
+    passed = [r for r in run.results if r.status is Status.PASSED]
+    speed_rows = sorted(
+        (r for r in passed if r.scenario in SCENARIOS),
+        key=lambda r: (r.case_id.rsplit("::", 1)[1].replace(r.scenario, ""), r.model),
+    )
+    greedy = [r for r in passed if r.scenario == greedy_text.SCENARIO.name]
+    answers = _answers(greedy)
+    models = sorted({r.model for r in (*speed_rows, *greedy)})
+    engines = Table(
+        (Column("model"), Column("engine")),
+        tuple((Cell(m), Cell(engine_of(run, m))) for m in models),
+    )
+    prompts = max((len(v) for v in answers.values()), default=0)
+    return Engines(
+        engines, case_metric_table(speed_rows, COLUMNS), agreement_table(answers), prompts
+    )
+
+
+def _answers(results: Sequence[CaseResult]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for result in results:
+        outputs = result.artifacts.get("outputs")
+        if isinstance(outputs, list):
+            out[result.model] = [str(o) for o in outputs]
+    return out
+
+
+SECTION = Section(
+    "engines", "Engines", build, claims=(f"{http.PREFIX}.", f"{greedy_text.E2E.name}")
+)

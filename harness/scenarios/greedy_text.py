@@ -1,0 +1,101 @@
+"""``greedy_text``: the greedy answers of a model to a few fixed chat prompts, kept as text, so
+the report can set engines side by side on the same weights (in process, mlx_lm.server,
+llama-server): do they say the same thing at temperature 0, and where do they part.
+
+In process (:class:`LoadedModel`): the chat template, then greedy tokens until EOS or
+``max_tokens``, decoded. Over HTTP (:class:`Served`): ``/v1/chat/completions`` at temperature 0
+with ``max_tokens``. The texts are untrusted model output: kept raw in the record, escaped by
+whatever shows them.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from pydantic import Field
+
+from harness.backends.base import LoadedModel, Served
+from harness.backends.openai_client import post, sync_client
+from harness.metrics import MetricSpec
+from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
+from harness.types import Unit
+
+E2E = MetricSpec("greedy_text.e2e_s", Unit.SECONDS, False, "time for one greedy answer")
+
+PROMPTS = (
+    "What is the capital of France?",
+    "Name three primary colours.",
+    "Write one sentence about the sea.",
+    "What is 12 times 12?",
+)
+
+
+class GreedyTextParams(Params):
+    prompts: list[str] = Field(
+        default_factory=lambda: list(PROMPTS), min_length=1, description="user turns, one each"
+    )
+    max_tokens: int = Field(24, ge=1, le=4096, description="tokens per answer at most")
+
+
+class GreedyText(BaseScenario[GreedyTextParams]):
+    name: ClassVar[str] = "greedy_text"
+    version: ClassVar[int] = 1
+    params_model = GreedyTextParams
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (E2E,)
+    repeats_apply: ClassVar[bool] = False  # one answer per prompt: greedy is deterministic
+
+    def run(self, ctx: ScenarioContext, params: GreedyTextParams) -> ScenarioOutput:
+        model = ctx.model
+        if isinstance(model, Served):
+            answer = served_answers(model, params)
+        elif isinstance(model, LoadedModel):
+            answer = in_process_answers(model, params)
+        else:
+            reason = f"backend {ctx.backend} has neither text generation nor an HTTP server"
+            return ScenarioOutput((), skip_reason=f"capability_missing: {reason}")
+        texts, seconds, failures = answer
+        artifacts = {"prompts": list(params.prompts), "outputs": texts}
+        return ScenarioOutput((metric(E2E, seconds),), artifacts, failures=tuple(failures))
+
+
+Answers = tuple[list[str], list[float], list[str]]
+
+
+def in_process_answers(model: LoadedModel, params: GreedyTextParams) -> Answers:
+    texts: list[str] = []
+    seconds: list[float] = []
+    for prompt in params.prompts:
+        start = time.perf_counter()
+        tokens = model.chat_tokens([{"role": "user", "content": prompt}])
+        out = []
+        for token in model.stream_tokens(tokens, max_tokens=params.max_tokens, ignore_eos=False):
+            if token in model.eos_token_ids:
+                break
+            out.append(token)
+        texts.append(model.decode(out))
+        seconds.append(time.perf_counter() - start)
+    return texts, seconds, []
+
+
+def served_answers(model: Served, params: GreedyTextParams) -> Answers:
+    texts: list[str] = []
+    seconds: list[float] = []
+    failures: list[str] = []
+    with sync_client(300.0) as client:
+        for index, prompt in enumerate(params.prompts):
+            body = {
+                "messages": [{"role": "user", "content": prompt}],
+                "max_tokens": params.max_tokens,
+                "temperature": 0.0,
+            }
+            reply = post(client, model.endpoint, "/v1/chat/completions", body)
+            if not reply.ok:
+                why = reply.error or f"HTTP {reply.status}: {reply.raw}"
+                failures.append(f"prompt {index + 1}: {why}")
+            texts.append(reply.content)
+            seconds.append(reply.elapsed_s)
+    return texts, seconds, failures
+
+
+SCENARIO = GreedyText()

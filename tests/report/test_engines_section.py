@@ -1,0 +1,81 @@
+"""The engines section: in-process and served rows side by side, greedy answers compared pair
+by pair, and model text escaped."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from report_fixtures import EVIL, case, make_run, metric
+
+from harness.report import render_html, render_markdown
+from harness.report.engines import agreement_table, build, common_prefix
+from harness.types import ModelIdentity, Unit
+
+LOCAL = ModelIdentity("smol", "/m", "mlx_lm")
+SERVED = ModelIdentity("smol@mlx_lm", "/m", "http", server="mlx_lm.server 0.32.2")
+LLAMA = ModelIdentity("smol@llama", "/m", "http", server="llama-server version: 1 (x)")
+
+
+def greedy(model: str, *outputs: str):  # type: ignore[no-untyped-def]
+    result = case(model, "greedy_text", metrics=[metric("greedy_text.e2e_s", Unit.SECONDS, 0.1)])
+    return dataclasses.replace(
+        result, artifacts={"prompts": ["p"] * len(outputs), "outputs": list(outputs)}
+    )
+
+
+def speed(model: str, scenario: str, decode: float):  # type: ignore[no-untyped-def]
+    prefix = "throughput" if scenario == "throughput" else "http_throughput"
+    metrics = [
+        metric(f"{prefix}.decode_tps", Unit.TOKENS_PER_SECOND, decode, decode + 1),
+        metric(f"{prefix}.ttft_s", Unit.SECONDS, 0.2, 0.3),
+    ]
+    return case(model, scenario, metrics=metrics, point={"prompt_tokens": 128})
+
+
+def test_no_served_model_no_section() -> None:
+    assert build(make_run([speed("smol", "throughput", 14)], models={"smol": LOCAL})) is None
+
+
+def test_engines_side_by_side_and_agreement() -> None:
+    run = make_run(
+        [
+            speed("smol", "throughput", 14),
+            speed("smol@mlx_lm", "http_throughput", 13),
+            speed("smol@llama", "http_throughput", 90),
+            greedy("smol", "Paris.", "Red, blue", "x"),
+            greedy("smol@mlx_lm", "Paris.", "Red, blue", "x"),
+            greedy("smol@llama", "Paris.", "Red, green", "x"),
+        ],
+        models={"smol": LOCAL, "smol@mlx_lm": SERVED, "smol@llama": LLAMA},
+    )
+    section = build(run)
+    assert section is not None
+    engines = {r[0].text: r[1].text for r in section.engines.rows}
+    assert engines == {
+        "smol": "in process: mlx_lm 0.28.0",
+        "smol@mlx_lm": "mlx_lm.server 0.32.2",
+        "smol@llama": "llama-server version: 1 (x)",
+    }
+    assert [r[0].text for r in section.speed.rows] == ["smol", "smol@llama", "smol@mlx_lm"]
+    agreement = {(r[0].text, r[1].text): (r[2].text, r[3].text) for r in section.agreement.rows}
+    assert agreement == {
+        ("smol", "smol@llama"): ("2/3", "char 5: 'blue' vs 'green'"),
+        ("smol", "smol@mlx_lm"): ("3/3", "—"),
+        ("smol@llama", "smol@mlx_lm"): ("2/3", "char 5: 'green' vs 'blue'"),
+    }
+
+
+def test_common_prefix() -> None:
+    assert [common_prefix(a, b) for a, b in [("abc", "abd"), ("ab", "abc"), ("", "x")]] == [2, 2, 0]
+    assert not agreement_table({"only": ["a"]}).rows
+
+
+def test_hostile_answers_are_escaped() -> None:
+    run = make_run(
+        [greedy("smol", "ok"), greedy("smol@mlx_lm", EVIL)],
+        models={"smol": LOCAL, "smol@mlx_lm": SERVED},
+    )
+    html = render_html(run)
+    assert "<script>alert(1)" not in html
+    engines = render_markdown(run).split("## Engines", 1)[1].split("\n## ", 1)[0]
+    assert not any(line.startswith("second line") for line in engines.splitlines())
