@@ -58,6 +58,7 @@ class Unit(str, Enum):
     SECONDS = "s"
     BYTES = "B"
     TOKENS_PER_SECOND = "tok/s"
+    REQUESTS_PER_SECOND = "req/s"
     TOKENS = "tokens"
     RATIO = "x"
     COUNT = "count"

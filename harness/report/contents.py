@@ -17,6 +17,7 @@ from harness.report import (
     performance,
     prompt_cache,
     quality,
+    serving,
     tool_calls,
     unclaimed,
     vision,
@@ -29,6 +30,7 @@ def default_sections() -> tuple[Section, ...]:
     shown = (
         performance.SECTION,
         engines.SECTION,
+        serving.SECTION,
         quality.SECTION,
         prompt_cache.SECTION,
         tool_calls.SECTION,

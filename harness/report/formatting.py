@@ -116,6 +116,8 @@ def choose_scale(unit: Unit, values: Iterable[float | None]) -> Scale:
     largest = max(magnitudes, default=0.0)
     if unit is Unit.TOKENS_PER_SECOND:
         return Scale(1.0, 1, "tok/s")
+    if unit is Unit.REQUESTS_PER_SECOND:
+        return Scale(1.0, 2, "req/s")
     if unit is Unit.SECONDS:
         if largest < 1.0:
             return Scale(1e-3, None, "ms")

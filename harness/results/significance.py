@@ -26,7 +26,9 @@ from harness.results.stats import can_reach, mann_whitney_u, needed_n
 from harness.types import Unit, Verdict
 
 ALPHA = 0.05  # significance level of the Mann-Whitney U test, two-sided
-TIMED_UNITS = frozenset({Unit.SECONDS, Unit.TOKENS_PER_SECOND, Unit.RATIO})
+TIMED_UNITS = frozenset(
+    {Unit.SECONDS, Unit.TOKENS_PER_SECOND, Unit.REQUESTS_PER_SECOND, Unit.RATIO}
+)
 LARGE_CHANGE = 0.10  # a counted quantity that moved this much is a verdict without a test
 TIMER_JITTER_S = 0.001  # differences in seconds below this are scheduler noise, never a verdict
 

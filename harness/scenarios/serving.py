@@ -1,0 +1,249 @@
+"""``serving``: a served model under load, as vLLM's bench serve, GuideLLM or AIPerf load it,
+with tokens counted per chunk by the model's own tokenizer.
+
+Points: closed loop at each ``concurrency`` (N workers, each sending its next request when its
+last one ends) and open loop at each of ``request_rates`` (Poisson arrivals, or gamma with
+``burstiness``, drawn from ``seed``). Every point is bounded in requests
+(``requests_per_point``) AND in seconds (``max_seconds_per_point``: no request is sent after
+it, and those in flight are cut and counted apart). All requests are streamed on one event loop
+with httpx's async client, at temperature 0, each with a prompt of about ``prompt_tokens``
+tokens of ordinary text that starts with its own marker (so no server answers it from a prefix
+cache filled by an earlier request, of this run or another).
+
+Per point (definitions in :mod:`harness.scenarios.load_stats`): completed and failed requests
+(the commonest one-line reasons kept), request throughput, output tokens/s, TTFT, TPOT, ITL and
+e2e p50/p90/p99, and with ``slo:`` the goodput and the share of requests within it. Metrics are
+named for the point (:mod:`harness.scenarios.serving_metrics`); each request's figures are kept
+in the artifacts (bounded) so a report can redraw the curves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from harness.backends.base import BackendCapability, Served
+from harness.backends.openai_client import StreamReply, astream, async_client
+from harness.metrics import MetricSpec
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+)
+from harness.scenarios.http_throughput import ENDPOINT_PATHS
+from harness.scenarios.load_loop import LoopRun, Send, closed_loop, open_loop
+from harness.scenarios.load_schedule import (
+    MAX_RATE,
+    MIN_RATE,
+    LoadPoint,
+    LoopKind,
+    arrival_offsets,
+    closed,
+    open_rate,
+)
+from harness.scenarios.load_stats import PointStats, Slo, point_stats
+from harness.scenarios.prompts import text_of_about
+from harness.scenarios.serving_artifacts import point_record, reply_error, request_sample
+from harness.scenarios.serving_metrics import declared_specs, point_metrics
+from harness.types import Metric
+
+MAX_CONCURRENCY = 1024
+PROMPT_PREFIX_TOKENS = 4  # the marker, "a1b2c3-17: ", about
+
+
+class SloParams(Params):
+    """Thresholds each as a p90: a point meets its SLO when at least 90% of its finished
+    requests are within each one; goodput counts the requests within all of them."""
+
+    ttft_p90_s: float | None = Field(None, gt=0, description="time to first token, seconds")
+    tpot_p90_s: float | None = Field(None, gt=0, description="time per output token, seconds")
+    e2e_p90_s: float | None = Field(None, gt=0, description="end-to-end request time, seconds")
+
+    @model_validator(mode="after")
+    def _one_set(self) -> SloParams:
+        if self.thresholds().any:
+            return self
+        raise ValueError("an slo needs at least one of ttft_p90_s, tpot_p90_s, e2e_p90_s")
+
+    def thresholds(self) -> Slo:
+        return Slo(self.ttft_p90_s, self.tpot_p90_s, self.e2e_p90_s)
+
+
+class ServingParams(Params):
+    concurrency: list[int] = Field(
+        default_factory=lambda: [1, 2, 4],
+        description="closed-loop points: requests kept in flight",
+    )
+    request_rates: list[float] = Field(
+        default_factory=list, description="open-loop points: Poisson arrivals, requests/s"
+    )
+    requests_per_point: int = Field(32, ge=1, le=100_000, description="requests a point sends")
+    max_seconds_per_point: float = Field(
+        60.0, gt=0, le=3600, description="a point ends here; requests in flight are cut"
+    )
+    prompt_tokens: int = Field(128, ge=8, description="prompt length in tokens (about)")
+    max_tokens: int = Field(64, ge=1, description="tokens each request asks for")
+    endpoint: Literal["completions", "chat"] = Field(
+        "completions", description="completions: the raw text; chat: one user turn, templated"
+    )
+    ignore_eos: bool = Field(
+        True, description="ask the server to keep going past EOS (llama-server's ignore_eos)"
+    )
+    seed: int = Field(0, description="seed of the open-loop arrival times")
+    burstiness: float = Field(
+        1.0, gt=0, description="gamma shape of inter-arrival times: 1 is Poisson, < 1 burstier"
+    )
+    slo: SloParams | None = Field(None, description="p90 thresholds for goodput")
+
+    @field_validator("concurrency")
+    @classmethod
+    def _concurrency(cls, values: list[int]) -> list[int]:
+        if any(not 1 <= v <= MAX_CONCURRENCY for v in values):
+            raise ValueError(f"each concurrency must be between 1 and {MAX_CONCURRENCY}")
+        if len(set(values)) != len(values):
+            raise ValueError("a concurrency is listed twice")
+        return values
+
+    @field_validator("request_rates")
+    @classmethod
+    def _rates(cls, values: list[float]) -> list[float]:
+        if any(not MIN_RATE <= v <= MAX_RATE for v in values):
+            raise ValueError(f"each request rate must be between {MIN_RATE} and {MAX_RATE} /s")
+        if len({open_rate(v).key for v in values}) != len(values):
+            raise ValueError("a request rate is listed twice")
+        return values
+
+    @model_validator(mode="after")
+    def _some_point(self) -> ServingParams:
+        if not self.concurrency and not self.request_rates:
+            raise ValueError("give at least one concurrency or request rate")
+        return self
+
+    def points(self) -> list[LoadPoint]:
+        return [closed(n) for n in self.concurrency] + [open_rate(r) for r in self.request_rates]
+
+    def connections(self) -> int:
+        """Connections the client may open: an open loop may have all its requests in flight
+        (a smaller pool would queue them in the client and count the wait as TTFT)."""
+        most = max(self.concurrency, default=1)
+        if self.request_rates:
+            most = max(most, self.requests_per_point)
+        return most
+
+
+def request_body(params: ServingParams, text: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"max_tokens": params.max_tokens, "temperature": 0.0}
+    if params.endpoint == "chat":
+        body["messages"] = [{"role": "user", "content": text}]
+    else:
+        body["prompt"] = text
+    if params.ignore_eos:
+        body["ignore_eos"] = True
+    return body
+
+
+def numbered(marker: str, index: int, text: str) -> str:
+    """The prompt of the case's ``index``-th request: a distinct start each (``marker`` is new
+    every run), so no request reuses the server's prompt cache."""
+    return f"{marker}-{index}: {text}"
+
+
+class _Sweep:
+    """One case's requests: the served model, its params and the prompt text."""
+
+    def __init__(self, model: Served, params: ServingParams, text: str) -> None:
+        self.model = model
+        self.params = params
+        self.text = text
+        self.path = ENDPOINT_PATHS[params.endpoint]
+        self.serial = itertools.count()  # numbers every prompt of the case apart
+        self.marker = secrets.token_hex(3)
+
+    async def run(self, warmup: int) -> tuple[list[StreamReply], list[LoopRun[StreamReply]]]:
+        timeout = max(self.params.max_seconds_per_point, 60.0)
+        async with async_client(timeout, self.params.connections()) as client:
+
+            async def send(index: int) -> StreamReply:
+                body = request_body(
+                    self.params, numbered(self.marker, next(self.serial), self.text)
+                )
+                return await astream(client, self.model.endpoint, self.path, body)
+
+            warm = [await send(i) for i in range(warmup)]
+            if any(reply_error(r) for r in warm):
+                return warm, []
+            runs = [await self._point(point, send) for point in self.params.points()]
+        return warm, runs
+
+    async def _point(self, point: LoadPoint, send: Send[StreamReply]) -> LoopRun[StreamReply]:
+        p = self.params
+        if point.kind is LoopKind.CLOSED:
+            return await closed_loop(
+                send, int(point.value), p.requests_per_point, p.max_seconds_per_point
+            )
+        offsets = arrival_offsets(point.value, p.requests_per_point, p.seed, p.burstiness)
+        return await open_loop(send, offsets, p.max_seconds_per_point)
+
+
+class Serving(BaseScenario[ServingParams]):
+    name: ClassVar[str] = "serving"
+    version: ClassVar[int] = 1
+    params_model = ServingParams
+    backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})
+    repeats_apply: ClassVar[bool] = False  # a point's samples are its requests
+    metrics: ClassVar[tuple[MetricSpec, ...]] = declared_specs()
+
+    def workload(self, params: ServingParams) -> Workload:
+        return Workload(params.prompt_tokens, params.max_tokens)
+
+    def run(self, ctx: ScenarioContext, params: ServingParams) -> ScenarioOutput:
+        model = ctx.model
+        if not isinstance(model, Served):
+            return lacks(ctx, BackendCapability.HTTP)
+        counter = model.token_counter
+        text = text_of_about(max(params.prompt_tokens - PROMPT_PREFIX_TOKENS, 1), counter)
+        sweep = _Sweep(model, params, text)
+        warm, runs = asyncio.run(sweep.run(ctx.warmup))
+        failed = [why for r in warm if (why := reply_error(r))]
+        if failed:
+            return ScenarioOutput((), failures=(f"the warm-up request failed: {failed[0]}",))
+        metrics: list[Metric] = []
+        records: list[dict[str, Any]] = []
+        failures: list[str] = []
+        counted_by = "tokenizer" if counter is not None else "chunks"
+        slo = params.slo.thresholds() if params.slo else None
+        for point, run in zip(params.points(), runs, strict=True):
+            samples = [request_sample(sent, counter) for sent in run.finished]
+            stats = point_stats(samples, run.cut, run.duration_s, slo)
+            metrics.extend(point_metrics(point, stats))
+            records.append(point_record(point, run, stats, samples))
+            if stats.completed == 0 and stats.errors:
+                failures.append(_all_failed(point, stats))
+        prompt = numbered(sweep.marker, 0, text)
+        memory = model.server_memory()
+        artifacts: dict[str, Any] = {
+            "engine": model.engine,
+            "endpoint": params.endpoint,
+            "counted_by": counted_by,
+            "prompt_chars": len(prompt),
+            "prompt_tokens_counted": counter(prompt) if counter is not None else None,
+            "slo": params.slo.model_dump() if params.slo else None,
+            "points": records,
+            "server_peak_bytes": (memory.peak_bytes or memory.rss_bytes) if memory else None,
+        }
+        return ScenarioOutput(tuple(metrics), artifacts, failures=tuple(failures))
+
+
+def _all_failed(point: LoadPoint, stats: PointStats) -> str:
+    reason = stats.error_kinds[0][0] if stats.error_kinds else "no reason"
+    return f"{point.label}: all {stats.errors} finished requests failed ({reason})"
+
+
+SCENARIO = Serving()
