@@ -1,0 +1,178 @@
+"""The planted server's bugs, and its requests: an OpenAI-compatible body validated into a
+:class:`Request`, or :class:`BadRequest` with the message a client gets in a JSON 400."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from tests.servers.toy_model import Sampling, message_text, plan_calls, render_chat
+
+DEFAULT_MAX_TOKENS = 64
+MAX_STOPS = 4
+
+
+class Plant(str, Enum):
+    """One contract bug the server can carry (``--plant NAME``); none: a clean server."""
+
+    STOP_LEAK_STREAM = "stop_leak_stream"  # streamed: the chunk holding the stop is sent whole
+    STOP_LEAK_SPLIT = "stop_leak_split"  # streamed: stops matched within one chunk only
+    FINISH_LENGTH_ON_STOP = "finish_length_on_stop"  # finish_reason "length" when a stop hit
+    STREAM_TEXT_DIFFERS = "stream_text_differs"  # streamed: the last token of a cut never sent
+    USAGE_STREAM_DIFFERS = "usage_stream_differs"  # streamed usage counts one more prompt token
+    USAGE_CACHE_DIFFERS = "usage_cache_differs"  # a cache hit reports only the uncached tokens
+    NO_CACHED_TOKENS = "no_cached_tokens"  # prompt_tokens_details.cached_tokens always 0
+    INVALID_PARAMS_200 = "invalid_params_200"  # bad parameters replaced by defaults, HTTP 200
+    INVALID_PARAMS_DROP = "invalid_params_drop"  # bad parameters: connection closed, no answer
+    DISCONNECT_CORRUPTS = "disconnect_corrupts"  # a hung-up stream's tokens leak into the next
+    SEED_IGNORED = "seed_ignored"  # sampling never seeded
+    TOP_K_IGNORED = "top_k_ignored"
+    TEMPERATURE_ZERO_SEEDED = "temperature_zero_seeded"  # temperature 0 with a seed samples
+    MAX_TOKENS_OFF_BY_ONE = "max_tokens_off_by_one"  # one token more than max_tokens
+    TOP_P_IGNORED = "top_p_ignored"
+    MIN_P_IGNORED = "min_p_ignored"
+    THINK_LEAK = "think_leak"  # streamed: <think>...</think> left in the content
+    SHARED_KV_CACHE = "shared_kv_cache"  # concurrent requests share one generator state
+    TOOL_FINISH_STOP = "tool_finish_stop"  # finish_reason "stop" after tool calls
+    TOOL_ARGS_OBJECT = "tool_args_object"  # non-streamed arguments a JSON object, not a string
+    TOOL_STREAM_DIFFERS = "tool_stream_differs"  # streamed: each call sent again, new index
+    TOOL_MARKUP_LEAK = "tool_markup_leak"  # the raw <tool_call> markup left in the content
+
+
+class BadRequest(Exception):
+    """A request the server must refuse with a JSON 4xx; the message is the client's."""
+
+
+@dataclass(frozen=True)
+class Request:
+    chat: bool
+    prompt: str  # the rendered prompt the tokenizer counts
+    user_text: str
+    max_tokens: int
+    sampling: Sampling
+    seed: int | None
+    stops: tuple[str, ...]
+    stream: bool
+    include_usage: bool
+    calls: tuple[dict[str, Any], ...]  # the tool calls the toy will make
+    think: bool
+
+
+def _number(body: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
+    value = body.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRequest(f"{key} must be a number")
+    if not low <= value <= high:
+        raise BadRequest(f"{key} must be between {low} and {high}")
+    return float(value)
+
+
+def _integer(body: Mapping[str, Any], key: str, default: int | None, low: int) -> int | None:
+    value = body.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRequest(f"{key} must be an integer")
+    if value < low:
+        raise BadRequest(f"{key} must be at least {low}")
+    return value
+
+
+def _stops(body: Mapping[str, Any]) -> tuple[str, ...]:
+    stop = body.get("stop")
+    if stop is None:
+        return ()
+    stops = [stop] if isinstance(stop, str) else stop
+    if not isinstance(stops, list) or not all(isinstance(s, str) and s for s in stops):
+        raise BadRequest("stop must be a non-empty string or a list of them")
+    if len(stops) > MAX_STOPS:
+        raise BadRequest(f"stop takes at most {MAX_STOPS} strings")
+    return tuple(stops)
+
+
+def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("messages must be a non-empty list")
+    if not all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in messages):
+        raise BadRequest("each message must be an object with a role")
+    return messages
+
+
+def _tools(body: Mapping[str, Any]) -> list[Any]:
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        raise BadRequest("tools must be a list")
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise BadRequest("each tool must be {type: function, function: {name, parameters}}")
+    return tools
+
+
+def parse_request(body: Any, *, chat: bool) -> Request:
+    """``body`` (parsed JSON) as a request to the chat or the completions endpoint."""
+    if not isinstance(body, Mapping):
+        raise BadRequest("the request body must be a JSON object")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest("stream must be a boolean")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, Mapping):
+        raise BadRequest("stream_options must be an object")
+    tools: list[Any] = []
+    think = False
+    if chat:
+        messages = _messages(body)
+        tools = _tools(body)
+        prompt = render_chat(messages, tools)
+        users = [m for m in messages if m.get("role") == "user"]
+        user_text = message_text(users[-1].get("content")) if users else ""
+        kwargs = body.get("chat_template_kwargs") or {}
+        asked = isinstance(kwargs, Mapping) and kwargs.get("enable_thinking") is True
+        think = asked or "think" in user_text.lower().split()
+    else:
+        given = body.get("prompt")
+        if not isinstance(given, str):
+            raise BadRequest("prompt must be a string")
+        prompt = user_text = given
+    max_tokens = _integer(body, "max_completion_tokens", None, 1)
+    if max_tokens is None:
+        max_tokens = _integer(body, "max_tokens", DEFAULT_MAX_TOKENS, 1)
+    sampling = Sampling(
+        temperature=_number(body, "temperature", 0.0, 0.0, 2.0),
+        top_k=_integer(body, "top_k", 0, 0) or 0,
+        top_p=_number(body, "top_p", 1.0, 0.0, 1.0),
+        min_p=_number(body, "min_p", 0.0, 0.0, 1.0),
+    )
+    seed = _integer(body, "seed", None, -(2**63))
+    if "model" in body and not isinstance(body["model"], str):
+        raise BadRequest("model must be a string")
+    calls = tuple(plan_calls(user_text, tools)) if tools else ()
+    return Request(
+        chat=chat,
+        prompt=prompt,
+        user_text=user_text,
+        max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+        sampling=sampling,
+        seed=seed,
+        stops=_stops(body),
+        stream=stream,
+        include_usage=options.get("include_usage") is True,
+        calls=calls,
+        think=think and not calls,
+    )
+
+
+LENIENT_BODY = {"messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
+
+
+def lenient_request(body: Any, *, chat: bool) -> Request:
+    """What a server without validation makes of a bad body: its defaults (the 200 bug)."""
+    stream = body.get("stream") is True if isinstance(body, Mapping) else False
+    fallback = dict(LENIENT_BODY) if chat else {"prompt": "hello", "max_tokens": 8}
+    return parse_request({**fallback, "stream": stream}, chat=chat)
