@@ -20,11 +20,12 @@ in the artifacts (bounded) so a report can redraw the curves.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import itertools
 import secrets
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from harness.backends.base import BackendCapability, Served
 from harness.backends.openai_client import StreamReply, astream, async_client
@@ -52,6 +53,7 @@ from harness.scenarios.load_stats import PointStats, Slo, point_stats
 from harness.scenarios.prompts import text_of_about
 from harness.scenarios.serving_artifacts import point_record, reply_error, request_sample
 from harness.scenarios.serving_metrics import declared_specs, point_metrics
+from harness.spec.errors import value_error
 from harness.types import Metric
 
 MAX_CONCURRENCY = 1024
@@ -66,11 +68,24 @@ class SloParams(Params):
     tpot_p90_s: float | None = Field(None, gt=0, description="time per output token, seconds")
     e2e_p90_s: float | None = Field(None, gt=0, description="end-to-end request time, seconds")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = list(cls.model_fields)
+            for key in data:
+                if key not in known:
+                    close = difflib.get_close_matches(str(key), known, n=1)
+                    hint = f"did you mean '{close[0]}'?" if close else f"use {', '.join(known)}"
+                    raise value_error(f"unknown slo threshold '{key}'", hint)
+        return data
+
     @model_validator(mode="after")
     def _one_set(self) -> SloParams:
         if self.thresholds().any:
             return self
-        raise ValueError("an slo needs at least one of ttft_p90_s, tpot_p90_s, e2e_p90_s")
+        known = ", ".join(type(self).model_fields)
+        raise value_error("an slo needs at least one threshold", f"set one of {known}")
 
     def thresholds(self) -> Slo:
         return Slo(self.ttft_p90_s, self.tpot_p90_s, self.e2e_p90_s)
@@ -82,7 +97,9 @@ class ServingParams(Params):
         description="closed-loop points: requests kept in flight",
     )
     request_rates: list[float] = Field(
-        default_factory=list, description="open-loop points: Poisson arrivals, requests/s"
+        default_factory=list,
+        validate_default=True,  # checks that some point is given
+        description="open-loop points: Poisson arrivals, requests/s",
     )
     requests_per_point: int = Field(32, ge=1, le=100_000, description="requests a point sends")
     max_seconds_per_point: float = Field(
@@ -105,26 +122,34 @@ class ServingParams(Params):
     @field_validator("concurrency")
     @classmethod
     def _concurrency(cls, values: list[int]) -> list[int]:
-        if any(not 1 <= v <= MAX_CONCURRENCY for v in values):
-            raise ValueError(f"each concurrency must be between 1 and {MAX_CONCURRENCY}")
-        if len(set(values)) != len(values):
-            raise ValueError("a concurrency is listed twice")
+        wrong = [v for v in values if not 1 <= v <= MAX_CONCURRENCY]
+        if wrong:
+            raise value_error(
+                f"concurrency {wrong[0]} is out of range", f"use 1 to {MAX_CONCURRENCY}"
+            )
+        twice = [v for v in values if values.count(v) > 1]
+        if twice:
+            raise value_error(f"concurrency {twice[0]} is listed twice", "list each once")
         return values
 
     @field_validator("request_rates")
     @classmethod
-    def _rates(cls, values: list[float]) -> list[float]:
-        if any(not MIN_RATE <= v <= MAX_RATE for v in values):
-            raise ValueError(f"each request rate must be between {MIN_RATE} and {MAX_RATE} /s")
-        if len({open_rate(v).key for v in values}) != len(values):
-            raise ValueError("a request rate is listed twice")
+    def _rates(cls, values: list[float], info: ValidationInfo) -> list[float]:
+        wrong = [v for v in values if not MIN_RATE <= v <= MAX_RATE]
+        if wrong:
+            raise value_error(
+                f"request rate {wrong[0]:g} is out of range",
+                f"use {MIN_RATE:g} to {MAX_RATE:g} requests/s",
+            )
+        keys = [open_rate(v).key for v in values]
+        twice = [v for v, k in zip(values, keys, strict=True) if keys.count(k) > 1]
+        if twice:
+            raise value_error(f"request rate {twice[0]:g} is listed twice", "list each once")
+        if not values and not info.data.get("concurrency", [1]):
+            raise value_error(
+                "no load point", "give concurrency: [1, 2, 4] or request_rates: [0.5, 1]"
+            )
         return values
-
-    @model_validator(mode="after")
-    def _some_point(self) -> ServingParams:
-        if not self.concurrency and not self.request_rates:
-            raise ValueError("give at least one concurrency or request rate")
-        return self
 
     def points(self) -> list[LoadPoint]:
         return [closed(n) for n in self.concurrency] + [open_rate(r) for r in self.request_rates]

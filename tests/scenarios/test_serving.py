@@ -292,13 +292,13 @@ def test_a_request_counts_tokens_per_chunk_not_chunks() -> None:
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"concurrency": [2, 2]}, "listed twice"),
-        ({"concurrency": [0]}, "between 1 and"),
-        ({"request_rates": [0.0]}, "between 0.01 and"),
-        ({"request_rates": [0.5, 0.50]}, "listed twice"),
-        ({"concurrency": [], "request_rates": []}, "at least one concurrency"),
-        ({"slo": {}}, "at least one of ttft_p90_s"),
-        ({"slo": {"ttft_p90": 1}}, "ttft_p90"),
+        ({"concurrency": [2, 4, 2]}, "concurrency 2 is listed twice"),
+        ({"concurrency": [0]}, "concurrency 0 is out of range"),
+        ({"request_rates": [0.0]}, "request rate 0 is out of range"),
+        ({"request_rates": [0.5, 0.50]}, "request rate 0.5 is listed twice"),
+        ({"concurrency": [], "request_rates": []}, "no load point"),
+        ({"slo": {}}, "an slo needs at least one threshold"),
+        ({"slo": {"ttft_p90": 1}}, "unknown slo threshold 'ttft_p90'"),
         ({"max_seconds_per_point": 0}, "greater than 0"),
     ],
 )
