@@ -1,6 +1,7 @@
 """Engines section: the same model through several engines (in process, mlx_lm.server,
 llama-server, any OpenAI-compatible URL) side by side: prefill, decode, time to first token and
-memory per engine, and whether their greedy answers (``greedy_text``) agree, pair by pair."""
+memory per engine, whether their greedy answers (``greedy_text``) agree, pair by pair, and
+what each server's prompt cache gives (``http_prompt_cache``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table
 from harness.scenarios import greedy_text
+from harness.scenarios import http_prompt_cache as hpc
 from harness.scenarios import http_throughput as http
 from harness.scenarios import throughput as local
 from harness.types import CaseResult, RunRecord, Status
@@ -31,6 +33,17 @@ COLUMNS: tuple[MetricColumn, ...] = (
     ),
 )
 SCENARIOS = (local.SCENARIO.name, http.SCENARIO.name)
+CACHE_COLUMNS: tuple[MetricColumn, ...] = tuple(
+    MetricColumn(label, (spec.name,), spec.description)
+    for label, spec in (
+        ("cold TTFT", hpc.COLD),
+        ("warm TTFT", hpc.WARM),
+        ("repeat TTFT", hpc.AGAIN),
+        ("speed-up", hpc.SPEEDUP),
+        ("cached tokens", hpc.CACHED),
+        ("hit share", hpc.HIT),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +52,7 @@ class Engines:
     speed: Table
     agreement: Table
     prompts: int
+    cache: Table  # http_prompt_cache: cold vs warm TTFT, cached tokens
 
 
 def engine_of(run: RunRecord, model: str) -> str:
@@ -92,14 +106,19 @@ def build(run: RunRecord) -> Engines | None:
     )
     greedy = [r for r in passed if r.scenario == greedy_text.SCENARIO.name]
     answers = _answers(greedy)
-    models = sorted({r.model for r in (*speed_rows, *greedy)})
+    models = sorted({r.model for r in passed if r.model in served or r.scenario in SCENARIOS})
     engines = Table(
         (Column("model"), Column("engine")),
         tuple((Cell(m), Cell(engine_of(run, m))) for m in models),
     )
     prompts = max((len(v) for v in answers.values()), default=0)
+    cache_rows = [r for r in passed if r.scenario == hpc.SCENARIO.name]
     return Engines(
-        engines, case_metric_table(speed_rows, COLUMNS), agreement_table(answers), prompts
+        engines,
+        case_metric_table(speed_rows, COLUMNS),
+        agreement_table(answers),
+        prompts,
+        case_metric_table(cache_rows, CACHE_COLUMNS),
     )
 
 
@@ -113,5 +132,8 @@ def _answers(results: Sequence[CaseResult]) -> dict[str, list[str]]:
 
 
 SECTION = Section(
-    "engines", "Engines", build, claims=(f"{http.PREFIX}.", f"{greedy_text.E2E.name}")
+    "engines",
+    "Engines",
+    build,
+    claims=(f"{http.PREFIX}.", f"{hpc.PREFIX}.", f"{greedy_text.E2E.name}"),
 )

@@ -23,6 +23,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "vision_throughput": "harness.scenarios.vision_throughput:SCENARIO",
         "http_throughput": "harness.scenarios.http_throughput:SCENARIO",
         "greedy_text": "harness.scenarios.greedy_text:SCENARIO",
+        "http_prompt_cache": "harness.scenarios.http_prompt_cache:SCENARIO",
         "serving": "harness.scenarios.serving:SCENARIO",
     },
     group="mlx_harness.scenarios",

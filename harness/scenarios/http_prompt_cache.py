@@ -1,0 +1,135 @@
+"""``http_prompt_cache``: does a server's prompt cache pay, and does it keep outputs identical?
+
+Per run, three streamed greedy requests that share a long prefix of about ``prefix_tokens``
+tokens (a fresh marker at its start each run, so the first request is a miss):
+1. cold: prefix + question A;
+2. warm: prefix + question B (the prefix can come from the cache);
+3. again: prefix + question A (the whole prompt can come from the cache).
+
+TTFT of each, the speed-up cold / warm, and the ``cached_tokens`` the server reports
+(``usage.prompt_tokens_details.cached_tokens``: absent on servers that do not say). A cache hit
+must not change the answer: request 3's text must equal request 1's, else the case fails with
+both texts. A server without a prompt cache passes with a speed-up near 1; that is a figure,
+not a failure.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from harness.backends.base import BackendCapability, Served
+from harness.backends.openai_client import StreamReply, stream, sync_client, token_arrivals
+from harness.metrics import MetricSpec
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+    metric,
+)
+from harness.scenarios.prompts import text_of_about
+from harness.types import Unit
+
+PREFIX = "http_prompt_cache"
+COLD = MetricSpec(f"{PREFIX}.cold_ttft_s", Unit.SECONDS, False, "TTFT of a miss", noise_floor=0.05)
+WARM = MetricSpec(
+    f"{PREFIX}.warm_ttft_s", Unit.SECONDS, False, "TTFT with the prefix cached", noise_floor=0.05
+)
+AGAIN = MetricSpec(f"{PREFIX}.repeat_ttft_s", Unit.SECONDS, False, "TTFT of the same prompt again")
+SPEEDUP = MetricSpec(f"{PREFIX}.speedup", Unit.RATIO, True, "cold TTFT / warm TTFT")
+CACHED = MetricSpec(
+    f"{PREFIX}.cached_tokens", Unit.TOKENS, True, "cached_tokens the server reports (warm)"
+)
+HIT = MetricSpec(
+    f"{PREFIX}.hit_share", Unit.RATIO, True, "cached_tokens / prompt_tokens of the warm request"
+)
+
+QUESTION_A = "\n\nIn one sentence: what do the ships carry?"
+QUESTION_B = "\n\nIn one sentence: where does the river run?"
+
+
+class HttpPromptCacheParams(Params):
+    prefix_tokens: int = Field(512, ge=16, description="shared prefix length in tokens (about)")
+    max_tokens: int = Field(16, ge=1, description="tokens per answer at most")
+
+
+def cached_tokens(usage: Mapping[str, Any]) -> int | None:
+    details = usage.get("prompt_tokens_details")
+    value = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    return value if isinstance(value, int) else None
+
+
+class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
+    name: ClassVar[str] = "http_prompt_cache"
+    version: ClassVar[int] = 1
+    params_model = HttpPromptCacheParams
+    backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (COLD, WARM, AGAIN, SPEEDUP, CACHED, HIT)
+
+    def workload(self, params: HttpPromptCacheParams) -> Workload:
+        return Workload(params.prefix_tokens + 16, params.max_tokens)
+
+    def run(self, ctx: ScenarioContext, params: HttpPromptCacheParams) -> ScenarioOutput:
+        model = ctx.model
+        if not isinstance(model, Served):
+            return lacks(ctx, BackendCapability.HTTP)
+        text = text_of_about(params.prefix_tokens, model.token_counter)
+        samples: dict[MetricSpec, list[float]] = {spec: [] for spec in self.metrics}
+        failures: list[str] = []
+        with sync_client(600.0) as client:
+            for run in range(ctx.warmup + ctx.repeats):
+                prefix = f"{secrets.token_hex(3)}: {text}"
+                sent = [
+                    stream(
+                        client, model.endpoint, "/v1/completions", self._body(prefix + q, params)
+                    )
+                    for q in (QUESTION_A, QUESTION_B, QUESTION_A)
+                ]
+                broken = [r for r in sent if not r.ok or not r.content_chunks]
+                if broken:
+                    why = broken[0].error or f"HTTP {broken[0].status}: {broken[0].raw}"
+                    return ScenarioOutput((), failures=(f"request failed: {why}",))
+                cold, warm, again = sent
+                if cold.content != again.content:
+                    failures.append(
+                        f"run {run + 1}: a cache hit changed the answer: cold {cold.content!r}, "
+                        f"repeated {again.content!r}"
+                    )
+                if run >= ctx.warmup:
+                    self._sample(samples, model, cold, warm, again)
+        metrics = tuple(metric(spec, values) for spec, values in samples.items() if values)
+        return ScenarioOutput(metrics, {"engine": model.engine}, failures=tuple(failures))
+
+    @staticmethod
+    def _body(prompt: str, params: HttpPromptCacheParams) -> dict[str, Any]:
+        return {"prompt": prompt, "max_tokens": params.max_tokens, "temperature": 0.0}
+
+    @staticmethod
+    def _sample(
+        samples: dict[MetricSpec, list[float]],
+        model: Served,
+        cold: StreamReply,
+        warm: StreamReply,
+        again: StreamReply,
+    ) -> None:
+        ttfts = [token_arrivals(r.chunks, model.token_counter).ttft_s for r in (cold, warm, again)]
+        for spec, value in zip((COLD, WARM, AGAIN), ttfts, strict=True):
+            if value is not None:
+                samples[spec].append(value)
+        if ttfts[0] and ttfts[1]:
+            samples[SPEEDUP].append(ttfts[0] / ttfts[1])
+        cached = cached_tokens(warm.usage)
+        prompt = warm.usage.get("prompt_tokens")
+        if cached is not None:
+            samples[CACHED].append(float(cached))
+            if isinstance(prompt, int) and prompt > 0:
+                samples[HIT].append(cached / prompt)
+
+
+SCENARIO = HttpPromptCache()
