@@ -49,6 +49,7 @@ class RequestSample:
     output_tokens: int
     itl_s: tuple[float, ...] = ()
     usage_tokens: int | None = None  # what the server said it generated (usage), if it did
+    text_chunks: int = 0  # stream events that carried generated text
 
     @property
     def ok(self) -> bool:

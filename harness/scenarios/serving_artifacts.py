@@ -55,6 +55,7 @@ def request_sample(
         output_tokens=arrivals.tokens,
         itl_s=tuple(arrivals.inter_token_s()),
         usage_tokens=_usage_tokens(reply),
+        text_chunks=len(arrivals.chunk_tokens),
     )
 
 
@@ -110,6 +111,7 @@ def point_record(
             "e2e_s": [_seconds(s.e2e_s) for s in ordered],
             "output_tokens": [s.output_tokens for s in ordered],
             "usage_tokens": [s.usage_tokens for s in ordered],
+            "text_chunks": [s.text_chunks for s in ordered],
             "ok": [s.ok for s in ordered],
             "kept": len(ordered),
             "of": len(samples),

@@ -130,3 +130,12 @@ def test_the_section_claims_its_metrics() -> None:
     md = render_markdown(run)
     assert "## Load" in md
     assert "serving.c1" not in md  # shown in the Load section, not again under Other metrics
+
+
+def test_latency_columns_take_their_unit_from_the_medians() -> None:
+    slow_tail = requests(9, 0.020) + requests(3, 1.5)  # p50 20 ms, p90 1.5 s
+    section = build(make_run([serving_case("m", [(closed(4), slow_tail)])]))
+    assert section is not None
+    headers = [c.label for c in section.cases[0].points.columns]
+    row = texts(section.cases[0].points)[0]
+    assert row[headers.index("TTFT p50/p90/p99 (ms)")] == "20.0 / 1500 / n/a"

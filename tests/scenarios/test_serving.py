@@ -1,247 +1,33 @@
-"""The serving scenario: arrival schedules, closed and open loops within their bounds, the
-figures of a point against planted requests, and whole runs against a served model."""
+"""The serving scenario: its params, each request's reading (errors as one line, tokens per
+chunk), and whole runs: against an in-process mock transport, against the planted
+OpenAI-compatible server process (several tokens a chunk), and a ``url:`` suite through the
+CLI."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import json
-import math
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 import pytest
 from pydantic import ValidationError
 
 from harness.backends.base import LoadInfo, ServerMemory
+from harness.backends.http import ServedModel, local_tokenizer
 from harness.backends.openai_client import Chunk, Endpoint, StreamReply
+from harness.cli import main
+from harness.results.store import load_run
 from harness.scenarios import SCENARIOS
 from harness.scenarios import serving as serving_module
 from harness.scenarios.base import ScenarioContext
-from harness.scenarios.load_loop import Sent, closed_loop, open_loop
-from harness.scenarios.load_schedule import LoopKind, arrival_offsets, closed, open_rate
-from harness.scenarios.load_stats import (
-    MIN_FINISHED,
-    RequestSample,
-    Slo,
-    SloVerdict,
-    needed_n,
-    percentiles,
-    point_stats,
-)
+from harness.scenarios.load_loop import Sent
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.serving_artifacts import reply_error, request_sample
-from harness.scenarios.serving_metrics import declared_specs, point_metrics
-from harness.types import Unit
-
-# -- schedules ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("rate", "burstiness", "cv"),
-    [(0.5, 1.0, 1.0), (4.0, 1.0, 1.0), (100.0, 1.0, 1.0), (4.0, 4.0, 0.5), (4.0, 0.25, 2.0)],
-)
-def test_arrivals_have_the_rate_and_spread_asked_for(
-    rate: float, burstiness: float, cv: float
-) -> None:
-    offsets = arrival_offsets(rate, 20_000, seed=7, burstiness=burstiness)
-    gaps = np.diff([0.0, *offsets])
-    assert len(offsets) / offsets[-1] == pytest.approx(rate, rel=0.05)
-    # gamma of shape k: coefficient of variation 1/sqrt(k) (1: exponential, i.e. Poisson)
-    assert gaps.std() / gaps.mean() == pytest.approx(cv, rel=0.08)
-    assert all(b >= a for a, b in itertools.pairwise(offsets))
-
-
-def test_arrivals_follow_the_seed() -> None:
-    assert arrival_offsets(2.0, 50, seed=1) == arrival_offsets(2.0, 50, seed=1)
-    assert arrival_offsets(2.0, 50, seed=1) != arrival_offsets(2.0, 50, seed=2)
-    assert arrival_offsets(2.0, 0, seed=1) == []
-    with pytest.raises(ValueError):
-        arrival_offsets(0.0, 5, seed=1)
-
-
-@pytest.mark.parametrize(
-    ("point", "key", "label"),
-    [
-        (closed(1), "c1", "concurrency 1"),
-        (closed(16), "c16", "concurrency 16"),
-        (open_rate(0.5), "r0_5", "0.5 req/s"),
-        (open_rate(2), "r2", "2 req/s"),
-        (open_rate(12.25), "r12_25", "12.25 req/s"),
-    ],
-)
-def test_point_keys_and_labels(point: Any, key: str, label: str) -> None:
-    assert (point.key, point.label) == (key, label)
-
-
-# -- loops -------------------------------------------------------------------------------------
-
-
-class Tracker:
-    """A fake request: sleeps a while that depends on its index, counting what is in flight."""
-
-    def __init__(self, seconds: float = 0.003, fail_at: int | None = None) -> None:
-        self.seconds = seconds
-        self.fail_at = fail_at
-        self.in_flight = 0
-        self.most = 0
-        self.started: list[int] = []
-
-    async def __call__(self, index: int) -> int:
-        if index == self.fail_at:
-            raise RuntimeError("a bug in send")
-        self.started.append(index)
-        self.in_flight += 1
-        self.most = max(self.most, self.in_flight)
-        try:
-            await asyncio.sleep(self.seconds * (1 + index % 3))
-        finally:
-            self.in_flight -= 1
-        return index
-
-
-@pytest.mark.parametrize(("concurrency", "requests"), [(1, 6), (2, 9), (5, 23), (8, 3)])
-def test_closed_loop_never_exceeds_its_concurrency(concurrency: int, requests: int) -> None:
-    send = Tracker()
-    run = asyncio.run(closed_loop(send, concurrency, requests, max_seconds=30))
-    assert send.most == run.max_in_flight == min(concurrency, requests)
-    assert sorted(s.result for s in run.finished) == list(range(requests))
-    assert (run.cut, run.hit_deadline, run.sent) == (0, False, requests)
-    assert 0 < run.duration_s < 30
-    assert all(s.due_s is None for s in run.finished)
-
-
-def test_open_loop_sends_on_schedule_and_stops_at_the_schedule_end() -> None:
-    offsets = [0.01, 0.02, 0.05, 0.06, 0.08]
-    send = Tracker(seconds=0.02)
-    run = asyncio.run(open_loop(send, offsets, max_seconds=30))
-    assert sorted(send.started) == [0, 1, 2, 3, 4] and run.sent == 5 and run.cut == 0
-    for sent in run.finished:
-        assert sent.due_s == offsets[sent.index]
-        assert sent.start_s >= sent.due_s  # never early; how late is the machine's business
-    assert send.most >= 2  # requests overlap: an open loop does not wait for the last one
-
-
-@pytest.mark.parametrize("kind", [LoopKind.CLOSED, LoopKind.OPEN])
-def test_a_point_stops_at_max_seconds_and_counts_the_cut(kind: LoopKind) -> None:
-    send = Tracker(seconds=20.0)  # a server that never answers in time
-    began = time.perf_counter()
-    if kind is LoopKind.CLOSED:
-        run = asyncio.run(closed_loop(send, 3, 100, max_seconds=0.2))
-    else:
-        run = asyncio.run(open_loop(send, [0.0, 0.01, 0.02, 5.0], max_seconds=0.2))
-    assert time.perf_counter() - began < 10  # bounded: far below the 20 s a request takes
-    assert run.finished == () and run.cut == 3 and run.hit_deadline
-    assert run.duration_s == 0.2 and send.in_flight == 0  # the cut were cancelled
-    assert sorted(send.started) == [0, 1, 2]  # the arrival due at 5 s was never sent
-
-
-def test_a_point_stops_at_its_request_bound() -> None:
-    send = Tracker(seconds=0.001)
-    run = asyncio.run(closed_loop(send, 4, 10, max_seconds=30))
-    assert len(send.started) == 10 and run.sent == 10
-
-
-@pytest.mark.parametrize("loop", ["closed", "open"])
-def test_a_send_that_raises_is_a_bug_not_a_result(loop: str) -> None:
-    send = Tracker(fail_at=1)
-    with pytest.raises(RuntimeError, match="a bug in send"):
-        if loop == "closed":
-            asyncio.run(closed_loop(send, 2, 4, max_seconds=30))
-        else:
-            asyncio.run(open_loop(send, [0.0, 0.001, 0.002], max_seconds=30))
-
-
-# -- statistics --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("quantile", "needed"), [(50, 2), (90, 10), (99, 100)])
-def test_percentiles_need_enough_values(quantile: int, needed: int) -> None:
-    assert needed_n(quantile) == needed
-    assert percentiles([1.0] * (needed - 1)).at(quantile) is None
-    assert percentiles([1.0] * needed).at(quantile) == 1.0
-
-
-def test_percentiles_interpolate_linearly_and_skip_non_finite() -> None:
-    spread = percentiles([float(v) for v in range(100, 0, -1)] + [math.nan, math.inf])
-    assert spread.n == 100
-    assert (spread.at(50), spread.at(90), spread.at(99)) == pytest.approx((50.5, 90.1, 99.01))
-    assert percentiles([]).n == 0 and percentiles([]).at(50) is None
-
-
-def sample(
-    i: int, ttft: float, e2e: float, tokens: int = 11, error: str | None = None
-) -> RequestSample:
-    return RequestSample(i, 0.1 * i, error, ttft, e2e, tokens, (0.01,) * max(tokens - 1, 0))
-
-
-def test_tpot_is_the_decode_time_per_token_after_the_first() -> None:
-    assert sample(0, 0.1, 1.1, tokens=11).tpot_s == pytest.approx(0.1)
-    assert sample(0, 0.1, 1.1, tokens=1).tpot_s is None
-
-
-# 20 planted requests: TTFT 0.05 s ... 1.0 s, e2e = TTFT + 1 s, 11 tokens; 2 failed
-PLANTED = [sample(i, 0.05 * (i + 1), 0.05 * (i + 1) + 1.0) for i in range(20)] + [
-    sample(20, 0.0, 0.5, 0, error="HTTP 500: boom"),
-    sample(21, 0.0, 0.5, 0, error="HTTP 500: boom"),
-]
-
-
-@pytest.mark.parametrize(
-    ("slo", "good", "verdict"),
-    [
-        (Slo(ttft_s=0.5), 10, SloVerdict.MISSED),  # 10 of 22 within
-        (Slo(ttft_s=1.0), 20, SloVerdict.MET),  # 20 of 22 >= 90%
-        (Slo(ttft_s=1.0, e2e_s=1.5), 10, SloVerdict.MISSED),
-        (Slo(tpot_s=0.1), 20, SloVerdict.MET),  # every completed one decodes at 0.1 s/token
-        (Slo(tpot_s=0.099), 0, SloVerdict.MISSED),
-        (Slo(), None, SloVerdict.NO_SLO),
-    ],
-)
-def test_goodput_counts_completed_requests_within_every_slo(
-    slo: Slo, good: int | None, verdict: SloVerdict
-) -> None:
-    stats = point_stats(PLANTED, cut=1, duration_s=4.0, slo=slo)
-    assert (stats.sent, stats.completed, stats.errors, stats.cut) == (23, 20, 2, 1)
-    assert stats.request_rps == pytest.approx(20 / 4.0)
-    assert stats.output_tps == pytest.approx(20 * 11 / 4.0)
-    assert stats.good == good and stats.slo_verdict is verdict
-    if good is None:
-        assert stats.goodput_rps is None and stats.slo_share is None
-    else:
-        assert stats.goodput_rps == pytest.approx(good / 4.0)
-        assert stats.slo_share == pytest.approx(good / 22)  # of finished requests
-    assert stats.ttft.at(50) == pytest.approx(0.525) and stats.ttft.n == 20
-    assert stats.itl.n == 200 and stats.itl.at(99) == pytest.approx(0.01)
-    assert stats.error_kinds == (("HTTP 500: boom", 2),)
-
-
-def test_too_few_requests_leave_goodput_and_the_verdict_inconclusive() -> None:
-    few = PLANTED[: MIN_FINISHED - 1]
-    stats = point_stats(few, cut=0, duration_s=1.0, slo=Slo(ttft_s=10.0))
-    assert stats.slo_verdict is SloVerdict.INCONCLUSIVE and not stats.conclusive
-    assert stats.goodput_rps is None and stats.slo_share is None
-    assert stats.good == len(few) and stats.ttft.at(90) is None and stats.ttft.at(50) is not None
-
-
-def test_point_metrics_are_named_for_the_point_with_units() -> None:
-    stats = point_stats(PLANTED, cut=0, duration_s=4.0, slo=Slo(ttft_s=1.0))
-    metrics = {m.name: m for m in point_metrics(closed(4), stats)}
-    assert metrics["serving.c4.request_rps"].unit is Unit.REQUESTS_PER_SECOND
-    assert metrics["serving.c4.output_tps"].unit is Unit.TOKENS_PER_SECOND
-    assert metrics["serving.c4.ttft_p90_s"].unit is Unit.SECONDS
-    assert metrics["serving.c4.goodput_rps"].samples == (5.0,)
-    assert metrics["serving.c4.errors"].samples == (2.0,)
-    assert "serving.c4.ttft_p99_s" not in metrics  # 20 values cannot give a p99
-    assert "serving.c4.itl_p99_s" in metrics  # 200 gaps can
-    declared = {s.name: s for s in declared_specs()}
-    for name, m in metrics.items():
-        assert declared[name].unit is m.unit  # gates and compare know each one
-    assert not declared["serving.r0_5.ttft_p90_s"].higher_is_better
-    assert declared["serving.r0_5.goodput_rps"].higher_is_better
-
+from harness.types import Status
+from tests.servers.planted_process import planted_server
 
 # -- replies -----------------------------------------------------------------------------------
 
@@ -281,7 +67,7 @@ def test_a_request_counts_tokens_per_chunk_not_chunks() -> None:
     reply = StreamReply(200, chunks, 1.1, True)
     got = request_sample(Sent(3, 0.25, None, reply), words)
     assert (got.index, got.start_s, got.ttft_s, got.e2e_s) == (3, 0.25, 0.5, 1.1)
-    assert got.output_tokens == 6 and got.ok
+    assert got.output_tokens == 6 and got.text_chunks == 3 and got.ok
     assert got.itl_s == pytest.approx((0.1, 0.1, 0.1, 0.1, 0.1))
     assert request_sample(Sent(3, 0.25, None, reply), None).output_tokens == 3
 
@@ -411,3 +197,102 @@ def test_a_model_that_is_not_served_is_a_skip() -> None:
     scenario = SCENARIOS.get("serving")
     out = scenario.run(ctx, scenario.params_model())
     assert out.skip_reason == "capability_missing: backend fake has no HTTP server"
+
+
+# -- against the planted server (a real OpenAI-compatible process, several tokens a chunk) -----
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    folder = tmp_path_factory.mktemp("planted-toy")
+    with planted_server(model_dir=folder) as url:
+        yield url, folder
+
+
+def served_context(url: str, folder: Path | None, warmup: int = 1) -> ScenarioContext:
+    model = ServedModel(Endpoint(url), "url", local_tokenizer(folder))
+    info = LoadInfo(0.0, 0, "http:url")
+    return ScenarioContext(model, info, 1, warmup, lambda: (model, info), backend="http")
+
+
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+def test_points_against_the_planted_server_count_every_token(
+    planted: tuple[str, Path], endpoint: str
+) -> None:
+    url, folder = planted
+    params = ServingParams.model_validate(
+        {
+            "concurrency": [1, 4],
+            "request_rates": [40.0],
+            "requests_per_point": 12,
+            "max_tokens": 16,
+            "prompt_tokens": 48,
+            "endpoint": endpoint,
+            "slo": {"e2e_p90_s": 60},
+        }
+    )
+    out = SCENARIOS.get("serving").run(served_context(url, folder), params)
+    assert out.failures == () and out.artifacts["counted_by"] == "tokenizer"
+    points = out.artifacts["points"]
+    assert [p["key"] for p in points] == ["c1", "c4", "r40"]
+    for p in points:
+        assert (p["sent"], p["completed"], p["errors"], p["cut"]) == (12, 12, 0, 0), p
+        done = p["requests"]
+        # the server's own count (usage) is the tokenizer's count of what it streamed ...
+        assert done["output_tokens"] == done["usage_tokens"] and p["usage_agrees"]
+        # ... although its chunks carry one or two tokens each
+        assert sum(done["output_tokens"]) > sum(done["text_chunks"])
+        assert p["output_tokens"] == sum(done["output_tokens"])
+        assert p["itl_s"]["n"] == sum(t - 1 for t in done["output_tokens"])
+    assert points[0]["max_in_flight"] == 1 and points[1]["max_in_flight"] <= 4
+    metrics = {m.name: m for m in out.metrics}
+    for key in ("c1", "c4", "r40"):
+        assert metrics[f"serving.{key}.completed"].samples == (12.0,)
+        assert f"serving.{key}.ttft_p90_s" in metrics and f"serving.{key}.goodput_rps" in metrics
+
+
+def test_a_slow_server_is_cut_at_max_seconds(tmp_path: Path) -> None:
+    params = ServingParams.model_validate(
+        {"concurrency": [2], "requests_per_point": 50, "max_seconds_per_point": 0.5}
+    )
+    with planted_server(token_delay_ms=1000, model_dir=tmp_path) as url:
+        began = time.perf_counter()
+        out = SCENARIOS.get("serving").run(served_context(url, tmp_path, warmup=0), params)
+        took = time.perf_counter() - began
+    (point,) = out.artifacts["points"]
+    assert (point["sent"], point["completed"], point["cut"]) == (2, 0, 2)
+    assert point["hit_deadline"] and point["duration_s"] == 0.5
+    assert took < 30  # a request would take 64 s: the point did not wait for them
+    assert out.failures == ()  # nothing failed: the cut are not judged
+
+
+def test_a_url_suite_runs_through_the_cli(
+    planted: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, _ = planted  # url: alone, no local files: tokens are counted one a chunk, and said so
+    suite = tmp_path / "load.suite.yaml"
+    suite.write_text(
+        "schema_version: 1\ndefaults: {warmup: 1, timeout_s: 120}\nmodels:\n"
+        f"  - {{name: toy, url: '{url}'}}\n"
+        "scenarios:\n  - scenario: serving\n"
+        "    params: {concurrency: [1, 2], request_rates: [20], requests_per_point: 10,"
+        " max_tokens: 8, prompt_tokens: 32}\n"
+    )
+    reports = tmp_path / "reports"
+    assert main(["run", str(suite), "--report-dir", str(reports), "--run-id", "r"]) == 0
+    assert "passed  load::toy::serving" in capsys.readouterr().out
+    (result,) = load_run(reports / "r").results
+    assert result.status is Status.PASSED and result.artifacts["counted_by"] == "chunks"
+    points = result.artifacts["points"]
+    assert [(p["key"], p["sent"], p["completed"]) for p in points] == [
+        ("c1", 10, 10),
+        ("c2", 10, 10),
+        ("r20", 10, 10),
+    ]
+    for p in points:  # one a chunk undercounts what the server says it generated
+        assert p["requests"]["output_tokens"] == p["requests"]["text_chunks"]
+        assert sum(p["requests"]["usage_tokens"]) > p["output_tokens"] and not p["usage_agrees"]
+    names = {m.name for m in result.metrics}
+    assert {"serving.c2.request_rps", "serving.r20.output_tps"} <= names
+    load = (reports / "r" / "report.md").read_text().split("## Load", 1)[1]
+    assert "tokens counted one a chunk (no local tokenizer)" in load
