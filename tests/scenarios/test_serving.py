@@ -26,6 +26,7 @@ from harness.scenarios.base import ScenarioContext
 from harness.scenarios.load_loop import Sent
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.serving_artifacts import reply_error, request_sample
+from harness.spec.errors import SUITE_VALUE
 from harness.types import Status
 from tests.servers.planted_process import planted_server
 
@@ -91,6 +92,14 @@ def test_a_request_counts_tokens_per_chunk_not_chunks() -> None:
 def test_bad_params_are_refused_with_the_reason(params: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         ServingParams.model_validate(params)
+
+
+def test_bad_params_speak_the_suite_checks_language() -> None:
+    assert serving_module.SUITE_VALUE == SUITE_VALUE  # so validate prints the message and fix
+    with pytest.raises(ValidationError) as caught:
+        ServingParams.model_validate({"concurrency": [0]})
+    (error,) = caught.value.errors()
+    assert error["type"] == SUITE_VALUE and error["ctx"]["hint"] == "use 1 to 1024"
 
 
 def test_points_in_order_closed_then_open() -> None:
