@@ -16,6 +16,7 @@ from harness.scenarios.load import LoadParams
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
 from harness.scenarios.quality import QualityParams
+from harness.scenarios.serving import ServingParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
 from harness.scenarios.throughput import ThroughputParams
 from harness.scenarios.tool_calls import ToolCallsParams
@@ -37,6 +38,7 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
     ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
+    ("serving", ServingParams, set(), {BackendCapability.HTTP}),
 ]
 
 
