@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from harness.types import Unit
@@ -15,6 +18,38 @@ class MetricSpec:
     description: str
     aggregation: str = "median"
     noise_floor: float = 0.02  # relative change under which a difference is never a verdict
+
+    @property
+    def is_pattern(self) -> bool:
+        """A family of metrics named by a glob (``serving.c*.ttft_p90_s``: every load point)."""
+        return "*" in self.name
+
+
+class MetricSpecs(Mapping[str, MetricSpec]):
+    """Specs by name: exact names first, then the first pattern (:attr:`MetricSpec.is_pattern`)
+    that matches, answered as a spec carrying the asked name. Iterates over the declared names
+    (patterns included), for "did you mean" hints."""
+
+    def __init__(self, specs: Iterable[MetricSpec]) -> None:
+        self._exact: dict[str, MetricSpec] = {}
+        self._patterns: dict[str, MetricSpec] = {}
+        for spec in specs:
+            (self._patterns if spec.is_pattern else self._exact)[spec.name] = spec
+
+    def __getitem__(self, name: str) -> MetricSpec:
+        if name in self._exact:
+            return self._exact[name]
+        for pattern, spec in self._patterns.items():
+            if fnmatch.fnmatchcase(name, pattern):
+                return dataclasses.replace(spec, name=name)
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._exact
+        yield from self._patterns
+
+    def __len__(self) -> int:
+        return len(self._exact) + len(self._patterns)
 
 
 # the memory views every case records (``harness.runner.outcome.memory_metrics``)

@@ -26,7 +26,6 @@ import secrets
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from harness.backends.base import BackendCapability, Served
 from harness.backends.openai_client import StreamReply, astream, async_client
@@ -55,16 +54,10 @@ from harness.scenarios.prompts import text_of_about
 from harness.scenarios.serving_artifacts import point_record, reply_error, request_sample
 from harness.scenarios.serving_metrics import declared_specs, point_metrics
 from harness.types import Metric
+from harness.value_errors import value_error
 
 MAX_CONCURRENCY = 1024
-SUITE_VALUE = "suite_value"  # harness.spec.errors.SUITE_VALUE (spec sits above scenarios)
 PROMPT_PREFIX_TOKENS = 4  # the marker, "a1b2c3-17: ", about
-
-
-def value_error(message: str, hint: str) -> PydanticCustomError:
-    """An invalid value whose one line is ``message`` and whose fix is ``hint``, as the suite
-    checks print it (``harness.spec.errors.value_error``, which scenarios may not import)."""
-    return PydanticCustomError(SUITE_VALUE, "{message}", {"message": message, "hint": hint})
 
 
 class SloParams(Params):

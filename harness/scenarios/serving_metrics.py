@@ -6,9 +6,9 @@ point's requests are its raw samples, kept in the case's artifacts). A percentil
 values to mean anything (:func:`harness.scenarios.load_stats.needed_n`) is left out, as are
 goodput and the SLO share without an SLO or with too few finished requests.
 
-Gates and comparisons look metrics up by name, so the scenario declares the families of a grid
-of usual points (:data:`DECLARED_POINTS`); a point off the grid is recorded and reported the
-same way, with its unit on every value.
+The scenario declares each figure as a pattern over points (``serving.c*.ttft_p90_s`` and
+``serving.r*.ttft_p90_s``), so gates and comparisons know the unit and direction of every point,
+whichever the suite sweeps (:class:`harness.metrics.MetricSpecs`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.metrics import MetricSpec
-from harness.scenarios.load_schedule import LoadPoint, closed, open_rate
+from harness.scenarios.load_schedule import LoadPoint
 from harness.scenarios.load_stats import QUANTILES, Percentiles, PointStats
 from harness.types import Metric, Unit
 
@@ -76,10 +76,7 @@ FIGURES: tuple[Figure, ...] = (
     SLO_SHARE,
 )
 
-DECLARED_POINTS: tuple[LoadPoint, ...] = (
-    *(closed(n) for n in (1, 2, 4, 8, 16, 32, 64, 128)),
-    *(open_rate(r) for r in (0.5, 1, 2, 4, 8, 16)),
-)
+POINT_PATTERNS = ("c*", "r*")  # closed loop at a concurrency, open loop at a rate
 
 
 def metric_name(point: LoadPoint, suffix: str) -> str:
@@ -91,7 +88,18 @@ def point_specs(point: LoadPoint) -> tuple[MetricSpec, ...]:
 
 
 def declared_specs() -> tuple[MetricSpec, ...]:
-    return tuple(spec for point in DECLARED_POINTS for spec in point_specs(point))
+    """One pattern spec per figure and kind of point: ``serving.c*.ttft_p90_s``."""
+    return tuple(
+        MetricSpec(
+            f"{PREFIX}.{points}.{figure.suffix}",
+            figure.unit,
+            figure.higher_is_better,
+            f"{figure.description} ({'concurrency' if points == 'c*' else 'request rate'})",
+            noise_floor=figure.noise_floor,
+        )
+        for points in POINT_PATTERNS
+        for figure in FIGURES
+    )
 
 
 def _latencies(stats: PointStats) -> dict[str, Percentiles]:

@@ -3,14 +3,14 @@ registered scenario (built-in or plug-in) declares."""
 
 from __future__ import annotations
 
-from harness.metrics import MEMORY_METRICS, MetricSpec
+from harness.metrics import MEMORY_METRICS, MetricSpec, MetricSpecs
 from harness.scenarios import SCENARIOS
 
 
-def all_specs() -> dict[str, MetricSpec]:
-    """Every metric the built-in and registered scenarios declare, by name."""
-    specs = {spec.name: spec for spec in MEMORY_METRICS}
+def all_specs() -> MetricSpecs:
+    """Every metric the built-in and registered scenarios declare, by name (a pattern spec
+    such as ``serving.c*.ttft_p90_s`` answers for every name it matches)."""
+    specs: list[MetricSpec] = list(MEMORY_METRICS)
     for name in SCENARIOS.names():
-        for spec in SCENARIOS.get(name).metrics:
-            specs[spec.name] = spec
-    return specs
+        specs.extend(SCENARIOS.get(name).metrics)
+    return MetricSpecs(specs)

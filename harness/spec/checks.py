@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -152,7 +153,7 @@ def _check_gate(
     loc: tuple[str | int, ...],
     metric: str,
     expression: str,
-    specs: dict[str, Any],
+    specs: Mapping[str, Any],
 ) -> list[SuiteError]:
     path = str(loaded.path)
     errors: list[SuiteError] = []

@@ -7,10 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_core import PydanticCustomError
+from harness.value_errors import SUITE_VALUE
 
 # pydantic error type of the harness's own value errors; ctx carries the message and the fix
-SUITE_VALUE = "suite_value"
 SHOWN_CHARS = 60  # a value quoted in an error is cut to this many characters
 
 # Unicode categories escaped in error lines: controls (ANSI escapes, line breaks), format
@@ -73,11 +72,6 @@ EXPECTED = {
     "date_type": ("a date", "2026-12-31"),
     "finite_number": ("a finite number", "2.5"),
 }
-
-
-def value_error(message: str, hint: str) -> PydanticCustomError:
-    """A validation error whose one line is ``message`` and whose fix is ``hint``."""
-    return PydanticCustomError(SUITE_VALUE, "{message}", {"message": message, "hint": hint})
 
 
 def describe_value(where: str, key: str, error: Mapping[str, Any]) -> tuple[str, str]:

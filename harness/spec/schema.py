@@ -17,9 +17,9 @@ from pydantic import (
 
 from harness.probe.types import Capability
 from harness.probe.types import Library as ProbeBackend
-from harness.spec.errors import value_error
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 from harness.spec.marker_names import tag_problem
+from harness.value_errors import value_error
 
 SUITE_SCHEMA_VERSION = 1
 

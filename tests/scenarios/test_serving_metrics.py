@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from load_samples import PLANTED
 
+from harness.metrics import MetricSpecs
 from harness.scenarios.load_schedule import closed
 from harness.scenarios.load_stats import (
     Slo,
@@ -23,8 +24,11 @@ def test_point_metrics_are_named_for_the_point_with_units() -> None:
     assert metrics["serving.c4.errors"].samples == (2.0,)
     assert "serving.c4.ttft_p99_s" not in metrics  # 20 values cannot give a p99
     assert "serving.c4.itl_p99_s" in metrics  # 200 gaps can
-    declared = {s.name: s for s in declared_specs()}
+    declared = MetricSpecs(declared_specs())  # patterns: every point, on the grid or not
     for name, m in metrics.items():
         assert declared[name].unit is m.unit  # gates and compare know each one
     assert not declared["serving.r0_5.ttft_p90_s"].higher_is_better
     assert declared["serving.r0_5.goodput_rps"].higher_is_better
+    assert declared["serving.c3.ttft_p90_s"].name == "serving.c3.ttft_p90_s"
+    assert not declared["serving.c3.ttft_p90_s"].higher_is_better
+    assert "serving.x3.ttft_p90_s" not in declared and "serving.c3.nothing" not in declared
