@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from harness.report import (
+    api_contracts,
     audio,
     engines,
     failures,
@@ -31,6 +32,7 @@ def default_sections() -> tuple[Section, ...]:
         performance.SECTION,
         engines.SECTION,
         serving.SECTION,
+        api_contracts.SECTION,
         quality.SECTION,
         prompt_cache.SECTION,
         tool_calls.SECTION,

@@ -11,6 +11,7 @@ from harness.backends.base import BackendCapability, LoadInfo
 from harness.backends.fake import FakeModel
 from harness.probe.types import Capability
 from harness.scenarios import SCENARIOS
+from harness.scenarios.api_contracts import ApiContractsParams
 from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioContext, lacks
 from harness.scenarios.load import LoadParams
 from harness.scenarios.prompt_cache import PromptCacheParams
@@ -39,6 +40,7 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
     ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
     ("serving", ServingParams, set(), {BackendCapability.HTTP}),
+    ("api_contracts", ApiContractsParams, set(), {BackendCapability.HTTP}),
 ]
 
 

@@ -1,0 +1,135 @@
+"""API contracts section: check x server (the ``api_contracts`` cases) with pass, FAIL or n.a.,
+each failure with its reason and evidence (the requests as sent, excerpts of the answers), and
+why the checks that cannot apply do not.
+
+Everything comes from the cases' artifacts. The evidence holds the server's output: it stays
+raw text in the data and is escaped by the templates like every other value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.report.sections import Section
+from harness.report.table import Cell, Column, Table
+from harness.scenarios.contract_catalog import CHECKS
+from harness.scenarios.contract_verdicts import Verdict
+from harness.types import CaseResult, RunRecord
+
+PREFIXES = ("api_contracts.",)
+EVIDENCE_CHARS = 1200  # per request or response shown
+EVIDENCE_PER_FAILURE = 6
+VERDICT_CSS = {
+    Verdict.PASS: "st-passed",
+    Verdict.FAIL: "st-failed",
+    Verdict.NOT_APPLICABLE: "st-skipped",
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    request: str
+    response: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's verdict on one server, with what backs it."""
+
+    server: str
+    check: str
+    reason: str
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class ApiContracts:
+    table: Table  # check x server
+    failures: tuple[Finding, ...]
+    not_applicable: tuple[Finding, ...]
+
+
+def _clip(text: str, limit: int = EVIDENCE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _server(result: CaseResult) -> str:
+    case = result.case_id.rsplit("::", 1)[-1]
+    engine = result.artifacts.get("engine")
+    label = result.model if case == "api_contracts" else f"{result.model} · {case}"
+    return f"{label} ({engine})" if isinstance(engine, str) and engine else label
+
+
+def _records(result: CaseResult) -> dict[str, Mapping[str, Any]]:
+    checks = result.artifacts.get("checks")
+    found: dict[str, Mapping[str, Any]] = {}
+    for entry in checks if isinstance(checks, list) else ():
+        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+            found[entry["name"]] = entry
+    return found
+
+
+def _verdict(entry: Mapping[str, Any] | None) -> Verdict | None:
+    try:
+        return Verdict(entry.get("verdict")) if entry is not None else None
+    except ValueError:
+        return None
+
+
+def _cell(entry: Mapping[str, Any] | None) -> Cell:
+    verdict = _verdict(entry)
+    if entry is None or verdict is None:
+        return Cell("—")
+    return Cell(verdict.label, css=VERDICT_CSS[verdict], title=str(entry.get("reason", "")))
+
+
+def _finding(server: str, entry: Mapping[str, Any]) -> Finding:
+    evidence = tuple(
+        Evidence(_clip(str(e.get("request", ""))), _clip(str(e.get("response", ""))))
+        for e in (entry.get("evidence") or ())[:EVIDENCE_PER_FAILURE]
+        if isinstance(e, Mapping)
+    )
+    return Finding(server, str(entry["name"]), str(entry.get("reason", "")), evidence)
+
+
+def _check_names(per_case: Sequence[Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """The catalog's order, then any name the catalog no longer has (an older run)."""
+    seen = {name for records in per_case for name in records}
+    return [n for n in CHECKS if n in seen] + sorted(seen - set(CHECKS))
+
+
+def build(run: RunRecord) -> ApiContracts | None:
+    cases = [r for r in run.results if r.scenario == "api_contracts" and _records(r)]
+    if not cases:
+        return None
+    servers = [_server(r) for r in cases]
+    per_case = [_records(r) for r in cases]
+    names = _check_names(per_case)
+    columns = (
+        Column("check", css="nowrap"),
+        Column("contract"),
+        *(Column(s) for s in servers),
+    )
+    rows = tuple(
+        (
+            Cell(name),
+            Cell(CHECKS[name].contract if name in CHECKS else ""),
+            *(_cell(records.get(name)) for records in per_case),
+        )
+        for name in names
+    )
+    failures, skipped = [], []
+    for server, records in zip(servers, per_case, strict=True):
+        for name in names:
+            entry = records.get(name)
+            verdict = _verdict(entry)
+            if entry is not None and verdict is Verdict.FAIL:
+                failures.append(_finding(server, entry))
+            elif entry is not None and verdict is Verdict.NOT_APPLICABLE:
+                skipped.append(Finding(server, name, str(entry.get("reason", "")), ()))
+    return ApiContracts(Table(columns, rows), tuple(failures), tuple(skipped))
+
+
+SECTION = Section("api_contracts", "API contracts", build, claims=PREFIXES)

@@ -1,0 +1,157 @@
+"""``api_contracts``: does a served model's OpenAI-compatible API keep its contracts?
+
+Each named check (:mod:`harness.scenarios.contract_catalog`) sends real requests to the server
+and returns pass, fail or not applicable (with the reason: a server without tool support
+cannot be judged on tool calls), with the evidence: the requests as sent and excerpts of the
+answers. The case fails, naming the checks, when any check fails. It needs nothing of the
+model, only a server (``serve:`` or ``url:`` in the suite); ``repeats`` do not apply: each
+check runs once. The server's answers are untrusted text, kept as data for the report, which
+escapes them.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from harness.backends.base import BackendCapability, Served
+from harness.backends.openai_client import sync_client
+from harness.metrics import MetricSpec
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+    metric,
+)
+from harness.scenarios.contract_catalog import CHECK_NAMES, CHECKS
+from harness.scenarios.contract_verdicts import (
+    Api,
+    CheckContext,
+    CheckResult,
+    Limits,
+    Verdict,
+    records,
+)
+from harness.types import Unit
+from harness.value_errors import value_error
+
+PASSED = MetricSpec("api_contracts.passed", Unit.COUNT, True, "contract checks passed")
+FAILED = MetricSpec("api_contracts.failed", Unit.COUNT, False, "contract checks failed")
+NOT_APPLICABLE = MetricSpec(
+    "api_contracts.not_applicable",
+    Unit.COUNT,
+    False,
+    "contract checks that cannot apply to this server (e.g. no tool support)",
+)
+PROMPT_TOKENS_BOUND = 256  # the checks' prompts are a few sentences
+
+
+class ApiContractsParams(Params):
+    checks: list[str] = Field(
+        default_factory=lambda: list(CHECK_NAMES),
+        min_length=1,
+        description="the checks to run (default: all): " + ", ".join(CHECK_NAMES),
+    )
+    api: Literal["chat", "completions"] = Field(
+        "chat", description="the endpoint the text checks use (tools and reasoning need chat)"
+    )
+    max_tokens: int = Field(24, ge=8, le=1024, description="tokens the text checks generate")
+    long_max_tokens: int = Field(
+        128, ge=16, le=8192, description="room for a tool call, a reasoning block, a long stream"
+    )
+    request_timeout_s: float = Field(60.0, gt=0, description="limit per request, seconds")
+    concurrency: int = Field(4, ge=2, le=64, description="requests at once in 'concurrent'")
+    settle_s: float = Field(
+        0.5, ge=0, le=60, description="pause after a client hangs up ('disconnect'), seconds"
+    )
+
+    @field_validator("checks")
+    @classmethod
+    def _known_checks(cls, value: list[str]) -> list[str]:
+        import difflib
+
+        for name in value:
+            if name not in CHECKS:
+                close = difflib.get_close_matches(name, CHECK_NAMES, n=1)
+                hint = (
+                    f"did you mean '{close[0]}'?" if close else "known: " + ", ".join(CHECK_NAMES)
+                )
+                raise value_error(f"unknown check '{name}'", hint)
+        return list(dict.fromkeys(value))
+
+
+def run_checks(ctx: CheckContext, names: list[str]) -> tuple[CheckResult, ...]:
+    """Each named check in catalog order, timed; a check that raises is a failure (one line)."""
+    from dataclasses import replace
+
+    from harness.exception_line import exception_line
+
+    results = []
+    for name in (n for n in CHECK_NAMES if n in names):
+        start = time.perf_counter()
+        try:
+            result = CHECKS[name].run(ctx)
+        except Exception as exc:  # a bug in a check must not hide the other verdicts
+            result = CheckResult(name, Verdict.FAIL, f"the check raised {exception_line(exc)}")
+        results.append(replace(result, seconds=time.perf_counter() - start))
+    return tuple(results)
+
+
+def summary(results: tuple[CheckResult, ...]) -> ScenarioOutput:
+    counts = {v: sum(1 for r in results if r.verdict is v) for v in Verdict}
+    metrics = (
+        metric(PASSED, [float(counts[Verdict.PASS])]),
+        metric(FAILED, [float(counts[Verdict.FAIL])]),
+        metric(NOT_APPLICABLE, [float(counts[Verdict.NOT_APPLICABLE])]),
+    )
+    failures = tuple(f"{r.name}: {r.reason}" for r in results if r.verdict is Verdict.FAIL)
+    if failures:
+        names = ", ".join(r.name for r in results if r.verdict is Verdict.FAIL)
+        failures = (f"API contract checks failed: {names}", *failures)
+    return ScenarioOutput(metrics, {"checks": records(results)}, failures=failures)
+
+
+class ApiContractsScenario(BaseScenario[ApiContractsParams]):
+    name: ClassVar[str] = "api_contracts"
+    version: ClassVar[int] = 1
+    params_model = ApiContractsParams
+    backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})
+    repeats_apply: ClassVar[bool] = False
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (PASSED, FAILED, NOT_APPLICABLE)
+
+    def workload(self, params: ApiContractsParams) -> Workload:
+        return Workload(PROMPT_TOKENS_BOUND, params.long_max_tokens)
+
+    def run(self, ctx: ScenarioContext, params: ApiContractsParams) -> ScenarioOutput:
+        model = ctx.model
+        if not isinstance(model, Served):
+            return lacks(ctx, BackendCapability.HTTP)
+        limits = Limits(
+            max_tokens=params.max_tokens,
+            long_max_tokens=params.long_max_tokens,
+            timeout_s=params.request_timeout_s,
+            concurrency=params.concurrency,
+            settle_s=params.settle_s,
+        )
+        with sync_client(params.request_timeout_s) as client:
+            check_ctx = CheckContext(
+                client, model.endpoint, Api(params.api), limits, uuid.uuid4().hex[:8]
+            )
+            results = run_checks(check_ctx, params.checks)
+        output = summary(results)
+        artifacts: dict[str, Any] = {
+            "engine": model.engine,
+            "endpoint": model.endpoint.base_url,
+            "api": params.api,
+            **output.artifacts,
+        }
+        return ScenarioOutput(output.metrics, artifacts, failures=output.failures)
+
+
+SCENARIO = ApiContractsScenario()

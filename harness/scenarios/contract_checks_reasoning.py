@@ -1,0 +1,67 @@
+"""Contract check on reasoning: where a server splits ``<think>...</think>`` into a reasoning
+field (``reasoning_content`` or ``reasoning``), no think markup is left in the content,
+streamed or not.
+
+A server that never returns a reasoning field makes no such claim: the check is then not
+applicable (saying whether the markup stayed in the content, as such a server sends it).
+"""
+
+from __future__ import annotations
+
+from harness.scenarios.contract_requests import ask, ask_stream
+from harness.scenarios.contract_verdicts import (
+    Api,
+    CheckContext,
+    CheckResult,
+    ContractCheck,
+    failed,
+    not_applicable,
+    passed,
+)
+from harness.toolcalls.formats import THINK
+
+REASONING_PROMPT = "Think step by step, then answer: what is 17 times 3?"
+
+
+def check_reasoning(ctx: CheckContext) -> CheckResult:
+    name = "reasoning"
+    if ctx.api is not Api.CHAT:
+        return not_applicable(name, "reasoning needs the chat API (api: chat)")
+    payload = {
+        "messages": [{"role": "user", "content": REASONING_PROMPT}],
+        "max_tokens": ctx.limits.long_max_tokens,
+        "temperature": 0.0,
+        "chat_template_kwargs": {"enable_thinking": True},
+    }
+    whole, whole_exchange = ask(ctx, payload)
+    streamed, stream_exchange = ask_stream(ctx, payload)
+    evidence = (whole_exchange, stream_exchange)
+    modes = (("non-streamed", whole), ("streamed", streamed))
+    broken = [mode for mode, reply in modes if not reply.ok]
+    if broken:
+        return failed(name, f"the {' and '.join(broken)} request failed", evidence)
+    claims = [mode for mode, reply in modes if reply.reasoning]
+    leaked = [mode for mode, reply in modes if any(m in reply.content for m in THINK)]
+    if not claims:
+        reason = (
+            "the server returns no reasoning field; think markup stays in the content"
+            if leaked
+            else "no reasoning: no reasoning field and no think markup in the content"
+        )
+        return not_applicable(name, reason, evidence)
+    if leaked:
+        reason = (
+            f"the server splits reasoning ({' and '.join(claims)}), yet think markup is in "
+            f"the {' and '.join(leaked)} content"
+        )
+        return failed(name, reason, evidence)
+    return passed(name, f"reasoning split from the content ({' and '.join(claims)})", evidence)
+
+
+CHECKS = (
+    ContractCheck(
+        "reasoning",
+        "where the server splits reasoning, no <think> markup leaks into the content",
+        check_reasoning,
+    ),
+)

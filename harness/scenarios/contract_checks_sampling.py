@@ -1,0 +1,102 @@
+"""Contract checks on sampling parameters: seed, top_k, top_p, min_p, temperature 0.
+
+Each compares non-streamed answers to the same prompt: with a sampler that keeps one token
+(``top_k: 1``, a tiny ``top_p``, ``min_p: 1``) at temperature 1 the answer must be the greedy
+one; the same seed must give the same answer; temperature 0 must give the greedy answer
+whatever the seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.scenarios.contract_requests import ask, differ_at, reference
+from harness.scenarios.contract_verdicts import (
+    CheckContext,
+    CheckResult,
+    ContractCheck,
+    Exchange,
+    failed,
+    passed,
+)
+
+SAMPLING_TEMPERATURE = 1.0
+TOP_P_ONE_TOKEN = 0.001  # not 0: some servers read top_p 0 as "off"
+MIN_P_ONE_TOKEN = 1.0
+SEED = 1234
+
+
+def _against_greedy(
+    ctx: CheckContext, name: str, variants: tuple[Mapping[str, Any], ...], what: str
+) -> CheckResult:
+    """Pass when every variant of the reference request answers the greedy text."""
+    ref = reference(ctx)
+    if ref.error is not None:
+        return failed(name, ref.error, (ref.whole_exchange,))
+    greedy = ref.whole.content
+    evidence: list[Exchange] = [ref.whole_exchange]
+    problems = []
+    for extra in variants:
+        reply, exchange = ask(ctx, {**ref.payload, **extra})
+        evidence.append(exchange)
+        shown = ", ".join(f"{k} {v}" for k, v in extra.items())
+        if not reply.ok:
+            problems.append(f"{shown}: the request failed (HTTP {reply.status})")
+        elif reply.content != greedy:
+            problems.append(f"{shown}: text and greedy text {differ_at(reply.content, greedy)}")
+    if problems:
+        return failed(name, "; ".join(problems), tuple(evidence))
+    return passed(name, what, tuple(evidence))
+
+
+def check_top_k(ctx: CheckContext) -> CheckResult:
+    variant = {"temperature": SAMPLING_TEMPERATURE, "top_k": 1, "seed": 7}
+    return _against_greedy(ctx, "top_k", (variant,), "top_k 1 at temperature 1 is greedy")
+
+
+def check_top_p(ctx: CheckContext) -> CheckResult:
+    variant = {"temperature": SAMPLING_TEMPERATURE, "top_p": TOP_P_ONE_TOKEN, "seed": 7}
+    what = f"top_p {TOP_P_ONE_TOKEN} at temperature 1 is greedy"
+    return _against_greedy(ctx, "top_p", (variant,), what)
+
+
+def check_min_p(ctx: CheckContext) -> CheckResult:
+    variant = {"temperature": SAMPLING_TEMPERATURE, "min_p": MIN_P_ONE_TOKEN, "seed": 7}
+    what = f"min_p {MIN_P_ONE_TOKEN} at temperature 1 is greedy"
+    return _against_greedy(ctx, "min_p", (variant,), what)
+
+
+def check_temperature_zero(ctx: CheckContext) -> CheckResult:
+    variants: tuple[dict[str, Any], ...] = ({"seed": 1}, {"seed": 2}, {})
+    what = "temperature 0 gives the same text again, with any seed"
+    return _against_greedy(ctx, "temperature_zero", variants, what)
+
+
+def check_seed(ctx: CheckContext) -> CheckResult:
+    name = "seed"
+    ref = reference(ctx)
+    payload = {**ref.payload, "temperature": SAMPLING_TEMPERATURE, "seed": SEED}
+    first, first_exchange = ask(ctx, payload)
+    second, second_exchange = ask(ctx, payload)
+    evidence = (first_exchange, second_exchange)
+    if not (first.ok and second.ok):
+        return failed(name, "a seeded request failed", evidence)
+    if first.content != second.content:
+        where = differ_at(first.content, second.content)
+        reason = f"the same seed at temperature 1 gave two texts: {where}"
+        return failed(name, reason, evidence)
+    return passed(name, "the same seed at temperature 1 gives the same text", evidence)
+
+
+CHECKS = (
+    ContractCheck("seed", "the same seed gives the same text at temperature 1", check_seed),
+    ContractCheck("top_k", "top_k 1 at temperature 1 equals greedy", check_top_k),
+    ContractCheck("top_p", "top_p keeping one token at temperature 1 equals greedy", check_top_p),
+    ContractCheck("min_p", "min_p 1 at temperature 1 equals greedy", check_min_p),
+    ContractCheck(
+        "temperature_zero",
+        "temperature 0 is deterministic, whatever the seed",
+        check_temperature_zero,
+    ),
+)

@@ -1,0 +1,259 @@
+"""Contract checks on the server's own behaviour: usage accounting, cached prompt tokens,
+refusing bad parameters, surviving a client that hangs up, and keeping concurrent requests
+apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.backends.openai_client import (
+    Reply,
+    StreamReply,
+    astream,
+    async_client,
+    excerpt,
+)
+from harness.scenarios.contract_requests import (
+    BASE_PROMPT,
+    ask,
+    ask_stream,
+    body,
+    describe,
+    differ_at,
+    prompt,
+    request_text,
+)
+from harness.scenarios.contract_verdicts import (
+    Api,
+    CheckContext,
+    CheckResult,
+    ContractCheck,
+    Exchange,
+    failed,
+    not_applicable,
+    passed,
+)
+
+HANG_UP_AFTER_EVENTS = 3
+CUT_STREAM_LENGTH = 4  # x long_max_tokens: the stream the client leaves must still be running
+MALFORMED_JSON = b'{"messages": [{"role": "user", "content": "unfinished'
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _counts(usage: Mapping[str, Any]) -> tuple[int, int] | None:
+    prompt_tokens = _int(usage.get("prompt_tokens"))
+    completion = _int(usage.get("completion_tokens"))
+    return None if prompt_tokens is None or completion is None else (prompt_tokens, completion)
+
+
+def _shown(counts: tuple[int, int]) -> str:
+    return f"prompt {counts[0]}, completion {counts[1]}"
+
+
+def check_usage(ctx: CheckContext) -> CheckResult:
+    name = "usage"
+    payload = body(ctx, prompt(ctx, "usage accounting"))
+    miss, miss_exchange = ask(ctx, payload)  # new to the cache
+    streamed, stream_exchange = ask_stream(ctx, payload)  # a hit, streamed
+    hit, hit_exchange = ask(ctx, payload)  # a hit, not streamed
+    evidence = (miss_exchange, stream_exchange, hit_exchange)
+    answers = (("first non-streamed", miss), ("streamed", streamed), ("repeated", hit))
+    broken = [f"the {label} request failed" for label, reply in answers if not reply.ok]
+    if broken:
+        return failed(name, "; ".join(broken), evidence)
+    first, stream_counts, repeat = _counts(miss.usage), _counts(streamed.usage), _counts(hit.usage)
+    if first is None or repeat is None:
+        reason = "no usage (prompt_tokens, completion_tokens) in a non-streamed answer"
+        return failed(name, reason, evidence)
+    if stream_counts is None:
+        reason = "no usage in the stream although stream_options.include_usage was set"
+        return failed(name, reason, evidence)
+    problems = []
+    if stream_counts != repeat:
+        problems.append(
+            f"streamed usage ({_shown(stream_counts)}) != non-streamed ({_shown(repeat)})"
+        )
+    if repeat != first:
+        problems.append(f"usage on a cache hit ({_shown(repeat)}) != on a miss ({_shown(first)})")
+    if problems:
+        return failed(name, "; ".join(problems), evidence)
+    return passed(name, f"usage {_shown(first)}: streamed, non-streamed, hit and miss", evidence)
+
+
+def _cached(usage: Mapping[str, Any]) -> int | None:
+    details = usage.get("prompt_tokens_details")
+    return _int(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+
+
+def check_cached_tokens(ctx: CheckContext) -> CheckResult:
+    name = "cached_tokens"
+    text = prompt(ctx, "a repeated prefix " + " ".join([BASE_PROMPT] * 3))
+    payload = body(ctx, text, max_tokens=4)
+    first, first_exchange = ask(ctx, payload)
+    second, second_exchange = ask(ctx, payload)
+    evidence = (first_exchange, second_exchange)
+    if not (first.ok and second.ok):
+        return failed(name, "a request failed", evidence)
+    before, after = _cached(first.usage), _cached(second.usage)
+    if before is None and after is None:
+        reason = "the server reports no usage.prompt_tokens_details.cached_tokens"
+        return not_applicable(name, reason, evidence)
+    if after is None:
+        return failed(name, "cached_tokens missing on the repeated prompt", evidence)
+    if after <= 0:
+        return failed(name, f"cached_tokens {after} on a repeated prompt", evidence)
+    return passed(name, f"cached_tokens {after} on the repeated prompt", evidence)
+
+
+def _post_raw(ctx: CheckContext, content: bytes) -> Reply:
+    """POST bytes that are not valid JSON (openai_client only sends valid bodies)."""
+    from harness.exception_line import exception_line
+
+    start = time.perf_counter()
+    headers = {**ctx.endpoint.headers(), "Content-Type": "application/json"}
+    try:
+        response = ctx.client.post(ctx.endpoint.url(ctx.api.path), content=content, headers=headers)
+    except Exception as exc:  # the server's failure, judged below
+        return Reply(None, None, "", time.perf_counter() - start, exception_line(exc))
+    text = response.text
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    return Reply(response.status_code, parsed, excerpt(text), time.perf_counter() - start)
+
+
+def _refused_as_json(status: int | None, raw: str, error: str | None) -> str | None:
+    """None when the answer is a 4xx with a JSON object body, else what it was instead."""
+    if status is None:
+        return f"no answer ({error})"
+    if not 400 <= status < 500:
+        return f"HTTP {status}"
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = None
+    return None if isinstance(parsed, dict) else f"HTTP {status} without a JSON object body"
+
+
+def check_invalid_params(ctx: CheckContext) -> CheckResult:
+    name = "invalid_params"
+    base = body(ctx, "Say hello.", max_tokens=4)
+    wrong_input: dict[str, Any] = (
+        {"messages": "hello", "max_tokens": 4} if ctx.api is Api.CHAT else {"max_tokens": 4}
+    )
+    cases: Sequence[tuple[str, dict[str, Any]]] = (
+        ("max_tokens a string", {**base, "max_tokens": "ten"}),
+        ("temperature a string", {**base, "temperature": "hot"}),
+        ("messages not a list" if ctx.api is Api.CHAT else "no prompt", wrong_input),
+    )
+    problems: list[str] = []
+    evidence: list[Exchange] = []
+    raw = _post_raw(ctx, MALFORMED_JSON)
+    shown = Exchange(f"POST {ctx.api.path} {MALFORMED_JSON.decode()}", describe(raw))
+    answers: list[tuple[str, str | None, Exchange]] = [
+        ("malformed JSON", _refused_as_json(raw.status, raw.raw, raw.error), shown)
+    ]
+    for label, payload in cases:
+        reply, exchange = ask(ctx, payload)
+        answers.append((label, _refused_as_json(reply.status, reply.raw, reply.error), exchange))
+    streamed, stream_exchange = ask_stream(ctx, {**base, "max_tokens": "ten"})
+    refused = _refused_as_json(streamed.status, streamed.raw, streamed.error)
+    answers.append(("max_tokens a string, streamed", refused, stream_exchange))
+    for label, problem, exchange in answers:
+        evidence.append(exchange)
+        if problem is not None:
+            problems.append(f"{label}: {problem}")
+    if problems:
+        return failed(name, "; ".join(problems), tuple(evidence))
+    return passed(name, f"{len(answers)} invalid requests refused with a JSON 4xx", tuple(evidence))
+
+
+def check_disconnect(ctx: CheckContext) -> CheckResult:
+    name = "disconnect"
+    payload = body(ctx, prompt(ctx, "a long voyage"))
+    before, before_exchange = ask(ctx, payload)
+    long = {**payload, "max_tokens": ctx.limits.long_max_tokens * CUT_STREAM_LENGTH}
+    cut, cut_exchange = ask_stream(ctx, long, stop_after_chunks=HANG_UP_AFTER_EVENTS)
+    time.sleep(ctx.limits.settle_s)
+    after, after_exchange = ask(ctx, payload)
+    evidence = (before_exchange, cut_exchange, after_exchange)
+    if not before.ok:
+        return failed(name, f"the first request failed (HTTP {before.status})", evidence)
+    if cut.done:
+        reason = "the stream ended before the client could hang up"
+        return not_applicable(name, reason, evidence)
+    if not after.ok:
+        return failed(name, f"the request after a hang-up failed (HTTP {after.status})", evidence)
+    if after.content != before.content:
+        where = differ_at(after.content, before.content)
+        reason = f"after a client hung up mid-stream, the same greedy request's texts {where}"
+        return failed(name, reason, evidence)
+    return passed(name, "a client hanging up mid-stream leaves the next answer unchanged", evidence)
+
+
+async def _together(ctx: CheckContext, payloads: Sequence[Mapping[str, Any]]) -> list[StreamReply]:
+    async with async_client(ctx.limits.timeout_s, len(payloads)) as client:
+        replies = await asyncio.gather(
+            *(astream(client, ctx.endpoint, ctx.api.path, p) for p in payloads)
+        )
+    return list(replies)
+
+
+def check_concurrent(ctx: CheckContext) -> CheckResult:
+    name = "concurrent"
+    n = ctx.limits.concurrency
+    payloads = [body(ctx, prompt(ctx, f"voyage number {i + 1}")) for i in range(n)]
+    serial = [ask_stream(ctx, p) for p in payloads]
+    together = asyncio.run(_together(ctx, payloads))
+    problems: list[str] = []
+    evidence: list[Exchange] = []
+    for i, ((alone, alone_exchange), reply) in enumerate(zip(serial, together, strict=True)):
+        exchange = Exchange(request_text(ctx, payloads[i], streamed=True), describe(reply))
+        if not alone.ok:
+            problems.append(f"request {i + 1} failed on its own (HTTP {alone.status})")
+        elif not reply.ok:
+            problems.append(f"request {i + 1} failed among {n} (HTTP {reply.status})")
+        elif reply.content != alone.content:
+            where = differ_at(reply.content, alone.content)
+            problems.append(f"request {i + 1}: among {n} and alone, texts {where}")
+        else:
+            continue
+        evidence += [alone_exchange, exchange]
+    if problems:
+        return failed(name, "; ".join(problems), tuple(evidence[:4]))
+    first = (serial[0][1],) if serial else ()
+    return passed(name, f"{n} concurrent greedy requests give their serial texts", first)
+
+
+CHECKS = (
+    ContractCheck(
+        "usage",
+        "usage token counts equal streamed and not, and on a cache hit and a miss",
+        check_usage,
+    ),
+    ContractCheck(
+        "cached_tokens", "cached_tokens reported on a repeated prompt", check_cached_tokens
+    ),
+    ContractCheck(
+        "invalid_params", "invalid parameters answered with a JSON 4xx", check_invalid_params
+    ),
+    ContractCheck(
+        "disconnect",
+        "a client hanging up mid-stream leaves the next request's answer unchanged",
+        check_disconnect,
+    ),
+    ContractCheck(
+        "concurrent",
+        "concurrent greedy requests give exactly their serial texts",
+        check_concurrent,
+    ),
+)

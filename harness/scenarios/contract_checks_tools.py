@@ -1,0 +1,226 @@
+"""Contract checks on tool calls: ``finish_reason: tool_calls``, arguments a JSON string,
+streamed ``delta.tool_calls`` merged by index equal to the non-streamed calls, and no call
+markup left in the content.
+
+One request with tools asks for a call, streamed and not (asked once, judged by all four). A
+server that refuses tools (a 4xx: no tool template) or a model that makes no call leaves the
+checks not applicable, with that reason; call markup in the content with no parsed call is a
+leak, so ``tool_call_markup`` fails then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.backends.openai_client import Reply, StreamReply
+from harness.scenarios.contract_requests import ask, ask_stream, shown_value
+from harness.scenarios.contract_verdicts import (
+    Api,
+    CheckContext,
+    CheckResult,
+    ContractCheck,
+    Exchange,
+    failed,
+    not_applicable,
+    passed,
+)
+from harness.toolcalls.formats import FORMATS
+
+TOOL_PROMPT = "What is the weather in Paris right now? Use the get_weather tool."
+TOOLS: tuple[dict[str, Any], ...] = tuple(
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {argument: {"type": "string", "description": about}},
+                "required": [argument],
+            },
+        },
+    }
+    for name, description, argument, about in (
+        ("get_weather", "Current weather in a city", "city", "the city's name"),
+        ("get_time", "Current time in a time zone", "timezone", "an IANA time zone"),
+    )
+)
+
+
+def call_markup() -> tuple[str, ...]:
+    """Text that belongs to some model family's call markup and never to a reply's content."""
+    return tuple(sorted({m for f in FORMATS for m in f.markup}))
+
+
+@dataclass(frozen=True)
+class ToolExchange:
+    whole: Reply
+    whole_exchange: Exchange
+    streamed: StreamReply
+    stream_exchange: Exchange
+
+    @property
+    def evidence(self) -> tuple[Exchange, Exchange]:
+        return (self.whole_exchange, self.stream_exchange)
+
+    def modes(self) -> tuple[tuple[str, Reply | StreamReply], ...]:
+        return (("non-streamed", self.whole), ("streamed", self.streamed))
+
+    def calls(self) -> tuple[tuple[str, Sequence[Mapping[str, Any]]], ...]:
+        return tuple((mode, reply.tool_calls) for mode, reply in self.modes())
+
+
+def tool_exchange(ctx: CheckContext) -> ToolExchange:
+    def make() -> ToolExchange:
+        payload = {
+            "messages": [{"role": "user", "content": TOOL_PROMPT}],
+            "tools": list(TOOLS),
+            "max_tokens": ctx.limits.long_max_tokens,
+            "temperature": 0.0,
+        }
+        whole, whole_exchange = ask(ctx, payload)
+        streamed, stream_exchange = ask_stream(ctx, payload)
+        return ToolExchange(whole, whole_exchange, streamed, stream_exchange)
+
+    result: ToolExchange = ctx.once("tools", make)
+    return result
+
+
+def _unjudged(name: str, ctx: CheckContext) -> tuple[ToolExchange | None, CheckResult | None]:
+    """The exchange, or the verdict when there are no calls to judge."""
+    if ctx.api is not Api.CHAT:
+        return None, not_applicable(name, "tool calls need the chat API (api: chat)")
+    tools = tool_exchange(ctx)
+    for mode, reply in tools.modes():
+        if reply.status is not None and 400 <= reply.status < 500:
+            reason = f"the server refused a request with tools ({mode}: HTTP {reply.status})"
+            return None, not_applicable(name, reason, tools.evidence)
+        if not reply.ok:
+            return None, failed(name, f"the {mode} request with tools failed", tools.evidence)
+    if not any(calls for _, calls in tools.calls()):
+        reason = "no tool call made (the model or its template does not call tools)"
+        return None, not_applicable(name, reason, tools.evidence)
+    return tools, None
+
+
+def check_tool_finish_reason(ctx: CheckContext) -> CheckResult:
+    name = "tool_call_finish_reason"
+    tools, verdict = _unjudged(name, ctx)
+    if tools is None:
+        assert verdict is not None
+        return verdict
+    wrong = [
+        f"{mode}: finish_reason {shown_value(reply.finish_reason)}"
+        for mode, reply in tools.modes()
+        if reply.tool_calls and reply.finish_reason != "tool_calls"
+    ]
+    if wrong:
+        return failed(name, "after tool calls " + "; ".join(wrong), tools.evidence)
+    return passed(name, 'finish_reason "tool_calls" after tool calls', tools.evidence)
+
+
+def _arguments_problem(call: Mapping[str, Any]) -> str | None:
+    function = call.get("function")
+    arguments = function.get("arguments") if isinstance(function, Mapping) else None
+    if not isinstance(arguments, str):
+        return f"arguments are a JSON {type(arguments).__name__}, not a string"
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return "arguments do not parse as JSON"
+    return None if isinstance(parsed, dict) else "arguments are not a JSON object"
+
+
+def check_tool_arguments(ctx: CheckContext) -> CheckResult:
+    name = "tool_call_arguments"
+    tools, verdict = _unjudged(name, ctx)
+    if tools is None:
+        assert verdict is not None
+        return verdict
+    problems = [
+        f"{mode} call {i + 1}: {problem}"
+        for mode, calls in tools.calls()
+        for i, call in enumerate(calls)
+        if (problem := _arguments_problem(call)) is not None
+    ]
+    if problems:
+        return failed(name, "; ".join(problems), tools.evidence)
+    return passed(name, "every call's arguments are a JSON string of an object", tools.evidence)
+
+
+def _normal(calls: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any]]:
+    """(name, arguments as JSON values) per call: the same call however it was sent."""
+    normal = []
+    for call in calls:
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            with contextlib.suppress(ValueError):
+                arguments = json.loads(arguments)
+        normal.append((function.get("name"), arguments))
+    return normal
+
+
+def check_tool_stream_merge(ctx: CheckContext) -> CheckResult:
+    name = "tool_call_stream_merge"
+    tools, verdict = _unjudged(name, ctx)
+    if tools is None:
+        assert verdict is not None
+        return verdict
+    whole, merged = _normal(tools.whole.tool_calls), _normal(tools.streamed.tool_calls)
+    if len(whole) != len(merged):
+        reason = (
+            f"streamed deltas merged by index give {len(merged)} calls, non-streamed {len(whole)}"
+        )
+        return failed(name, reason, tools.evidence)
+    differing = [str(i + 1) for i, (a, b) in enumerate(zip(whole, merged, strict=True)) if a != b]
+    if differing:
+        reason = (
+            f"streamed call {', '.join(differing)} differs from the non-streamed one "
+            "(name or arguments)"
+        )
+        return failed(name, reason, tools.evidence)
+    return passed(name, f"{len(whole)} streamed calls equal the non-streamed ones", tools.evidence)
+
+
+def check_tool_markup(ctx: CheckContext) -> CheckResult:
+    name = "tool_call_markup"
+    if ctx.api is not Api.CHAT:
+        return not_applicable(name, "tool calls need the chat API (api: chat)")
+    markup = call_markup()
+    tools = tool_exchange(ctx)
+    leaked = [mode for mode, reply in tools.modes() if any(m in reply.content for m in markup)]
+    if leaked:
+        reason = f"call markup in the {' and '.join(leaked)} content"
+        return failed(name, reason, tools.evidence)
+    _, verdict = _unjudged(name, ctx)
+    if verdict is not None:
+        return verdict
+    return passed(name, "no call markup in the content", tools.evidence)
+
+
+CHECKS = (
+    ContractCheck(
+        "tool_call_finish_reason",
+        'finish_reason "tool_calls" after tool calls, streamed and not',
+        check_tool_finish_reason,
+    ),
+    ContractCheck(
+        "tool_call_arguments",
+        "tool call arguments are a JSON string of an object",
+        check_tool_arguments,
+    ),
+    ContractCheck(
+        "tool_call_stream_merge",
+        "streamed delta.tool_calls merged by index equal the non-streamed calls",
+        check_tool_stream_merge,
+    ),
+    ContractCheck(
+        "tool_call_markup", "no tool-call markup leaks into the content", check_tool_markup
+    ),
+)

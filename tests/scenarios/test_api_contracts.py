@@ -1,0 +1,180 @@
+"""``api_contracts`` against the planted server: a clean server passes every check, and each
+planted bug is caught by exactly the check named for it, and by no other.
+
+The planted servers run as real processes (``tests/servers``); the checks run directly, several
+servers at once (one module fixture), and the clean server also through the real runner
+(``mlx-harness run`` on a suite with ``url:``), next to a planted one, with the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from harness.backends.openai_client import Endpoint, sync_client
+from harness.cli import main
+from harness.results.store import load_run
+from harness.scenarios.api_contracts import ApiContractsParams, run_checks
+from harness.scenarios.contract_catalog import CHECK_NAMES
+from harness.scenarios.contract_verdicts import Api, CheckContext, CheckResult, Limits, Verdict
+from harness.types import Status
+from tests.servers.planted_process import planted_server
+from tests.servers.planted_requests import Plant
+
+# the bug each plant carries -> the one check that must catch it
+CAUGHT_BY: Mapping[Plant, str] = {
+    Plant.STOP_LEAK_STREAM: "stop_string",
+    Plant.STOP_LEAK_SPLIT: "stop_string",
+    Plant.FINISH_LENGTH_ON_STOP: "finish_reason",
+    Plant.STREAM_TEXT_DIFFERS: "stream_equals_nonstream",
+    Plant.USAGE_STREAM_DIFFERS: "usage",
+    Plant.USAGE_CACHE_DIFFERS: "usage",
+    Plant.NO_CACHED_TOKENS: "cached_tokens",
+    Plant.INVALID_PARAMS_200: "invalid_params",
+    Plant.INVALID_PARAMS_DROP: "invalid_params",
+    Plant.DISCONNECT_CORRUPTS: "disconnect",
+    Plant.SEED_IGNORED: "seed",
+    Plant.TOP_K_IGNORED: "top_k",
+    Plant.TEMPERATURE_ZERO_SEEDED: "temperature_zero",
+    Plant.MAX_TOKENS_OFF_BY_ONE: "max_tokens",
+    Plant.TOP_P_IGNORED: "top_p",
+    Plant.MIN_P_IGNORED: "min_p",
+    Plant.THINK_LEAK: "reasoning",
+    Plant.SHARED_KV_CACHE: "concurrent",
+    Plant.TOOL_FINISH_STOP: "tool_call_finish_reason",
+    Plant.TOOL_ARGS_OBJECT: "tool_call_arguments",
+    Plant.TOOL_STREAM_DIFFERS: "tool_call_stream_merge",
+    Plant.TOOL_MARKUP_LEAK: "tool_call_markup",
+}
+LIMITS = Limits(max_tokens=24, long_max_tokens=48, timeout_s=20.0, concurrency=4, settle_s=0.2)
+CLEAN = "clean"
+COMPLETIONS = "clean-completions"
+NEEDS_CHAT = {"reasoning", *(n for n in CHECK_NAMES if n.startswith("tool_call"))}
+
+Verdicts = dict[str, tuple[CheckResult, ...]]
+
+
+def _run(key: str) -> tuple[str, tuple[CheckResult, ...]]:
+    plant = None if key in (CLEAN, COMPLETIONS) else Plant(key)
+    api = Api.COMPLETIONS if key == COMPLETIONS else Api.CHAT
+    with planted_server(plant) as url, sync_client(LIMITS.timeout_s) as client:
+        ctx = CheckContext(client, Endpoint(url), api, LIMITS, key)
+        return key, run_checks(ctx, list(CHECK_NAMES))
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> Verdicts:
+    """Every check against the clean server (both APIs) and each planted one, 4 at a time."""
+    keys = [CLEAN, COMPLETIONS, *(p.value for p in Plant)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(pool.map(_run, keys))
+
+
+def _not_passed(results: tuple[CheckResult, ...]) -> dict[str, str]:
+    return {
+        r.name: f"{r.verdict.value}: {r.reason}" for r in results if r.verdict is not Verdict.PASS
+    }
+
+
+def test_every_plant_names_the_check_that_catches_it() -> None:
+    assert set(CAUGHT_BY) == set(Plant)
+    assert set(CAUGHT_BY.values()) <= set(CHECK_NAMES)
+    # every check has a bug that proves it can fail
+    assert set(CAUGHT_BY.values()) == set(CHECK_NAMES)
+
+
+def test_clean_server_passes_every_check(verdicts: Verdicts) -> None:
+    results = verdicts[CLEAN]
+    assert [r.name for r in results] == list(CHECK_NAMES)
+    assert _not_passed(results) == {}
+
+
+def test_completions_api_runs_text_checks_and_leaves_chat_ones_not_applicable(
+    verdicts: Verdicts,
+) -> None:
+    results = {r.name: r for r in verdicts[COMPLETIONS]}
+    for name, result in results.items():
+        expected = Verdict.NOT_APPLICABLE if name in NEEDS_CHAT else Verdict.PASS
+        assert result.verdict is expected, (name, result.reason)
+    assert "chat API" in results["tool_call_arguments"].reason
+
+
+@pytest.mark.parametrize("plant", list(CAUGHT_BY), ids=[p.value for p in CAUGHT_BY])
+def test_each_planted_bug_fails_exactly_its_check(verdicts: Verdicts, plant: Plant) -> None:
+    results = verdicts[plant.value]
+    not_passed = _not_passed(results)
+    assert list(not_passed) == [CAUGHT_BY[plant]], not_passed
+    (failing,) = [r for r in results if r.verdict is Verdict.FAIL]
+    assert failing.evidence, "a failure carries its evidence"
+    assert all(e.request.startswith("POST /v1/") for e in failing.evidence)
+
+
+def test_reasons_are_one_line_and_evidence_is_kept_as_text(verdicts: Verdicts) -> None:
+    for results in verdicts.values():
+        for result in results:
+            assert result.reason and "\n" not in result.reason, result
+            record = result.record()
+            assert record["verdict"] in {v.value for v in Verdict}
+            assert all(isinstance(e["response"], str) for e in record["evidence"])
+
+
+@pytest.mark.parametrize(
+    ("checks", "hint"),
+    [("stop_strng", "did you mean 'stop_string'?"), ("nope", "known: stop_string, ")],
+    ids=["misspelt", "unknown"],
+)
+def test_unknown_check_names_are_one_line_with_the_fix(
+    write_suite, capsys: pytest.CaptureFixture[str], checks: str, hint: str
+) -> None:
+    suite = write_suite(
+        "schema_version: 1\nmodels:\n  - {name: s, url: 'http://127.0.0.1:9'}\n"
+        f"scenarios:\n  - scenario: api_contracts\n    params: {{checks: [seed, {checks}]}}\n"
+    )
+    assert main(["validate", str(suite)]) == 1
+    (line,) = [ln for ln in capsys.readouterr().err.splitlines() if "unknown check" in ln]
+    assert line.startswith(f"{suite}:6:")  # the params line
+    assert f"unknown check '{checks}'" in line and hint in line
+
+
+def test_named_checks_run_alone_in_catalog_order() -> None:
+    params = ApiContractsParams(checks=["top_k", "seed", "top_k"])
+    assert params.checks == ["top_k", "seed"]
+    with planted_server() as url, sync_client(10.0) as client:
+        ctx = CheckContext(client, Endpoint(url), Api.CHAT, LIMITS, "order")
+        results = run_checks(ctx, params.checks)
+    assert [r.name for r in results] == ["seed", "top_k"]
+
+
+def test_runner_runs_the_scenario_on_url_servers_and_reports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "served.suite.yaml"
+    reports = tmp_path / "reports"
+    with planted_server() as clean, planted_server(Plant.TOP_K_IGNORED) as planted:
+        suite.write_text(
+            "schema_version: 1\n"
+            "models:\n"
+            f"  - {{name: clean, url: '{clean}'}}\n"
+            f"  - {{name: planted, url: '{planted}'}}\n"
+            "scenarios:\n"
+            "  - scenario: api_contracts\n"
+            "    params: {max_tokens: 16, long_max_tokens: 48, settle_s: 0.2}\n"
+        )
+        code = main(["run", str(suite), "--report-dir", str(reports), "--run-id", "r"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    run = load_run(reports / "r")
+    by_model = {r.model: r for r in run.results}
+    assert by_model["clean"].status is Status.PASSED, by_model["clean"].reason
+    assert by_model["planted"].status is Status.FAILED
+    assert (by_model["planted"].reason or "").startswith("API contract checks failed: top_k;")
+    verdicts = {c["name"]: c["verdict"] for c in by_model["planted"].artifacts["checks"]}
+    assert verdicts["top_k"] == "fail"
+    assert {v for n, v in verdicts.items() if n != "top_k"} == {"pass"}
+    assert by_model["clean"].metric("api_contracts.passed") is not None
+    report = (reports / "r" / "report.md").read_text()
+    assert "## API contracts" in report
+    assert "### FAIL top_k: planted (url)" in report
