@@ -13,6 +13,9 @@ from harness.probe.types import Capability
 from harness.scenarios import SCENARIOS
 from harness.scenarios.api_contracts import ApiContractsParams
 from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioContext, lacks
+from harness.scenarios.greedy_text import GreedyTextParams
+from harness.scenarios.http_prompt_cache import HttpPromptCacheParams
+from harness.scenarios.http_throughput import HttpThroughputParams
 from harness.scenarios.load import LoadParams
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
@@ -41,6 +44,10 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
     ("serving", ServingParams, set(), {BackendCapability.HTTP}),
     ("api_contracts", ApiContractsParams, set(), {BackendCapability.HTTP}),
+    ("http_throughput", HttpThroughputParams, set(), {BackendCapability.HTTP}),
+    ("http_prompt_cache", HttpPromptCacheParams, set(), {BackendCapability.HTTP}),
+    # in process (text generation) or served (HTTP): either will do, checked when it runs
+    ("greedy_text", GreedyTextParams, set(), set()),
 ]
 
 
