@@ -171,10 +171,10 @@ class Preflighter:
             return str(exc)
 
     def check(self, case: Case) -> Preflight | None:
-        """The decision for ``case``; None when there is nothing to probe (no local path)."""
+        """The decision for ``case``; None when there is nothing to judge here: no local path,
+        or a ``url:`` server, which loaded its model itself (local files there are only for
+        the tokenizer)."""
 
-        if case.model.path is None:
-            return None
         backend = case.model.backend
         scenario = SCENARIOS.get(case.scenario) if case.scenario in SCENARIOS else None
         needs = scenario_needs(scenario)
@@ -191,6 +191,9 @@ class Preflighter:
         if lacking:
             message = capability_missing(backend, lacking)
             return _blocked(backend, needs, ReasonCode.CAPABILITY_MISSING, message)
+        server = case.model.server
+        if case.model.path is None or (server is not None and server.url is not None):
+            return None
         probe = self.probe(case)
         if isinstance(probe, str):
             if backend in LIBRARY_BACKENDS:

@@ -1,0 +1,95 @@
+"""``http_throughput``, ``http_prompt_cache`` and ``greedy_text`` over HTTP, through the real
+runner (``mlx-harness run`` on a ``url:`` suite) against the planted server process, whose toy
+model sends one or two tokens a chunk: the tokens are counted by the tokenizer, never a chunk
+as one token, and agree with the server's own usage."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cli import main
+from harness.results.store import load_run
+from harness.types import Status
+from tests.servers.planted_process import planted_server
+from tests.servers.toy_model import write_model_folder
+
+SUITE = """\
+schema_version: 1
+defaults: {{repeats: 3, warmup: 1, timeout_s: 120}}
+models:
+  - name: toy
+    url: '{url}'
+    path: {folder}
+  - name: toy-no-tokenizer
+    url: '{url}'
+scenarios:
+  - scenario: http_throughput
+    params: {{prompt_tokens: 32, gen_tokens: 24}}
+    sweep: {{endpoint: [completions, chat]}}
+  - scenario: http_prompt_cache
+    models: [toy]
+    params: {{prefix_tokens: 64, max_tokens: 8}}
+  - scenario: greedy_text
+    params: {{max_tokens: 8}}
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    tmp = tmp_path_factory.mktemp("http")
+    folder = write_model_folder(tmp / "toy")
+    with planted_server(model_dir=folder) as url:
+        (tmp / "s.suite.yaml").write_text(SUITE.format(url=url, folder=folder))
+        code = main(
+            ["run", str(tmp / "s.suite.yaml"), "--report-dir", str(tmp / "r"), "--run-id", "x"]
+        )
+    record = load_run(tmp / "r" / "x")
+    assert code == 0, [(r.case_id, r.reason) for r in record.results]
+    return record
+
+
+def test_every_case_passes_and_the_identity_names_the_server(run) -> None:  # type: ignore[no-untyped-def]
+    assert {r.status for r in run.results} == {Status.PASSED}
+    assert len(run.results) == 7
+    toy = run.models["toy"]
+    assert toy.backend == "http" and toy.server and toy.server.startswith("http://127.0.0.1:")
+    assert toy.server_models  # what /v1/models listed
+
+
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+def test_tokens_counted_per_chunk_agree_with_usage(run, endpoint: str) -> None:  # type: ignore[no-untyped-def]
+    (result,) = [
+        r
+        for r in run.results
+        if r.model == "toy" and r.scenario == "http_throughput" and r.point["endpoint"] == endpoint
+    ]
+    assert result.artifacts["counted_by"] == "tokenizer"
+    assert result.artifacts["usage_agrees"] is True
+    assert result.artifacts["generated_tokens"] == result.artifacts["usage_completion_tokens"]
+    per_chunk = result.metric("http_throughput.tokens_per_chunk")
+    assert per_chunk is not None and max(per_chunk.samples) > 1.0  # several tokens a chunk
+    itl = result.metric("http_throughput.itl_p50_s")
+    assert itl is not None and len(itl.samples) == 3
+
+
+def test_without_a_tokenizer_a_chunk_counts_as_one_token_and_says_so(run) -> None:  # type: ignore[no-untyped-def]
+    result = next(
+        r for r in run.results if r.model == "toy-no-tokenizer" and r.scenario == "http_throughput"
+    )
+    assert result.artifacts["counted_by"] == "chunks"
+    assert result.artifacts["usage_agrees"] is False  # the server's count is the truth here
+
+
+def test_prompt_cache_reports_cached_tokens_and_keeps_the_answer(run) -> None:  # type: ignore[no-untyped-def]
+    (result,) = [r for r in run.results if r.scenario == "http_prompt_cache"]
+    assert result.status is Status.PASSED  # the repeated prompt got the cold answer
+    cached = result.metric("http_prompt_cache.cached_tokens")
+    assert cached is not None and min(cached.samples) > 0
+    assert result.metric("http_prompt_cache.speedup") is not None
+
+
+def test_greedy_answers_are_kept_per_prompt(run) -> None:  # type: ignore[no-untyped-def]
+    answers = {r.model: r.artifacts["outputs"] for r in run.results if r.scenario == "greedy_text"}
+    assert set(answers) == {"toy", "toy-no-tokenizer"}
+    assert answers["toy"] == answers["toy-no-tokenizer"]  # same server, greedy
+    assert len(answers["toy"]) == 4 and all(answers["toy"])
