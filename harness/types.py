@@ -83,6 +83,7 @@ class ServerRef:
 
     engine: str | None = None  # mlx_lm | mlx_vlm | llama_server
     args: tuple[str, ...] = ()  # extra command-line arguments for the engine
+    env: tuple[tuple[str, str], ...] = ()  # extra environment variables for the engine
     url: str | None = None  # base URL of a running OpenAI-compatible server
     api_key_env: str | None = None  # environment variable holding its API key
     request_model: str | None = None  # the ``model`` its requests name (None: the default)

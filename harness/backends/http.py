@@ -130,7 +130,9 @@ class HttpBackend:
             raise BackendError("a serve: model needs a local model (path:, embedded: or hub:)")
         engine = ServerEngine(server.engine)
         port = free_port()
-        launched = launch(engine, path, port, server.args, log_dir / "server-state")
+        launched = launch(
+            engine, path, port, server.args, log_dir / "server-state", dict(server.env)
+        )
         log = log_dir / f"server-{engine.value}-{port}.log"
         process = ServerProcess(launched.command, log)
         try:

@@ -8,8 +8,9 @@ a GGUF file: the model's own, or, for an embedded model converted from a GGUF, t
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -70,9 +71,25 @@ def llama_server_binary() -> Path:
 
 
 def launch(
+    engine: ServerEngine,
+    path: Path,
+    port: int,
+    args: Sequence[str],
+    state_dir: Path,
+    extra_env: Mapping[str, str] | None = None,
+) -> EngineLaunch:
+    """The command that serves ``path`` with ``engine`` on ``127.0.0.1:port`` (``extra_env``:
+    the suite's environment for it, over the harness's own)."""
+    found = _launch(engine, path, port, args, state_dir)
+    if not extra_env:
+        return found
+    command = dataclasses.replace(found.command, env={**found.command.env, **extra_env})
+    return dataclasses.replace(found, command=command)
+
+
+def _launch(
     engine: ServerEngine, path: Path, port: int, args: Sequence[str], state_dir: Path
 ) -> EngineLaunch:
-    """The command that serves ``path`` with ``engine`` on ``127.0.0.1:port``."""
     host = ["--host", "127.0.0.1", "--port", str(port)]
     health = loopback_url(port, "/health")
     if engine is ServerEngine.LLAMA_SERVER:

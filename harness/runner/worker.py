@@ -63,7 +63,10 @@ class Worker:
         if self.server is not None:
             if not isinstance(self.backend, ServerLoading):
                 raise BackendError(f"backend {self.backend_name} cannot serve over HTTP")
-            server = ServerRef(**{**self.server, "args": tuple(self.server.get("args", ()))})
+            fields = dict(self.server)
+            fields["args"] = tuple(fields.get("args", ()))
+            fields["env"] = tuple(tuple(pair) for pair in fields.get("env", ()))
+            server = ServerRef(**fields)
             return self.backend.load_server(self.path, server, self.log_dir)
         if self.path is None:
             raise BackendError(f"backend {self.backend_name} needs a local model path")

@@ -100,6 +100,7 @@ def _server_ref(entry: ModelEntry) -> ServerRef | None:
         return ServerRef(
             engine=entry.serve.engine.value,
             args=tuple(entry.serve.args),
+            env=tuple(sorted(entry.serve.env.items())),
             startup_timeout_s=entry.serve.startup_timeout_s,
         )
     if entry.url is not None:

@@ -151,6 +151,9 @@ class Serve(Strict):
     args: list[str] = Field(
         default_factory=list, description="extra command-line arguments for the server"
     )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="extra environment variables for the server"
+    )
     startup_timeout_s: float = Field(300.0, gt=0, description="time allowed to become healthy")
 
     @model_validator(mode="before")

@@ -26,10 +26,15 @@ GOOD = [
     (
         "serve_mapping",
         "  - path: {model}\n    serve: {{engine: llama_server, args: [-c, '512'], "
-        "startup_timeout_s: 30}}\n",
+        "env: {{B: '2', A: '1'}}, startup_timeout_s: 30}}\n",
         ModelSource.PATH,
         "fake-model",
-        ServerRef(engine="llama_server", args=("-c", "512"), startup_timeout_s=30.0),
+        ServerRef(
+            engine="llama_server",
+            args=("-c", "512"),
+            env=(("A", "1"), ("B", "2")),
+            startup_timeout_s=30.0,
+        ),
     ),
     (
         "url_alone",
