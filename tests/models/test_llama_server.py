@@ -25,6 +25,7 @@ from harness.models.llama_server import (
     LlamaServerError,
     build,
     cached_server,
+    cmake_flags,
     find_llama_server,
     install_dir,
     read_build_info,
@@ -140,6 +141,19 @@ TELLING = [
 )
 def test_telling_line(output: str, expected: str) -> None:
     assert telling_line(output) == expected
+
+
+@pytest.mark.parametrize(
+    ("machine", "amx_off"),
+    [("x86_64", True), ("AMD64", True), ("arm64", False), ("aarch64", False)],
+)
+def test_cmake_flags_turn_amx_off_on_x86_64_only(machine: str, amx_off: bool) -> None:
+    flags = cmake_flags(machine)
+    assert "-DBUILD_SHARED_LIBS=OFF" in flags
+    assert not any("GGML_NATIVE" in f or "GGML_METAL" in f for f in flags), "device: default"
+    no_amx = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    assert (f"-DCMAKE_CXX_FLAGS={no_amx}" in flags) is amx_off
+    assert (f"-DCMAKE_C_FLAGS={no_amx}" in flags) is amx_off
 
 
 FAKE_TARGETS = """
