@@ -1,9 +1,14 @@
 """The shipped suites that the default job does not run, run here as a user runs them
-(``pytest SUITE`` in a subprocess): vision through mlx-vlm on the zoo VLMs, and speech to text
-through mlx-audio (the clean clip set and the zoo Whisper; the noisy sets run in the suite)."""
+(``pytest SUITE`` in a subprocess): vision through mlx-vlm on the zoo VLMs, speech to text
+through mlx-audio (the clean clip set and the zoo Whisper; the noisy sets run in the suite), and
+the servers (``-m ci``: mlx_lm.server and mlx_vlm.server on the zoo, llama-server on SmolLM2).
+
+llama-server comes from the set-up (``make llama-server``); without it the server suite is
+skipped here, except in CI (``CI`` set), where its absence is a failure: CI must prove it."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -12,36 +17,53 @@ from pathlib import Path
 import pytest
 
 from harness.models.catalog import embedded_models
+from harness.models.llama_server import find_llama_server
 from harness.results.store import load_run
 from harness.types import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 
 SUITES = [
-    # (suite, -k, embedded models it needs, expected statuses)
-    ("vision", None, ("zoo/qwen2_vl", "zoo/llava"), {Status.PASSED: 8, Status.XFAILED: 4}),
+    # (suite, pytest selection, embedded models it needs, expected statuses)
+    ("vision", (), ("zoo/qwen2_vl", "zoo/llava"), {Status.PASSED: 8, Status.XFAILED: 4}),
     (
         "audio",
-        "zoo or clean or load",
+        ("-k", "zoo or clean or load"),
         ("whisper-tiny-en", "zoo/whisper"),
         {Status.PASSED: 4},
+    ),
+    (
+        "server",
+        ("-m", "ci"),
+        ("zoo/llama", "zoo/qwen2_vl", "smollm2-135m-instruct"),
+        {Status.PASSED: 14, Status.XFAILED: 2},  # the two ledger findings, see the suite
     ),
 ]
 
 
 @pytest.mark.real_model
-@pytest.mark.parametrize(("suite", "k", "needs", "expected"), SUITES, ids=[s[0] for s in SUITES])
+@pytest.mark.parametrize(
+    ("suite", "selection", "needs", "expected"), SUITES, ids=[s[0] for s in SUITES]
+)
 def test_shipped_suite_runs(
-    tmp_path: Path, suite: str, k: str | None, needs: tuple[str, ...], expected: dict[Status, int]
+    tmp_path: Path,
+    suite: str,
+    selection: tuple[str, ...],
+    needs: tuple[str, ...],
+    expected: dict[Status, int],
 ) -> None:
     prepared = {m.name for m in embedded_models() if m.prepared}
     missing = [n for n in needs if n not in prepared]
     if missing:
         pytest.skip(f"not prepared: {', '.join(missing)} (run `mlx-harness models prepare`)")
-    args = [str(ROOT / "suites" / f"{suite}.suite.yaml"), "--report-dir", str(tmp_path)]
+    if suite == "server" and find_llama_server() is None:
+        if os.environ.get("CI"):
+            pytest.fail("llama-server is not built: CI's set-up (make llama-server) must build it")
+        pytest.skip("llama-server is not built (run `make llama-server`)")
+    pytest_cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--run-id", "r"]
+    suite_path = str(ROOT / "suites" / f"{suite}.suite.yaml")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--run-id", "r", *args]
-        + (["-k", k] if k else []),
+        [*pytest_cmd, suite_path, "--report-dir", str(tmp_path), *selection],
         capture_output=True,
         text=True,
         timeout=900,
