@@ -19,6 +19,22 @@ if TYPE_CHECKING:
     import httpx
 
 EXCERPT_CHARS = 400
+ENDPOINT_PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+
+
+def generation_body(
+    endpoint: str, text: str, *, max_tokens: int, ignore_eos: bool = False
+) -> dict[str, Any]:
+    """A greedy request for ``text``: the raw prompt (``completions``) or one user turn
+    (``chat``); ``ignore_eos`` asks servers that know it (llama-server) to go on past EOS."""
+    body: dict[str, Any] = {"max_tokens": max_tokens, "temperature": 0.0}
+    if endpoint == "chat":
+        body["messages"] = [{"role": "user", "content": text}]
+    else:
+        body["prompt"] = text
+    if ignore_eos:
+        body["ignore_eos"] = True
+    return body
 
 
 @dataclass(frozen=True)

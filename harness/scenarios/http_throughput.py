@@ -26,7 +26,14 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from harness.backends.base import BackendCapability, Served
-from harness.backends.openai_client import StreamReply, stream, sync_client, token_arrivals
+from harness.backends.openai_client import (
+    ENDPOINT_PATHS,
+    StreamReply,
+    generation_body,
+    stream,
+    sync_client,
+    token_arrivals,
+)
 from harness.metrics import MetricSpec
 from harness.scenarios.base import (
     BaseScenario,
@@ -37,7 +44,7 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
-from harness.scenarios.prompts import text_of_about
+from harness.scenarios.prompts import numbered, text_of_about
 from harness.scenarios.throughput import percentile
 from harness.types import Metric, Unit
 
@@ -63,8 +70,6 @@ SERVER_RSS = MetricSpec(
     f"{PREFIX}.server_peak_bytes", Unit.BYTES, False, "server process peak resident memory"
 )
 
-ENDPOINT_PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
-
 
 class HttpThroughputParams(Params):
     prompt_tokens: int = Field(128, ge=1, description="prompt length in tokens (about)")
@@ -78,14 +83,9 @@ class HttpThroughputParams(Params):
 
 
 def request_body(params: HttpThroughputParams, text: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"max_tokens": params.gen_tokens, "temperature": 0.0}
-    if params.endpoint == "chat":
-        body["messages"] = [{"role": "user", "content": text}]
-    else:
-        body["prompt"] = text
-    if params.ignore_eos:
-        body["ignore_eos"] = True
-    return body
+    return generation_body(
+        params.endpoint, text, max_tokens=params.gen_tokens, ignore_eos=params.ignore_eos
+    )
 
 
 class HttpThroughput(BaseScenario[HttpThroughputParams]):
@@ -117,7 +117,7 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
         path = ENDPOINT_PATHS[params.endpoint]
         nonce = secrets.token_hex(3)
         bodies = [  # a distinct first token each: no request reuses the server's prompt cache
-            request_body(params, f"{nonce}-{i}: {text}") for i in range(ctx.warmup + ctx.repeats)
+            request_body(params, numbered(nonce, i, text)) for i in range(ctx.warmup + ctx.repeats)
         ]
         with sync_client(600.0) as client:
             sent = [stream(client, model.endpoint, path, body) for body in bodies]

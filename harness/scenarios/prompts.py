@@ -45,3 +45,9 @@ def text_of_about(n_tokens: int, count_tokens: Callable[[str], int] | None) -> s
         else:
             hi = mid - 1
     return " ".join(words[:lo])
+
+
+def numbered(marker: str, index: int, text: str) -> str:
+    """The prompt of a case's ``index``-th request: a distinct start each (``marker`` is new
+    every run), so no request reuses a server's prompt cache."""
+    return f"{marker}-{index}: {text}"

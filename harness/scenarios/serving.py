@@ -28,7 +28,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from harness.backends.base import BackendCapability, Served
-from harness.backends.openai_client import StreamReply, astream, async_client
+from harness.backends.openai_client import (
+    ENDPOINT_PATHS,
+    StreamReply,
+    astream,
+    async_client,
+    generation_body,
+)
 from harness.metrics import MetricSpec
 from harness.scenarios.base import (
     BaseScenario,
@@ -38,7 +44,6 @@ from harness.scenarios.base import (
     Workload,
     lacks,
 )
-from harness.scenarios.http_throughput import ENDPOINT_PATHS
 from harness.scenarios.load_loop import LoopRun, Send, closed_loop, open_loop
 from harness.scenarios.load_schedule import (
     MAX_RATE,
@@ -50,7 +55,7 @@ from harness.scenarios.load_schedule import (
     open_rate,
 )
 from harness.scenarios.load_stats import PointStats, Slo, point_stats
-from harness.scenarios.prompts import text_of_about
+from harness.scenarios.prompts import numbered, text_of_about
 from harness.scenarios.serving_artifacts import point_record, reply_error, request_sample
 from harness.scenarios.serving_metrics import declared_specs, point_metrics
 from harness.types import Metric
@@ -164,20 +169,9 @@ class ServingParams(Params):
 
 
 def request_body(params: ServingParams, text: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"max_tokens": params.max_tokens, "temperature": 0.0}
-    if params.endpoint == "chat":
-        body["messages"] = [{"role": "user", "content": text}]
-    else:
-        body["prompt"] = text
-    if params.ignore_eos:
-        body["ignore_eos"] = True
-    return body
-
-
-def numbered(marker: str, index: int, text: str) -> str:
-    """The prompt of the case's ``index``-th request: a distinct start each (``marker`` is new
-    every run), so no request reuses the server's prompt cache."""
-    return f"{marker}-{index}: {text}"
+    return generation_body(
+        params.endpoint, text, max_tokens=params.max_tokens, ignore_eos=params.ignore_eos
+    )
 
 
 class _Sweep:

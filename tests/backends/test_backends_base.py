@@ -28,7 +28,9 @@ from harness.backends.base import (
     protocol_members,
 )
 from harness.backends.fake import FakeModel
+from harness.backends.http import ServedModel
 from harness.backends.mlx_lm import MlxLmModel
+from harness.backends.openai_client import Endpoint
 
 TEXT = BackendCapability.TEXT_GENERATION
 CACHE = BackendCapability.PROMPT_CACHE
@@ -111,7 +113,18 @@ def test_the_fake_probes_its_own_files_and_mlx_lm_does_not() -> None:
 DELIVERY: list[tuple[str, frozenset[BackendCapability], Any, tuple[str, ...] | None]] = [
     ("text_delivered", frozenset({TEXT}), TextOnly(), None),
     ("all_delivered", frozenset({TEXT, CACHE, TOOLS}), _mlx_lm_model(), None),
-    ("no_protocol_yet", frozenset({BackendCapability.HTTP}), object(), None),
+    (
+        "http_delivered",
+        frozenset({BackendCapability.HTTP}),
+        ServedModel(Endpoint("http://127.0.0.1:9"), "url", None),
+        None,
+    ),
+    (
+        "http_not_delivered",
+        frozenset({BackendCapability.HTTP}),
+        object(),
+        ("declares HTTP server", "implement Served or drop http"),
+    ),
     (
         "cache_declared_not_delivered",
         frozenset({TEXT, CACHE}),
@@ -208,11 +221,19 @@ def test_every_capability_has_words_and_protocols_extend_text_generation() -> No
     text = set(protocol_members(LoadedModel))
     assert {"encode", "eos_token_ids", "stream_tokens"} <= text
     for capability, protocol in MODEL_PROTOCOLS.items():
-        if capability is not BackendCapability.AUDIO_IN:  # speech to text needs no tokens
+        # speech to text needs no tokens; a server is spoken to over HTTP, not token by token
+        if capability not in (BackendCapability.AUDIO_IN, BackendCapability.HTTP):
             assert text <= set(protocol_members(protocol)), capability
     assert set(protocol_members(MODEL_PROTOCOLS[BackendCapability.AUDIO_IN])) == {
         "sample_rate",
         "transcribe",
+    }
+    assert set(protocol_members(MODEL_PROTOCOLS[BackendCapability.HTTP])) == {
+        "close",
+        "endpoint",
+        "engine",
+        "server_memory",
+        "token_counter",
     }
     assert "make_cache" in protocol_members(PromptCaching)
     assert "replay_server" in protocol_members(ToolCalling)

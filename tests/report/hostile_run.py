@@ -238,6 +238,52 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
                 ]
             },
         ),
+        *_served_cases(text),
+    ]
+
+
+def _served_cases(text: str) -> list[CaseResult]:
+    """Cases of a served model: the Engines, Load and API contracts sections."""
+    from harness.scenarios.contract_verdicts import CheckResult, Exchange, Verdict
+
+    check = CheckResult("stop_string", Verdict.FAIL, text, (Exchange(text, text),))
+    return [
+        _case(
+            text,
+            "http_throughput",
+            Status.PASSED,
+            metrics=(
+                _metric("http_throughput.ttft_s", Unit.SECONDS, 0.01, 0.011),
+                _metric("http_throughput.decode_tps", Unit.TOKENS_PER_SECOND, 90.0, 91.0),
+            ),
+            artifacts={"engine": text, "first_text": text},
+        ),
+        _case(
+            text,
+            "greedy_text",
+            Status.PASSED,
+            metrics=(_metric("greedy_text.e2e_s", Unit.SECONDS, 0.1),),
+            artifacts={"prompts": [text, "b"], "outputs": [text, f"{text} differs"]},
+        ),
+        _case(
+            text,
+            "api_contracts",
+            Status.FAILED,
+            reason=f"API contract checks failed: stop_string; {text}",
+            artifacts={"engine": text, "checks": [check.record()]},
+        ),
+        _case(
+            text,
+            "serving",
+            Status.PASSED,
+            metrics=(_metric("serving.c1.request_rps", Unit.REQUESTS_PER_SECOND, 2.0),),
+            artifacts={
+                "points": [
+                    {"key": "c1", "kind": "concurrency", "value": 1, "label": text},
+                ],
+                "errors": [text],
+            },
+        ),
     ]
 
 
@@ -297,6 +343,8 @@ def _run(texts: Sequence[str], *, baseline: bool) -> RunRecord:
                 config_sha256=text,
                 chat_template_sha256=text,
                 weights_bytes=250 * MIB,
+                server=text,
+                server_models=(text,),
             )
             for text in texts
         },
