@@ -1,0 +1,331 @@
+"""Tiny text-model configurations derived from mlx-lm's own ``ModelArgs`` (not written per family).
+
+Every module of the installed ``mlx_lm.models`` package is either an architecture (it defines
+``Model`` and ``ModelArgs``) or one of the helpers in :data:`NOT_ARCHITECTURES`, each with the
+reason. For an architecture, :func:`tiny_config` starts from its ``ModelArgs`` dataclass defaults,
+shrinks every size field it knows by name (:data:`SIZES`), fills the fields that have no default
+by name and then by type (:func:`fill_value`), and applies the few per-architecture
+:data:`OVERRIDES` generation needs. ``text_config`` fields (multimodal wrappers) are derived the
+same way from the text model's arguments. :func:`tokenizer_family` gives the tokenizer, chat
+template and special tokens the generated model ships with: the zoo family of the same
+``model_type`` where there is one (so its tool template comes along), else plain ChatML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import typing
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from harness.models.zoo import templates as t
+from harness.models.zoo.family import VOCAB_SIZE, Family, frozen
+
+PACKAGE = "mlx_lm.models"
+
+NOT_ARCHITECTURES: Mapping[str, str] = MappingProxyType(
+    {
+        "activations": "activation functions shared by the models",
+        "base": "BaseModelArgs and attention/mask helpers every model imports",
+        "bitlinear_layers": "the BitLinear layer bitnet models use",
+        "cache": "the KV and state caches (make_prompt_cache, trimming)",
+        "gated_delta": "the gated delta-rule kernel of linear-attention models",
+        "mla": "multi-head latent attention layers (MultiLinear) shared by MLA models",
+        "pipeline": "PipelineMixin for pipeline-parallel sharding",
+        "rope_utils": "rotary embedding variants (initialize_rope, YaRN, Llama 3)",
+        "ssm": "the state-space scan kernel of Mamba-style models",
+        "switch_layers": "mixture-of-experts layers (SwitchGLU, SwitchLinear)",
+    }
+)
+"""Modules of ``mlx_lm.models`` that define no model: helpers the architectures import."""
+
+# Size fields shrunk wherever they appear as integers (defaults included), and filled when required.
+SIZES: Mapping[str, int] = MappingProxyType(
+    {
+        "vocab_size": VOCAB_SIZE,
+        "hidden_size": 64,
+        "n_embd": 64,
+        "d_model": 64,
+        "model_dim": 64,
+        "dim": 64,
+        "block_dim": 64,
+        "dim_model_base": 64,
+        "intermediate_size": 128,
+        "n_inner": 128,
+        "ffn_hidden_size": 128,
+        "ff_intermediate_size": 128,
+        "intermediate_size_mlp": 128,
+        "hidden_dim": 128,
+        "num_hidden_layers": 2,
+        "num_layers": 2,
+        "n_layer": 2,
+        "n_layers": 2,
+        "num_transformer_layers": 2,
+        "num_attention_heads": 4,
+        "n_head": 4,
+        "n_heads": 4,
+        "num_heads": 4,
+        "num_key_value_heads": 2,
+        "num_kv_heads": 2,
+        "n_kv_heads": 2,
+        "head_dim": 16,
+        "max_position_embeddings": 4096,
+        "n_positions": 4096,
+        "n_ctx": 4096,
+        "model_max_length": 4096,
+        "moe_intermediate_size": 32,
+        "expert_ffn_hidden_size": 32,
+        "shared_intermediate_size": 32,
+        "shared_expert_intermediate_size": 32,
+        "num_experts": 4,
+        "n_routed_experts": 4,
+        "num_local_experts": 4,
+        "moe_num_experts": 4,
+        "num_experts_per_tok": 2,
+        "moe_topk": 2,
+        "n_shared_experts": 1,
+        "num_shared_experts": 1,
+        "num_shared_expert": 1,
+        "first_k_dense_replace": 1,
+        "num_dense_layers": 1,
+        "n_group": 1,
+        "topk_group": 1,
+        "kv_lora_rank": 16,
+        "q_lora_rank": 32,
+        "qk_rope_head_dim": 8,
+        "qk_nope_head_dim": 16,
+        "v_head_dim": 16,
+        "rotary_dim": 8,
+        "index_head_dim": 16,
+        "index_n_heads": 2,
+        "index_topk": 8,
+        "state_size": 16,
+        "ssm_state_size": 16,
+        "mamba_d_state": 16,
+        "mamba_num_heads": 4,
+        "mamba_head_dim": 16,
+        "time_step_rank": 8,
+        "linear_num_key_heads": 2,
+        "linear_num_value_heads": 4,
+        "linear_key_head_dim": 16,
+        "linear_value_head_dim": 16,
+        "a_low_rank_dim": 8,
+        "v_low_rank_dim": 8,
+        "gate_low_rank_dim": 8,
+        "decay_low_rank_dim": 8,
+        "swa_num_attention_heads": 4,
+        "swa_num_key_value_heads": 2,
+        "swa_head_dim": 16,
+        "swa_v_head_dim": 16,
+        "sliding_window": 64,
+        "sliding_window_pattern": 2,
+        "sliding_window_size": 64,
+        "attention_window_size": 64,
+    }
+)
+
+# Required fields outside SIZES, by name (values a real checkpoint would carry).
+NAMED: Mapping[str, Any] = MappingProxyType(
+    {
+        "hidden_act": "silu",
+        "rope_theta": 10000.0,
+        "rotary_emb_base": 10000,
+        "swa_rope_theta": 10000.0,
+        "partial_rotary_factor": 1.0,
+        "rotary_pct": 1.0,
+        "routed_scaling_factor": 1.0,
+        "topk_method": "noaux_tc",
+        "scoring_func": "sigmoid",
+        "conv_kernel": 4,
+        "conv_L_cache": 3,
+        "conv1d_width": 4,
+        "conv_window": 4,
+        "linear_conv_kernel_dim": 4,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "n_groups": 1,
+        "decoder_sparse_step": 1,
+        "moe_layer_freq": 1,
+        "layer_group_size": 1,
+        "group_norm_size": 1,
+        "time_step_limit": (0.0, float("inf")),
+        "logits_soft_cap": 30.0,
+        "gegelu_limit": 20.0,
+        "block_multiple_of": 16,
+        "block_ffn_dim_multiplier": 1.0,
+        "ffn_dim_divisor": 16,
+        "mlp_only_layers": (),
+        "rope_scaling": None,
+        "tie_word_embeddings": True,
+    }
+)
+
+# Per-architecture fields that generation needs beyond the rules above (found by running them).
+OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen({})
+
+# The text model a multimodal wrapper's ``text_config`` holds, where its type hint does not say.
+TEXT_MODULES: Mapping[str, str] = MappingProxyType(
+    {
+        "gemma3": "gemma3_text",
+        "gemma4": "gemma4_text",
+        "lfm2-vl": "lfm2",
+        "mistral3": "ministral3",
+        "pixtral": "llama",
+        "qwen2_vl": "qwen2",
+        "qwen3_vl": "qwen3",
+        "qwen3_vl_moe": "qwen3_moe",
+        "qwen3_5_moe": "qwen3_5",
+    }
+)
+
+# A chat template with no tool markup: the tool column then reports what the module declares.
+PLAIN_CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{{ message['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def module_names() -> list[str]:
+    """Every module of the installed ``mlx_lm.models`` package, sorted (imports the package only)."""
+    package = importlib.import_module(PACKAGE)
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__))
+
+
+def architecture_names() -> list[str]:
+    """The denominator: every module of the package except the helpers in NOT_ARCHITECTURES."""
+    return [name for name in module_names() if name not in NOT_ARCHITECTURES]
+
+
+def field_defaults(cls: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``cls``'s dataclass defaults, and its fields without a default (name -> type hint)."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an unresolvable annotation: fall back to the raw ones
+        hints = {}
+    values: dict[str, Any] = {}
+    required: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            values[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            values[f.name] = f.default_factory()
+        else:
+            required[f.name] = hints.get(f.name, f.type)
+    return values, required
+
+
+def fill_value(name: str, hint: Any) -> Any:
+    """A small value for a required field: by name (SIZES, NAMED), else by its type."""
+    if name in SIZES:
+        return SIZES[name]
+    if name in NAMED:
+        return NAMED[name]
+    if "eps" in name or "epsilon" in name:
+        return 1e-5
+    origin = typing.get_origin(hint)
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if origin is typing.Union:
+        return fill_value(name, args[0]) if len(args) == 1 else None
+    if hint is bool:
+        return False
+    if hint is int:
+        return 2
+    if hint is float:
+        return 1.0
+    if hint in (list, tuple) or origin in (list, tuple):
+        return []
+    if hint is dict or origin is dict:
+        return {}
+    return None
+
+
+def text_args_class(module_name: str, hint: Any) -> Any:
+    """The dataclass a wrapper's ``text_config`` is built from."""
+    for arg in typing.get_args(hint):
+        if dataclasses.is_dataclass(arg):
+            return arg
+    inner = TEXT_MODULES.get(module_name)
+    if inner is not None:
+        return importlib.import_module(f"{PACKAGE}.{inner}").ModelArgs
+    module = importlib.import_module(f"{PACKAGE}.{module_name}")
+    for attr in ("TextArgs", "TextConfig", "TextModelArgs"):
+        cls = getattr(module, attr, None)
+        if cls is not None and dataclasses.is_dataclass(cls):
+            return cls
+    return None
+
+
+def shrunk(cls: Any, model_type: str) -> dict[str, Any]:
+    """``cls``'s defaults with known sizes shrunk and required fields filled (None defaults left
+    out)."""
+    values, required = field_defaults(cls)
+    for key, size in SIZES.items():
+        if type(values.get(key)) is int:
+            values[key] = size
+    for key, hint in required.items():
+        values[key] = fill_value(key, hint)
+    if "model_type" in values or "model_type" in required:
+        values["model_type"] = model_type
+    # A default of None is left out: written as null, transformers' own config rejects it.
+    return {k: v for k, v in values.items() if v is not None or k in required}
+
+
+def tiny_config(module_name: str) -> dict[str, Any]:
+    """A ``config.json`` for architecture ``module_name`` derived from its ``ModelArgs``."""
+    module = importlib.import_module(f"{PACKAGE}.{module_name}")
+    args_cls = module.ModelArgs
+    config = shrunk(args_cls, module_name)
+    _, required = field_defaults(args_cls)
+    if "text_config" in config and (
+        "text_config" in required or not isinstance(config["text_config"], Mapping)
+    ):
+        inner = text_args_class(module_name, required.get("text_config"))
+        if inner is not None:
+            inner_type = TEXT_MODULES.get(module_name, module_name)
+            config["text_config"] = shrunk(inner, inner_type)
+    config["model_type"] = module_name
+    config.setdefault("vocab_size", VOCAB_SIZE)
+    _deep_update(config, OVERRIDES.get(module_name, {}))
+    return _jsonable(config)
+
+
+def _deep_update(target: dict[str, Any], updates: Mapping[str, Any]) -> None:
+    for key, value in updates.items():
+        if isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            _deep_update(target[key], value)
+        else:
+            target[key] = _jsonable(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    return value
+
+
+def tokenizer_family(module_name: str, config: Mapping[str, Any], families: Any) -> Family:
+    """The :class:`Family` whose tokenizer and template the generated model ships with.
+
+    ``families`` is the zoo's family table; the text family of the same ``model_type`` lends its
+    template, special tokens and eos (so its tool template is tried), else plain ChatML.
+    """
+    for family in families.values():
+        if family.backend == "mlx_lm" and family.model_type == module_name:
+            return dataclasses.replace(family, name=f"arch/{module_name}", config=frozen(config))
+    return Family(
+        name=f"arch/{module_name}",
+        backend="mlx_lm",
+        config=frozen(config),
+        chat_template=PLAIN_CHATML,
+        special_tokens=t.CHATML_SPECIAL_TOKENS,
+        bos_token=None,
+        eos_token="<|im_end|>",
+    )
