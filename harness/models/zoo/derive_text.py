@@ -122,6 +122,10 @@ SIZES: Mapping[str, int] = MappingProxyType(
         "swa_v_head_dim": 16,
         "sliding_window": 64,
         "sliding_window_pattern": 2,
+        "kv_channels": 16,
+        "n_shared_head": 2,
+        "moe_top_k": 2,
+        "share_expert_dim": 32,
         "sliding_window_size": 64,
         "attention_window_size": 64,
     }
@@ -158,13 +162,37 @@ NAMED: Mapping[str, Any] = MappingProxyType(
         "block_ffn_dim_multiplier": 1.0,
         "ffn_dim_divisor": 16,
         "mlp_only_layers": (),
+        "layer_types": ("sliding_attention", "full_attention"),
+        "is_moe_layer": (False, True),
+        "no_rope_layers": (1, 1),
         "rope_scaling": None,
         "tie_word_embeddings": True,
     }
 )
 
+# None defaults that mean "off", not "unset": they stay off.
+KEEP_UNSET = frozenset({"sliding_window", "sliding_window_size", "attention_window_size"})
+
+# Named (not size) fields whose None default means "read it from the checkpoint": filled.
+FILL_UNSET = frozenset({"rope_theta"})
+
 # Per-architecture fields that generation needs beyond the rules above (found by running them).
-OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen({})
+OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
+    {
+        "gemma2": {"query_pre_attn_scalar": 16},  # transformers' config wants an int
+        "jamba": {  # attention and experts every other layer, from the second
+            "attn_layer_offset": 1,
+            "attn_layer_period": 2,
+            "expert_layer_offset": 1,
+            "expert_layer_period": 2,
+        },
+        "lfm2": {"full_attn_idxs": [1]},  # conv layer, then attention
+        "lfm2-vl": {"text_config": {"full_attn_idxs": [1]}},
+        "llama4": {"text_config": {"num_experts_per_tok": 1, "attn_temperature_tuning": 1}},
+        "olmo3": {"layer_types": ["sliding_attention", "full_attention"]},
+        "openelm": {"num_query_heads": [4, 4], "num_kv_heads": [2, 2], "ffn_multipliers": [2, 2]},
+    }
+)
 
 # The text model a multimodal wrapper's ``text_config`` holds, where its type hint does not say.
 TEXT_MODULES: Mapping[str, str] = MappingProxyType(
@@ -190,7 +218,7 @@ PLAIN_CHATML = (
 
 
 def module_names() -> list[str]:
-    """Every module of the installed ``mlx_lm.models`` package, sorted (imports the package only)."""
+    """Every module of the installed ``mlx_lm.models`` package, sorted (imports only it)."""
     package = importlib.import_module(PACKAGE)
     return sorted(m.name for m in pkgutil.iter_modules(package.__path__))
 
@@ -268,10 +296,20 @@ def shrunk(cls: Any, model_type: str) -> dict[str, Any]:
             values[key] = size
     for key, hint in required.items():
         values[key] = fill_value(key, hint)
+    for key, value in list(values.items()):
+        if value is None and key not in required:
+            # A known size unset (computed or required later) gets one; any other None default
+            # is left out: written as null, transformers' own config rejects it.
+            known = SIZES.get(key) if key not in KEEP_UNSET else None
+            if key in FILL_UNSET:
+                known = NAMED[key]
+            if known is None:
+                del values[key]
+            else:
+                values[key] = known
     if "model_type" in values or "model_type" in required:
         values["model_type"] = model_type
-    # A default of None is left out: written as null, transformers' own config rejects it.
-    return {k: v for k, v in values.items() if v is not None or k in required}
+    return values
 
 
 def tiny_config(module_name: str) -> dict[str, Any]:
