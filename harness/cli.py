@@ -246,6 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 1 when the comparison with --baseline finds a regression",
     )
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        default=None,
+        help="run only shard I of N (split by model, the same on every machine); "
+        "join the shards' runs with mlx-harness merge",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("report", help="render report.md/report.html from a run record")
@@ -291,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-effect", type=float, default=0.05)
     p.set_defaults(func=cmd_history)
 
+    from harness.cli_merge import add_parser as add_merge
     from harness.cli_models import add_parsers as add_models
     from harness.cli_probe import add_parser as add_probe
     from harness.cli_toolcalls import add_parser as add_toolcalls
@@ -298,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_models(sub)
     add_toolcalls(sub)
     add_probe(sub)
+    add_merge(sub)
     return parser
 
 

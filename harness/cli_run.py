@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from harness.run_end import RunEnd
     from harness.runner.session import RunSession
     from harness.spec.loaded import LoadedSuite
-    from harness.types import Case, CaseResult, RunRecord, SuiteInfo
+    from harness.types import Case, CaseResult, RunRecord, Shard, SuiteInfo
 
 NO_CASES = 5  # as pytest's "no tests collected"
 
@@ -31,8 +31,13 @@ def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
     from harness.spec.ledger import overdue_warnings
     from harness.spec.loader import load_suite
     from harness.spec.plan import group_by_first_seen, plan, suite_info, worker_key
+    from harness.spec.shard import ShardError, model_of, parse_shard, shard_line, shard_plan
 
     run_id = _run_id(args)
+    try:
+        split = parse_shard(args.shard) if args.shard is not None else None
+    except ShardError as exc:
+        raise CliError(str(exc)) from None
     loaded: list[LoadedSuite] = []
     for path in suite_paths:
         try:
@@ -52,12 +57,17 @@ def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
     if not cases:
         print("no cases to run (see the warnings above, or -k)", file=sys.stderr)
         return NO_CASES
+    shard = None
+    if split is not None:  # an empty shard still runs: its record says it holds nothing
+        shard, cases = shard_plan(cases, *split)
+        print(shard_line(shard, len(cases), len({model_of(c) for c in cases})), flush=True)
     return _run_cases(
         args,
         group_by_first_seen(cases, worker_key),
         [suite_info(s, suite_cases) for s, suite_cases in planned],
         run_id,
         _load_baseline(args.baseline),
+        shard,
     )
 
 
@@ -88,6 +98,7 @@ def _run_cases(
     suites: list[SuiteInfo],
     run_id: str | None,
     baseline: RunRecord | None,
+    shard: Shard | None = None,
 ) -> int:
     from harness.run_end import conclude
     from harness.runner.session import RunSession
@@ -102,6 +113,7 @@ def _run_cases(
                 offline=not args.allow_download,
                 baseline=baseline,
                 resume=bool(args.resume),
+                shard=shard,
             )
         except KeyboardInterrupt as exc:
             return as_interrupt(exc).exit_status

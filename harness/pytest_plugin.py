@@ -34,6 +34,8 @@ class HarnessState:
     planned: list[Case] = field(default_factory=list)  # the cases selected to run
     stop: Any = None  # harness.runner.signals.RunInterrupted once the run is stopped
     signals: ExitStack = field(default_factory=ExitStack)  # stop-signal handlers while running
+    split: tuple[int, int] | None = None  # --shard I/N
+    shard: Any = None  # harness.types.Shard once the plan is split
 
 
 STATE = pytest.StashKey[HarnessState]()
@@ -83,6 +85,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="exit non-zero when the comparison with --baseline finds a regression",
     )
     group.addoption(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run only shard I of N of the suites' cases (split by model, the same on every "
+        "machine); join the shards' runs with mlx-harness merge",
+    )
+    group.addoption(
         "--no-report",
         action="store_true",
         default=False,
@@ -105,6 +114,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"--run-id {run_id} and --resume {resume} name different runs; give only --resume"
         )
+    shard = config.getoption("shard", None)
+    if shard is not None:
+        from harness.spec.shard import ShardError, parse_shard
+
+        try:
+            state.split = parse_shard(shard)
+        except ShardError as exc:
+            raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = state
     config.addinivalue_line("markers", "harness_case: a case planned from a *.suite.yaml file")
 
@@ -237,6 +254,7 @@ def _session(config: pytest.Config) -> Any:
             project_root=Path(config.rootpath),
             baseline=state.baseline,
             resume=bool(resume),
+            shard=state.shard,
         )
         state.session.plan(state.planned)
     return state.session
@@ -251,8 +269,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     state = config.stash[STATE]
     state.planned = [item.case for item in session.items if isinstance(item, CaseItem)]
-    if not state.planned or config.option.collectonly:
-        return
+    if (not state.planned and state.shard is None) or config.option.collectonly:
+        return  # an empty shard still opens its record: it says it holds nothing
     try:
         _session(config)
     except (RunFileError, OSError) as exc:
@@ -280,15 +298,40 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.signals.close()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Stable-sort harness items so all cases of one model (across suites) run together."""
+    """Keep ``--shard``'s cases; stable-sort harness items so all cases of one model (across
+    suites) run together. Last, so -k and -m have chosen first."""
     from harness.spec.plan import group_by_first_seen
 
+    _keep_shard(config, items)
     items[:] = group_by_first_seen(
         items, lambda item: item.worker_key if isinstance(item, CaseItem) else None
     )
+
+
+def _keep_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--shard I/N``: keep only this shard's cases (of those -k and -m chose)."""
+    state = config.stash[STATE]
+    if state.split is None:
+        return
+    from harness.spec.shard import model_of, shard_line, shard_plan
+
+    cases = [item.case for item in items if isinstance(item, CaseItem)]
+    if not cases:
+        return  # no suite cases at all: nothing to split, no record to open
+    state.shard, kept = shard_plan(cases, *state.split)
+    keep = {case.case_id for case in kept}
+    chosen = [i for i in items if not isinstance(i, CaseItem) or i.case.case_id in keep]
+    dropped = [i for i in items if isinstance(i, CaseItem) and i.case.case_id not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = chosen
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(shard_line(state.shard, len(kept), len({model_of(c) for c in kept})))
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
@@ -335,6 +378,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         with signals_deferred():
             state.session.interrupt(RunInterrupted(why=why))
     state.end = conclude(state.session, render=not session.config.getoption("no_report"))
+    if (
+        state.shard is not None
+        and not state.planned
+        and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+    ):
+        session.exitstatus = pytest.ExitCode.OK  # an empty shard is a valid run
     comparison = state.end.comparison
     failed = (
         comparison is not None

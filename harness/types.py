@@ -276,6 +276,36 @@ class SuiteInfo:
 
 
 @dataclass(frozen=True)
+class Shard:
+    """One of ``count`` parts of a plan split by model (``index`` counts from 1), with what
+    the whole plan held, so a merge can tell shards of one plan from shards of another."""
+
+    index: int
+    count: int
+    plan_cases: int = 0  # cases in the whole plan, every shard's together
+    plan_models: int = 0
+    plan_sha256: str = ""  # of the whole plan's sorted case ids
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
+class RunPart:
+    """One run a merged record joins: the machine, packages and shard its cases ran with."""
+
+    run_id: str
+    machine: Machine
+    started_at: str
+    finished_at: str | None = None
+    packages: Mapping[str, str | None] = field(default_factory=dict)
+    git_sha: str | None = None
+    shard: Shard | None = None
+    cases: tuple[str, ...] = ()  # ids of the cases this run contributed
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """Everything one run measured, with what is needed to judge comparability."""
 
@@ -292,3 +322,5 @@ class RunRecord:
     probes: Mapping[str, Mapping[str, JSONValue]] = field(default_factory=dict)  # model -> probe
     interrupted: str | None = None  # why the run stopped early, when it was not resumed since
     read_warnings: tuple[str, ...] = ()  # one line each: a cut last line skipped on reading, ...
+    shard: Shard | None = None  # this run holds one shard of its plan (``--shard I/N``)
+    parts: tuple[RunPart, ...] = ()  # a merged record: the runs it joins (``mlx-harness merge``)

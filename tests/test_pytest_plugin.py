@@ -335,3 +335,35 @@ def test_stopping_early_with_x_records_the_cases_never_run(project: pytest.Pytes
     assert all("not run: pytest stopped early" in (r.reason or "") for r in run.results[2:])
     assert run.finished_at is None and run.interrupted is not None  # open for --resume
     result.stdout.fnmatch_lines(["*6 cases:*", "resume with: pytest ... --resume x"])
+
+
+SHARD_SUITE = """\
+schema_version: 1
+defaults: {repeats: 1, warmup: 0, timeout_s: 20}
+models:
+  - {name: one, path: models/fast, backend: fake}
+  - {name: two, path: models/fast2, backend: fake}
+scenarios:
+  - scenario: load
+"""
+
+
+def test_shard_runs_its_models_and_an_empty_shard_is_a_run(project: pytest.Pytester) -> None:
+    """The CLI's deal: the same models in the same shard; an empty shard records nothing."""
+    write_fake_model(project.path / "models" / "fast2", per_token_s=0.001)
+    project.makefile(".suite.yaml", smoke=SHARD_SUITE)
+    ran = []
+    for index in (1, 2):
+        result = project.runpytest("--shard", f"{index}/3", "--run-id", f"s{index}")
+        result.assert_outcomes(passed=1, deselected=1)
+        result.stdout.fnmatch_lines([f"shard {index}/3: 1 of 2 planned cases (1 of 2 models)"])
+        run = load_run(project.path / "reports" / f"s{index}")
+        assert run.shard is not None and run.shard.label == f"{index}/3"
+        ran += [r.case_id for r in run.results]
+    assert sorted(ran) == ["smoke::one::load", "smoke::two::load"]
+    empty = project.runpytest("--shard", "3/3", "--run-id", "s3")
+    assert empty.ret == pytest.ExitCode.OK
+    assert load_run(project.path / "reports" / "s3").results == ()
+    bad = project.runpytest("--shard", "4/3")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["ERROR: --shard 4/3: I must be between 1 and 3, e.g. --shard 1/3*"])

@@ -14,6 +14,8 @@ from harness.report.formatting import (
     status_order,
 )
 from harness.report.sections import Section
+from harness.results.merge import merge_notes
+from harness.spec.shard import shard_line
 from harness.types import Machine, RunRecord
 
 
@@ -44,6 +46,7 @@ class Header:
     warnings: tuple[str, ...] = ()  # the suites' own: a selector that chose nothing, ...
     interrupted: str | None = None  # why the run was stopped (Ctrl-C, SIGTERM), if it was
     read_warnings: tuple[str, ...] = ()  # the record's: a cut last line skipped, ...
+    runs: tuple[str, ...] = ()  # a shard's place in its plan; a merge's runs and machines
 
 
 def _parse(stamp: str | None) -> datetime | None:
@@ -131,7 +134,18 @@ def build(run: RunRecord) -> Header:
         warnings=tuple(dict.fromkeys(w for s in run.suites for w in s.warnings)),
         interrupted=run.interrupted,
         read_warnings=run.read_warnings,
+        runs=_runs(run),
     )
+
+
+def _runs(run: RunRecord) -> tuple[str, ...]:
+    """Where the cases come from: one shard of a plan, or the runs a merge joined."""
+    if run.parts:
+        return merge_notes(run)
+    if run.shard is not None:
+        models = len({r.model for r in run.results})
+        return (shard_line(run.shard, len(run.results), models),)
+    return ()
 
 
 SECTION = Section("header", "Summary", build)

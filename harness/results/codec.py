@@ -28,6 +28,8 @@ from harness.types import (
     Machine,
     Metric,
     ModelIdentity,
+    RunPart,
+    Shard,
     SuiteInfo,
     Unit,
 )
@@ -114,6 +116,8 @@ class _RunStart(TypedDict):
     packages: NotRequired[dict[str, str | None]]
     git_sha: NotRequired[str | None]
     suites: NotRequired[list[SuiteInfo]]
+    shard: NotRequired[Shard | None]  # absent in older records and in unsharded runs
+    parts: NotRequired[list[RunPart]]  # a merged record's runs; absent in older records
 
 
 class _ModelLoaded(TypedDict):

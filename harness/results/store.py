@@ -30,7 +30,15 @@ from harness.results.report_dir import (
     os_error,
     shown,
 )
-from harness.types import CaseResult, Machine, ModelIdentity, RunRecord, SuiteInfo
+from harness.types import (
+    CaseResult,
+    Machine,
+    ModelIdentity,
+    RunPart,
+    RunRecord,
+    Shard,
+    SuiteInfo,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,19 +157,26 @@ class RunWriter:
         packages: Mapping[str, str | None],
         git_sha: str | None,
         suites: Iterable[SuiteInfo],
+        shard: Shard | None = None,
+        parts: Iterable[RunPart] = (),
     ) -> None:
-        self._write(
-            {
-                "event": "run_start",
-                "schema_version": SCHEMA_VERSION,
-                "run_id": run_id,
-                "started_at": started_at,
-                "machine": machine,
-                "packages": dict(packages),
-                "git_sha": git_sha,
-                "suites": list(suites),
-            }
-        )
+        """The record's first line; ``shard`` and ``parts`` are written only when set, so a
+        plain run's record reads the same in older versions."""
+        event: dict[str, Any] = {
+            "event": "run_start",
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run_id,
+            "started_at": started_at,
+            "machine": machine,
+            "packages": dict(packages),
+            "git_sha": git_sha,
+            "suites": list(suites),
+        }
+        if shard is not None:
+            event["shard"] = shard
+        if parts := list(parts):
+            event["parts"] = parts
+        self._write(event)
 
     def model(
         self, identity: ModelIdentity, *, device: str | None = None, blas: str | None = None
@@ -319,6 +334,8 @@ def load_run(path: Path | str) -> RunRecord:
         interrupted=interrupted,
         probes=probes,
         read_warnings=tuple(notes),
+        shard=head.get("shard"),
+        parts=tuple(head.get("parts") or ()),
     )
 
 

@@ -44,6 +44,7 @@ from harness.types import (
     ExpectKind,
     GateResult,
     RunRecord,
+    Shard,
     Status,
     SuiteInfo,
 )
@@ -85,8 +86,10 @@ class RunSession:
         baseline: RunRecord | None = None,
         memory_budget: MemoryBudget | None = None,
         resume: bool = False,
+        shard: Shard | None = None,
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
+        ``shard``: this run holds that shard of its plan (written in the record's start).
 
         ``resume``: continue the record of ``run_id``; its cases with a final status are not
         run again (:meth:`run_case` returns what was recorded).
@@ -115,6 +118,7 @@ class RunSession:
                 packages=package_versions(),
                 git_sha=git_sha(project_root or Path.cwd()),
                 suites=list(suites),
+                shard=shard,
             )
         self.baseline = baseline
         self.stopped: RunInterrupted | None = None
