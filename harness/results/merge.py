@@ -240,8 +240,9 @@ def merge_notes(run: RunRecord) -> tuple[str, ...]:
         for group in machines.values():
             cases = [c for p in group for c in p.cases]
             models = sorted({model_of.get(c, "?") for c in cases})
+            plural = "" if len(cases) == 1 else "s"
             notes.append(
-                f"{machine_label(group[0].machine)}: {len(cases)} cases "
+                f"{machine_label(group[0].machine)}: {len(cases)} case{plural} "
                 f"(models {', '.join(models) or 'none'}) from {_run_list(group)}"
             )
     for name, versions in _versions(parts).items():

@@ -115,7 +115,7 @@ def test_mixed_machines_are_named_with_their_models(tmp_path: Path) -> None:
     assert notes[2].startswith("mac-a (Apple M2 Max x12, 64 GiB, Darwin arm64, unknown): ")
     assert notes[2].endswith("2 cases (models a, c) from r1 (shard 1/2)")
     assert notes[3].startswith("mac-b (") and notes[3].endswith(
-        "1 cases (models b) from r2 (shard 2/2)"
+        "1 case (models b) from r2 (shard 2/2)"
     )
 
 
