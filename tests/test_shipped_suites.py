@@ -24,7 +24,8 @@ from harness.types import Status
 ROOT = Path(__file__).resolve().parents[1]
 
 SUITES = [
-    # (suite, pytest selection, embedded models it needs, expected statuses)
+    # (suite, pytest selection, embedded models it needs, expected statuses of the cases
+    #  other than the flaky ones)
     ("vision", (), ("zoo/qwen2_vl", "zoo/llava"), {Status.PASSED: 8, Status.XFAILED: 4}),
     (
         "audio",
@@ -36,9 +37,17 @@ SUITES = [
         "server",
         ("-m", "ci"),
         ("zoo/llama", "zoo/qwen2_vl", "smollm2-135m-instruct"),
-        {Status.PASSED: 14, Status.XFAILED: 2},  # the two ledger findings, see the suite
+        {Status.PASSED: 12, Status.XFAILED: 1},  # mlx_vlm.server's null content, see the suite
     ),
 ]
+# Cases a non-strict ledger entry covers (a finding seen in some runs, not all): passed or
+# xfailed, never anything else.
+FLAKY = {
+    "server": (
+        "smollm2-q4_1@llama-server::api_contracts",
+        "smollm2-q4_1@llama-server::http_prompt_cache",
+    ),
+}
 
 
 @pytest.mark.real_model
@@ -72,6 +81,10 @@ def test_shipped_suite_runs(
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stdout + done.stderr
     run = load_run(tmp_path / "r")
-    assert Counter(r.status for r in run.results) == Counter(expected), [
+    flaky = [r for r in run.results if r.case_id.split("::", 1)[1] in FLAKY.get(suite, ())]
+    assert len(flaky) == len(FLAKY.get(suite, ()))
+    assert {r.status for r in flaky} <= {Status.PASSED, Status.XFAILED}
+    steady = [r for r in run.results if r not in flaky]
+    assert Counter(r.status for r in steady) == Counter(expected), [
         (r.case_id, r.status, r.reason) for r in run.results
     ]

@@ -2,21 +2,22 @@
 the report can set engines side by side on the same weights (in process, mlx_lm.server,
 llama-server): do they say the same thing at temperature 0, and where do they part.
 
-In process (:class:`LoadedModel`): the chat template, then greedy tokens until EOS or
-``max_tokens``, decoded. Over HTTP (:class:`Served`): ``/v1/chat/completions`` at temperature 0
-with ``max_tokens``. The texts are untrusted model output: kept raw in the record, escaped by
-whatever shows them.
+In process (:class:`LoadedModel`): the chat template (``endpoint: chat``) or the raw text
+(``completions``, for base models without a template), then greedy tokens until EOS or
+``max_tokens``, decoded. Over HTTP (:class:`Served`): ``/v1/chat/completions`` or
+``/v1/completions`` at temperature 0 with ``max_tokens``. The texts are untrusted model
+output: kept raw in the record, escaped by whatever shows them.
 """
 
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from harness.backends.base import LoadedModel, Served
-from harness.backends.openai_client import post, sync_client
+from harness.backends.base import BackendError, LoadedModel, Served
+from harness.backends.openai_client import ENDPOINT_PATHS, generation_body, post, sync_client
 from harness.metrics import MetricSpec
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
 from harness.types import Unit
@@ -36,6 +37,9 @@ class GreedyTextParams(Params):
         default_factory=lambda: list(PROMPTS), min_length=1, description="user turns, one each"
     )
     max_tokens: int = Field(24, ge=1, le=4096, description="tokens per answer at most")
+    endpoint: Literal["chat", "completions"] = Field(
+        "chat", description="chat: one user turn, templated; completions: the raw text"
+    )
 
 
 class GreedyText(BaseScenario[GreedyTextParams]):
@@ -50,7 +54,12 @@ class GreedyText(BaseScenario[GreedyTextParams]):
         if isinstance(model, Served):
             answer = served_answers(model, params)
         elif isinstance(model, LoadedModel):
-            answer = in_process_answers(model, params)
+            try:
+                answer = in_process_answers(model, params)
+            except BackendError as exc:  # no chat template: a base model
+                return ScenarioOutput(
+                    (), skip_reason=f"capability_mismatch: {exc}; use endpoint: completions"
+                )
         else:
             reason = f"backend {ctx.backend} has neither text generation nor an HTTP server"
             return ScenarioOutput((), skip_reason=f"capability_missing: {reason}")
@@ -67,7 +76,10 @@ def in_process_answers(model: LoadedModel, params: GreedyTextParams) -> Answers:
     seconds: list[float] = []
     for prompt in params.prompts:
         start = time.perf_counter()
-        tokens = model.chat_tokens([{"role": "user", "content": prompt}])
+        if params.endpoint == "chat":
+            tokens = model.chat_tokens([{"role": "user", "content": prompt}])
+        else:
+            tokens = model.encode(prompt)
         out = []
         for token in model.stream_tokens(tokens, max_tokens=params.max_tokens, ignore_eos=False):
             if token in model.eos_token_ids:
@@ -84,12 +96,8 @@ def served_answers(model: Served, params: GreedyTextParams) -> Answers:
     failures: list[str] = []
     with sync_client(300.0) as client:
         for index, prompt in enumerate(params.prompts):
-            body = {
-                "messages": [{"role": "user", "content": prompt}],
-                "max_tokens": params.max_tokens,
-                "temperature": 0.0,
-            }
-            reply = post(client, model.endpoint, "/v1/chat/completions", body)
+            body = generation_body(params.endpoint, prompt, max_tokens=params.max_tokens)
+            reply = post(client, model.endpoint, ENDPOINT_PATHS[params.endpoint], body)
             if not reply.ok:
                 why = reply.error or f"HTTP {reply.status}: {reply.raw}"
                 failures.append(f"prompt {index + 1}: {why}")
