@@ -8,7 +8,7 @@ each model loads once; the run record is appended case by case; reports render a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Hashable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +203,7 @@ class CaseItem(pytest.Item):
                 )
 
     @property
-    def worker_key(self) -> tuple[str, str]:
+    def worker_key(self) -> Hashable:
         from harness.spec.plan import worker_key
 
         return worker_key(self.case)

@@ -45,9 +45,11 @@ def group_by_first_seen(items: Sequence[T], key: Callable[[T], Hashable | None])
     return [item for _, item in sorted(enumerate(items), key=rank)]
 
 
-def worker_key(case: Case) -> tuple[str, str]:
-    """Cases with the same key share one worker (one load)."""
-    return (case.model.backend, case.model.path or case.model.location)
+def worker_key(case: Case) -> tuple[str, str, ServerRef | None]:
+    """Cases with the same key share one worker (one load): the same backend and files, and
+    for a served model the same server (engine, arguments, environment or URL), so two engines
+    serving one folder never share a worker."""
+    return (case.model.backend, case.model.path or case.model.location, case.model.server)
 
 
 def point_id(point: Mapping[str, Any]) -> str:

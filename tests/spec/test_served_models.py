@@ -122,3 +122,20 @@ def test_served_model_misuse_is_one_line(
     assert "\n" not in messages[0]
     for fragment in fragments:
         assert fragment in messages[0]
+
+
+def test_one_folder_served_by_two_engines_gets_two_workers(write_suite, fake_model: Path) -> None:
+    """The same files through llama-server, through a one-slot llama-server and in process
+    are three loads: a worker is never reused across servers."""
+    from harness.spec.plan import worker_key
+
+    text = (
+        f"{HEAD}  - {{name: a, path: {fake_model}, serve: llama_server}}\n"
+        f"  - {{name: b, path: {fake_model}, serve: {{engine: llama_server, args: [-np, '1']}}}}\n"
+        f"  - {{name: c, path: {fake_model}, serve: mlx_lm}}\n"
+        f"  - {{name: d, path: {fake_model}, backend: fake}}\n"
+        f"  - {{name: e, path: {fake_model}, serve: mlx_lm}}\n{TAIL}"
+    )
+    keys = {case.model.key: worker_key(case) for case in plan(load_suite(write_suite(text)))}
+    assert len({keys[k] for k in "abcd"}) == 4
+    assert keys["c"] == keys["e"]  # the same server for the same files: one load will do
