@@ -99,6 +99,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_command(args, _suite_paths(args.paths))
 
 
+def cmd_bisect(args: argparse.Namespace) -> int:
+    from harness.cli_bisect import bisect_command
+
+    return bisect_command(args, _suite_paths(args.paths))
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report.publish import publish_reports
     from harness.results.store import load_run
@@ -253,6 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only shard I of N (split by model, the same on every machine); "
         "join the shards' runs with mlx-harness merge",
     )
+    from harness.cli_pin_sets import add_run_options
+
+    add_run_options(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("report", help="render report.md/report.html from a run record")
@@ -298,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-effect", type=float, default=0.05)
     p.set_defaults(func=cmd_history)
 
+    from harness.cli_bisect import add_parser as add_bisect
     from harness.cli_merge import add_parser as add_merge
     from harness.cli_models import add_parsers as add_models
     from harness.cli_probe import add_parser as add_probe
@@ -307,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_toolcalls(sub)
     add_probe(sub)
     add_merge(sub)
+    add_bisect(sub).set_defaults(func=cmd_bisect)
     return parser
 
 

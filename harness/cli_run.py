@@ -38,6 +38,10 @@ def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
         split = parse_shard(args.shard) if args.shard is not None else None
     except ShardError as exc:
         raise CliError(str(exc)) from None
+    if getattr(args, "pin_set", None):  # the suites are loaded whole in the pin sets' runs
+        from harness.cli_pin_sets import run_pin_sets
+
+        return run_pin_sets(args, suite_paths)
     loaded: list[LoadedSuite] = []
     for path in suite_paths:
         try:
@@ -100,6 +104,7 @@ def _run_cases(
     baseline: RunRecord | None,
     shard: Shard | None = None,
 ) -> int:
+    from harness.cli_pin_sets import recorded_pin_set
     from harness.run_end import conclude
     from harness.runner.session import RunSession
     from harness.runner.signals import as_interrupt, signals_deferred, stop_on_signals
@@ -114,6 +119,7 @@ def _run_cases(
                 baseline=baseline,
                 resume=bool(args.resume),
                 shard=shard,
+                pin_set=recorded_pin_set(getattr(args, "pin_set_record", None)),
             )
         except KeyboardInterrupt as exc:
             return as_interrupt(exc).exit_status

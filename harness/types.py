@@ -292,6 +292,23 @@ class Shard:
 
 
 @dataclass(frozen=True)
+class PinSetInfo:
+    """The pin set a run ran under (``--pin-set``): its name, its exact pins, and the resolved
+    version of every distribution in its environment (``name -> version``)."""
+
+    name: str
+    pins: tuple[str, ...] = ()
+    resolved: Mapping[str, str] = field(default_factory=dict)
+
+    def pinned_versions(self) -> dict[str, str | None]:
+        """Each pinned package's resolved version, by the name its pin gives."""
+        import re
+
+        names = [pin.split("==")[0].strip() for pin in self.pins]
+        return {n: self.resolved.get(re.sub(r"[-_.]+", "-", n).lower()) for n in names}
+
+
+@dataclass(frozen=True)
 class RunPart:
     """One run a merged record joins: the machine, packages and shard its cases ran with."""
 
@@ -324,3 +341,4 @@ class RunRecord:
     read_warnings: tuple[str, ...] = ()  # one line each: a cut last line skipped on reading, ...
     shard: Shard | None = None  # this run holds one shard of its plan (``--shard I/N``)
     parts: tuple[RunPart, ...] = ()  # a merged record: the runs it joins (``mlx-harness merge``)
+    pin_set: PinSetInfo | None = None  # the pin set's environment it ran in (``--pin-set``)

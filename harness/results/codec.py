@@ -28,6 +28,7 @@ from harness.types import (
     Machine,
     Metric,
     ModelIdentity,
+    PinSetInfo,
     RunPart,
     Shard,
     SuiteInfo,
@@ -118,6 +119,7 @@ class _RunStart(TypedDict):
     suites: NotRequired[list[SuiteInfo]]
     shard: NotRequired[Shard | None]  # absent in older records and in unsharded runs
     parts: NotRequired[list[RunPart]]  # a merged record's runs; absent in older records
+    pin_set: NotRequired[PinSetInfo | None]  # absent in older records and plain runs
 
 
 class _ModelLoaded(TypedDict):

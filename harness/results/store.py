@@ -34,6 +34,7 @@ from harness.types import (
     CaseResult,
     Machine,
     ModelIdentity,
+    PinSetInfo,
     RunPart,
     RunRecord,
     Shard,
@@ -159,9 +160,10 @@ class RunWriter:
         suites: Iterable[SuiteInfo],
         shard: Shard | None = None,
         parts: Iterable[RunPart] = (),
+        pin_set: PinSetInfo | None = None,
     ) -> None:
-        """The record's first line; ``shard`` and ``parts`` are written only when set, so a
-        plain run's record reads the same in older versions."""
+        """The record's first line; ``shard``, ``parts`` and ``pin_set`` are written only when
+        set, so a plain run's record reads the same in older versions."""
         event: dict[str, Any] = {
             "event": "run_start",
             "schema_version": SCHEMA_VERSION,
@@ -176,6 +178,8 @@ class RunWriter:
             event["shard"] = shard
         if parts := list(parts):
             event["parts"] = parts
+        if pin_set is not None:
+            event["pin_set"] = pin_set
         self._write(event)
 
     def model(
@@ -336,6 +340,7 @@ def load_run(path: Path | str) -> RunRecord:
         read_warnings=tuple(notes),
         shard=head.get("shard"),
         parts=tuple(head.get("parts") or ()),
+        pin_set=head.get("pin_set"),
     )
 
 

@@ -43,6 +43,7 @@ from harness.types import (
     CaseResult,
     ExpectKind,
     GateResult,
+    PinSetInfo,
     RunRecord,
     Shard,
     Status,
@@ -87,9 +88,11 @@ class RunSession:
         memory_budget: MemoryBudget | None = None,
         resume: bool = False,
         shard: Shard | None = None,
+        pin_set: PinSetInfo | None = None,
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
-        ``shard``: this run holds that shard of its plan (written in the record's start).
+        ``shard``: this run holds that shard of its plan (written in the record's start);
+        ``pin_set``: the pin set whose environment this process runs in (written there too).
 
         ``resume``: continue the record of ``run_id``; its cases with a final status are not
         run again (:meth:`run_case` returns what was recorded).
@@ -115,10 +118,11 @@ class RunSession:
                 run_id=self.run_id,
                 started_at=now(),
                 machine=machine(planned_blas(self.env)),
-                packages=package_versions(),
+                packages={**package_versions(), **(pin_set.pinned_versions() if pin_set else {})},
                 git_sha=git_sha(project_root or Path.cwd()),
                 suites=list(suites),
                 shard=shard,
+                pin_set=pin_set,
             )
         self.baseline = baseline
         self.stopped: RunInterrupted | None = None

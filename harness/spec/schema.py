@@ -19,6 +19,7 @@ from harness.probe.types import Capability
 from harness.probe.types import Library as ProbeBackend
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 from harness.spec.marker_names import tag_problem
+from harness.spec.pin_sets import PinSet, unique_names
 from harness.value_errors import value_error
 
 SUITE_SCHEMA_VERSION = 1
@@ -333,6 +334,16 @@ class Suite(Strict):
     gates: dict[str, str] = Field(
         default_factory=dict, description='metric -> gate, e.g. throughput.decode_tps: ">= 5"'
     )
+    pin_sets: list[PinSet] = Field(
+        default_factory=list,
+        description="package pin sets to run under (mlx-harness run SUITE --pin-set NAME)",
+    )
+
+    @field_validator("pin_sets")
+    @classmethod
+    def _unique_pin_sets(cls, value: list[PinSet]) -> list[PinSet]:
+        unique_names(value)
+        return value
 
 
 def json_schema() -> dict[str, Any]:

@@ -1,0 +1,131 @@
+"""``mlx-harness bisect --package P --good V1 --bad V2 SUITE -k CASE --metric M``: the first
+released version of P between V1 and V2 whose case is significantly worse on M than at V1
+(or stops running ok), each version run in its own pin-set environment.
+
+Prints one line per step and the answer with its evidence (medians, n, p). Exit status: 0 when a
+first bad version was named, 1 when not (the bad endpoint was not worse, or a step stayed
+inconclusive), 2 on bad input (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.cli_errors import CliError
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    from harness.cli_pin_sets import add_env_options
+
+    p = subparsers.add_parser(
+        "bisect", help="find the first release of a package that made a case worse"
+    )
+    p.add_argument("paths", nargs="+", metavar="SUITE")
+    p.add_argument("--package", required=True, help="the package to bisect, e.g. mlx-lm")
+    p.add_argument("--good", required=True, metavar="VERSION", help="a version known good")
+    p.add_argument("--bad", required=True, metavar="VERSION", help="a later version known bad")
+    p.add_argument("-k", required=True, help="the one case to run (text of its id)")
+    p.add_argument("--metric", required=True, help="e.g. throughput.decode_tps")
+    p.add_argument("--pin", action="append", default=[], help="another exact pin every step keeps")
+    p.add_argument(
+        "--max-rounds",
+        type=int,
+        default=3,
+        help="runs of a version (and of the good one) before a step is called inconclusive",
+    )
+    p.add_argument("--report-dir", default="reports/bisect")
+    add_env_options(p)
+    return p
+
+
+def _version(text: str, flag: str) -> Any:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise CliError(f"{flag} {text!r}: not a version; e.g. {flag} 0.31.3") from None
+
+
+def bisect_command(args: argparse.Namespace, paths: Sequence[Path]) -> int:
+    from harness.cli_pin_sets import env_spec, prepare, run_in
+    from harness.results.bisect import (
+        BisectError,
+        Measurement,
+        bisect,
+        evidence_lines,
+        measurement_of,
+    )
+    from harness.results.compare import Thresholds
+    from harness.results.store import RunFileError, load_run
+    from harness.runner.package_index import PackageIndexError, available_versions, between
+    from harness.runner.session import new_run_id
+    from harness.scenarios.specs import all_specs
+    from harness.spec.pin_sets import exact_pin
+
+    good, bad = _version(args.good, "--good"), _version(args.bad, "--bad")
+    if not good < bad:
+        raise CliError(f"--good {good} is not before --bad {bad}; swap them")
+    if args.max_rounds < 1:
+        raise CliError("--max-rounds must be 1 or more")
+    for pin in args.pin:
+        try:
+            exact_pin(pin)
+        except ValueError as exc:
+            raise CliError(f"--pin: {exc}") from None
+    specs = all_specs()
+    spec = specs.get(args.metric)
+    if spec is None:
+        close = difflib.get_close_matches(args.metric, list(specs), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else "see the README's metrics table"
+        raise CliError(f"--metric {args.metric}: no such metric; {hint}")
+    try:
+        versions = available_versions(
+            args.package, index_url=args.index_url, find_links=args.find_links
+        )
+    except PackageIndexError as exc:
+        raise CliError(str(exc)) from None
+    for end, flag in ((good, "--good"), (bad, "--bad")):
+        if end not in versions:
+            shown = ", ".join(map(str, versions[-8:])) or "none"
+            raise CliError(f"{flag} {end}: not a release of {args.package} (latest: {shown})")
+    path = [str(v) for v in between(versions, good, bad)]
+    print(f"bisect {args.package}: {len(path)} releases from {good} to {bad}", flush=True)
+    root = Path(args.report_dir) / new_run_id()
+    rounds: dict[str, int] = {}
+
+    def measure(version: str) -> Measurement:
+        rounds[version] = rounds.get(version, 0) + 1
+        pins = (f"{args.package}=={version}", *args.pin)
+        env = prepare(env_spec(args, f"{args.package}-{version}", pins))
+        run_id = f"{version}-r{rounds[version]}"
+        log = root / "logs" / f"{run_id}.log"
+        child = ["run", *map(str, paths), "-k", args.k, "--report-dir", str(root)]
+        run_in(env, [*child, "--run-id", run_id], log)
+        try:
+            run = load_run(root / run_id)
+        except RunFileError as exc:
+            raise CliError(f"{version}: the run left no record ({exc}); see {log}") from None
+        return measurement_of(run, args.metric, version)
+
+    def show(step: Any) -> None:
+        print(f"  {step.verdict.value:>12} {step.version} ({step.rounds} round(s))", flush=True)
+
+    try:
+        result = bisect(
+            path,
+            measure,
+            spec=spec,
+            thresholds=Thresholds(),
+            max_rounds=args.max_rounds,
+            on_step=show,
+        )
+    except BisectError as exc:
+        raise CliError(str(exc)) from None
+    print("\n".join(evidence_lines(result, args.metric)))
+    print(f"runs and logs: {root}")
+    return 0 if result.first_bad else 1

@@ -1,0 +1,185 @@
+"""``mlx-harness run SUITE --pin-set NAME`` (or ``--pin-set all``): the suite once per pin set,
+each in its own cached environment (:mod:`harness.runner.pin_env`), as a child
+``mlx-harness run`` whose workers use that environment's Python.
+
+Each pin set's run is ``<run-id>-<pin-set>``; its record names the pin set and the resolved
+version of every distribution in its environment. Exit status: the worst child's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.cli_errors import CliError
+
+if TYPE_CHECKING:
+    from harness.runner.pin_env import PinEnv, PinEnvSpec
+    from harness.spec.pin_sets import PinSet
+    from harness.types import PinSetInfo
+
+ALL = "all"
+RECORD_FLAG = "--pin-set-record"
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The pin-set options of ``run``."""
+    p.add_argument(
+        "--pin-set",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="run in the cached environment of this pin set of the suite (repeat it, or 'all')",
+    )
+    add_env_options(p)
+    p.add_argument(RECORD_FLAG, default=None, help=argparse.SUPPRESS)  # set by the parent run
+
+
+def add_env_options(p: argparse.ArgumentParser) -> None:
+    """How pin-set environments are built (``run`` and ``bisect``)."""
+    p.add_argument(
+        "--pin-env",
+        choices=("venv", "overlay"),
+        default="venv",
+        help="venv: an isolated virtualenv (default); overlay: only the pins, without their "
+        "dependencies, over this environment (fast; for pure-Python packages)",
+    )
+    p.add_argument("--index-url", default=None, help="package index for the pins (PEP 503/691)")
+    p.add_argument(
+        "--find-links", default=None, help="a folder or page of wheels to install from (no index)"
+    )
+
+
+def chosen_pin_sets(paths: Sequence[Path], names: Sequence[str]) -> list[PinSet]:
+    """The named pin sets of the suites (``all``: every one), in the order given."""
+    from harness.spec.pin_sets import PinSetsInvalid, read_pin_sets
+
+    declared: dict[str, PinSet] = {}
+    for path in paths:
+        try:
+            found = read_pin_sets(path)
+        except PinSetsInvalid as exc:
+            raise CliError(str(exc)) from None
+        for pin_set in found:
+            if declared.setdefault(pin_set.name, pin_set) != pin_set:
+                raise CliError(
+                    f"{path}: pin set '{pin_set.name}' differs from another suite's; rename one"
+                )
+    if not declared:
+        raise CliError(
+            "--pin-set: the suites name no pin_sets:; add e.g. "
+            'pin_sets: [{name: lm-0.31.3, pins: ["mlx-lm==0.31.3"]}]'
+        )
+    wanted = list(declared) if ALL in names else list(dict.fromkeys(names))
+    unknown = [n for n in wanted if n not in declared]
+    if unknown:
+        raise CliError(
+            f"--pin-set {unknown[0]}: no such pin set; the suites name {', '.join(declared)}"
+        )
+    return [declared[n] for n in wanted]
+
+
+def env_spec(args: argparse.Namespace, name: str, pins: Sequence[str]) -> PinEnvSpec:
+    from harness.runner.pin_env import EnvKind, PinEnvSpec
+
+    return PinEnvSpec(
+        name=name,
+        pins=tuple(pins),
+        kind=EnvKind(args.pin_env),
+        index_url=args.index_url,
+        find_links=args.find_links,
+    )
+
+
+def prepare(spec: PinEnvSpec) -> PinEnv:
+    """The pin set's environment, with one line saying whether it was built or reused."""
+    from harness.runner.pin_env import PinEnvError, ensure_env
+
+    print(f"pin set {spec.name}: preparing {' '.join(spec.pins)} ({spec.kind.value})", flush=True)
+    try:
+        env = ensure_env(spec)
+    except PinEnvError as exc:
+        raise CliError(f"pin set {spec.name}: {exc}") from None
+    how = "built (cold)" if env.cold else "reused (cached)"
+    print(f"pin set {spec.name}: environment {how} in {env.ready_s:.1f} s: {env.path}", flush=True)
+    return env
+
+
+def child_args(args: argparse.Namespace, paths: Sequence[Path], run_id: str) -> list[str]:
+    """``run`` arguments for a pin set's child run (everything but the pin-set options)."""
+    out = ["run", *map(str, paths), "--report-dir", str(args.report_dir), "--run-id", run_id]
+    if args.k:
+        out += ["-k", args.k]
+    if args.allow_download:
+        out.append("--allow-download")
+    if args.shard:
+        out += ["--shard", args.shard]
+    if args.baseline:
+        out += ["--baseline", args.baseline]
+    if args.fail_on_regression:
+        out.append("--fail-on-regression")
+    return out
+
+
+def run_in(env: PinEnv, args: Sequence[str], log: Path | None = None) -> int:
+    """Run ``mlx-harness ARGS`` in the environment, recording the pin set; its exit status.
+    Its output goes to ``log`` when given, else to this terminal."""
+    record = json.dumps({"name": env.spec.name, "pins": list(env.spec.pins)})
+    cmd = [*env.command(args), RECORD_FLAG, record]
+    try:
+        if log is None:
+            return subprocess.run(cmd, env=env.env(os.environ), check=False).returncode
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a") as out:
+            return subprocess.run(
+                cmd, env=env.env(os.environ), stdout=out, stderr=subprocess.STDOUT, check=False
+            ).returncode
+    except OSError as exc:
+        raise CliError(f"pin set {env.spec.name}: cannot start {cmd[0]} ({exc})") from None
+
+
+def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
+    """Every chosen pin set: its environment, then the suite in it; a summary line each."""
+    from harness.runner.session import new_run_id
+
+    if args.resume:
+        raise CliError("--resume with --pin-set: resume the pin set's own run id instead")
+    base = args.run_id or new_run_id()
+    lines, worst = [], 0
+    for pin_set in chosen_pin_sets(paths, args.pin_set):
+        env = prepare(env_spec(args, pin_set.name, pin_set.pins))
+        start = time.perf_counter()
+        status = run_in(env, child_args(args, paths, f"{base}-{pin_set.name}"))
+        worst = max(worst, status)
+        took = time.perf_counter() - start
+        how = "cold" if env.cold else "cached"
+        lines.append(
+            f"  {pin_set.name}: exit {status}; environment {env.ready_s:.1f} s ({how}), "
+            f"run {took:.1f} s; {Path(args.report_dir) / f'{base}-{pin_set.name}'}"
+        )
+    print("pin sets:", *lines, sep="\n")
+    return worst
+
+
+def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
+    """The pin set this child run records (from the parent's hidden option), with the resolved
+    version of every distribution this Python sees."""
+    from harness.runner.pin_env import resolved_versions
+    from harness.types import PinSetInfo
+
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+        name, pins = str(data["name"]), tuple(str(p) for p in data["pins"])
+    except (ValueError, KeyError, TypeError):
+        print(f"mlx-harness: warning: {RECORD_FLAG}: not a pin set record", file=sys.stderr)
+        return None
+    return PinSetInfo(name=name, pins=pins, resolved=resolved_versions())

@@ -1,0 +1,95 @@
+"""The bisection itself over synthetic measurements: the first bad version, status changes,
+re-measuring an inconclusive step, and saying so when it stays inconclusive."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+
+from harness.metrics import MetricSpec
+from harness.results.bisect import BisectError, Measurement, bisect, evidence_lines
+from harness.types import Unit
+
+SPEC = MetricSpec("throughput.decode_tps", Unit.TOKENS_PER_SECOND, True, "tok/s")
+VERSIONS = [f"1.{i}" for i in range(10)]
+FAST = (100.0, 101.0, 99.0, 100.5, 99.5)
+SLOW = (50.0, 51.0, 49.0, 50.5, 49.5)
+NOISY = (20.0, 180.0, 60.0, 140.0, 90.0)  # 10% lower median, spread too wide to decide
+
+
+def _by_version(
+    rule: Callable[[str], Measurement],
+) -> tuple[Callable[[str], Measurement], Counter[str]]:
+    calls: Counter[str] = Counter()
+
+    def measure(version: str) -> Measurement:
+        calls[version] += 1
+        return rule(version)
+
+    return measure, calls
+
+
+def _slow_from(first: str) -> Callable[[str], Measurement]:
+    return lambda v: Measurement(v, True, "passed", samples=SLOW if v >= first else FAST)
+
+
+def _fails_from(first: str) -> Callable[[str], Measurement]:
+    return lambda v: (
+        Measurement(v, False, "errored", reason="load failed")
+        if v >= first
+        else Measurement(v, True, "passed", samples=FAST)
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "first_bad"),
+    [
+        (_slow_from("1.6"), "1.6"),
+        (_slow_from("1.1"), "1.1"),
+        (_slow_from("1.9"), "1.9"),
+        (_fails_from("1.3"), "1.3"),
+    ],
+    ids=["slow_1.6", "slow_first_step", "slow_last", "fails_1.3"],
+)
+def test_first_bad(rule: Callable[[str], Measurement], first_bad: str) -> None:
+    measure, calls = _by_version(rule)
+    result = bisect(VERSIONS, measure, spec=SPEC)
+    assert result.first_bad == first_bad
+    assert result.last_good == VERSIONS[VERSIONS.index(first_bad) - 1]
+    assert sum(calls.values()) <= 6  # log2(10) steps plus the endpoints
+
+
+def test_bad_endpoint_not_worse_names_nothing() -> None:
+    measure, _ = _by_version(_slow_from("9.9"))
+    result = bisect(VERSIONS, measure, spec=SPEC)
+    assert result.first_bad is None
+    assert "the bad version 1.9 is good" in result.stopped
+
+
+def test_inconclusive_is_measured_again_then_said() -> None:
+    def rule(v: str) -> Measurement:
+        samples = FAST if v == "1.0" else SLOW if v == "1.9" else NOISY
+        return Measurement(v, True, "passed", samples=samples)
+
+    measure, calls = _by_version(rule)
+    result = bisect(VERSIONS, measure, spec=SPEC, max_rounds=3)
+    assert result.first_bad is None
+    assert "1.4 stayed inconclusive after 3 rounds" in result.stopped
+    assert calls["1.4"] == 3 and calls["1.0"] == 3  # the good side grows too
+    assert "no first bad version" in evidence_lines(result, SPEC.name)[0]
+
+
+def test_good_endpoint_must_run() -> None:
+    measure, _ = _by_version(_fails_from("1.0"))
+    with pytest.raises(BisectError, match=r"good version 1\.0 does not run ok"):
+        bisect(VERSIONS, measure, spec=SPEC)
+
+
+def test_evidence_names_medians_n_and_p() -> None:
+    measure, _ = _by_version(_slow_from("1.6"))
+    lines = evidence_lines(bisect(VERSIONS, measure, spec=SPEC), SPEC.name)
+    assert lines[0] == "first bad: 1.6 (last good: 1.5)"
+    assert "median 100 (n=5)" in lines[1]
+    assert any("1.6: median 50 (n=5); regressed (p=0.00794" in line for line in lines)

@@ -1,0 +1,80 @@
+"""``mlx-harness run SUITE --pin-set NAME|all``: each pin set's run happens in its own cached
+environment (overlays of the fake package here) and its record names the pin set and the
+resolved versions; unknown names are one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends.fake import write_fake_model
+from harness.cli import main
+from harness.results.store import load_run
+from tests.runner.fake_dep_index import write_index
+
+SUITE = """\
+schema_version: 1
+defaults: {repeats: 2, warmup: 0}
+models:
+  - {name: m, path: model, backend: fake_dep}
+scenarios:
+  - scenario: load
+pin_sets:
+  - {name: old, pins: ["harness-fake-dep==1.2"]}
+  - {name: new, pins: ["harness-fake-dep==1.7"]}
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MLX_HARNESS_CACHE", str(tmp_path / "cache"))
+    write_fake_model(tmp_path / "model")
+    write_index(tmp_path / "wheels", broken_from="1.7")
+    (tmp_path / "p.suite.yaml").write_text(SUITE)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _run(workdir: Path, *pin_set: str) -> list[str]:
+    args = ["run", str(workdir / "p.suite.yaml"), "--report-dir", str(workdir / "reports")]
+    args += ["--run-id", "nightly", "--pin-env", "overlay", "--find-links", str(workdir / "wheels")]
+    return [*args, *(a for name in pin_set for a in ("--pin-set", name))]
+
+
+@pytest.mark.slow
+def test_every_pin_set_runs_in_its_environment(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_run(workdir, "all")) == 1  # 1.7's load fails on purpose
+    out = capsys.readouterr().out
+    assert "pin set old: environment built (cold)" in out
+    old, new = (load_run(workdir / "reports" / f"nightly-{n}") for n in ("old", "new"))
+    assert old.pin_set is not None and old.pin_set.name == "old"
+    assert old.pin_set.resolved["harness-fake-dep"] == "1.2"
+    assert old.packages["harness-fake-dep"] == "1.2"
+    assert new.packages["harness-fake-dep"] == "1.7"
+    assert [r.status.value for r in old.results] == ["passed"]
+    assert [r.status.value for r in new.results] == ["errored"]
+    assert main([*_run(workdir, "old")[:-2], "--run-id", "again", "--pin-set", "old"]) == 0
+    assert "pin set old: environment reused (cached)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("names", "fragment"),
+    [(["nope"], "--pin-set nope: no such pin set; the suites name old, new")],
+)
+def test_unknown_pin_set_is_one_line(
+    workdir: Path, capsys: pytest.CaptureFixture[str], names: list[str], fragment: str
+) -> None:
+    assert main(_run(workdir, *names)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err, err
+
+
+def test_a_suite_without_pin_sets_says_how(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "p.suite.yaml").write_text(SUITE.split("pin_sets:")[0])
+    assert main(_run(workdir, "old")) == 2
+    assert "the suites name no pin_sets:; add e.g." in capsys.readouterr().err
