@@ -126,6 +126,15 @@ class LoadedModel(Protocol):
 
 
 @runtime_checkable
+class PromptEncoding(Protocol):
+    """Optional on a text model: encode a raw prompt as a server encodes a ``/v1/completions``
+    prompt, with the tokenizer's special tokens (BOS), which :meth:`LoadedModel.encode` leaves
+    out. Gemma answers garbage without its BOS."""
+
+    def encode_prompt(self, text: str) -> list[int]: ...
+
+
+@runtime_checkable
 class PromptCaching(LoadedModel, Protocol):
     """:attr:`BackendCapability.PROMPT_CACHE`: a text model whose KV/state cache can be made,
     filled, trimmed, copied, saved and reused (mlx-lm's can)."""

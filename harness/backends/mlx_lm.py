@@ -260,6 +260,10 @@ class MlxLmModel(MlxLmCaching, MlxLmToolCalling, MlxLmMeasures):
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
+    def encode_prompt(self, text: str) -> list[int]:
+        """As mlx_lm.server encodes a completions prompt: with BOS where the tokenizer adds it."""
+        return list(self.tokenizer.encode(text))
+
     def decode(self, tokens: Sequence[int]) -> str:
         return str(self.tokenizer.decode(list(tokens)))
 

@@ -16,7 +16,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from harness.backends.base import BackendError, LoadedModel, Served
+from harness.backends.base import BackendError, LoadedModel, PromptEncoding, Served
 from harness.backends.openai_client import ENDPOINT_PATHS, generation_body, post, sync_client
 from harness.metrics import MetricSpec
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
@@ -78,6 +78,8 @@ def in_process_answers(model: LoadedModel, params: GreedyTextParams) -> Answers:
         start = time.perf_counter()
         if params.endpoint == "chat":
             tokens = model.chat_tokens([{"role": "user", "content": prompt}])
+        elif isinstance(model, PromptEncoding):  # with BOS, as a server's completions does
+            tokens = model.encode_prompt(prompt)
         else:
             tokens = model.encode(prompt)
         out = []

@@ -62,3 +62,20 @@ def test_load_error_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(BackendError) as info:
         BACKEND.load(tmp_path)
     assert "\n" not in str(info.value) and str(info.value).startswith("mlx_lm.load failed")
+
+
+
+@pytest.mark.real_model
+def test_encode_prompt_adds_bos_as_a_server_does() -> None:
+    """encode() is bare text; encode_prompt() is a completions prompt as mlx_lm.server makes it,
+    with Gemma's BOS (greedy_text uses it in process: Gemma answers garbage without it)."""
+    from harness.backends.base import PromptEncoding
+    from harness.models.catalog import find_embedded
+
+    gemma = find_embedded("gemma3-270m")
+    if gemma is None or not gemma.prepared:
+        pytest.skip("gemma3-270m is not prepared (run `mlx-harness models prepare`)")
+    model, _ = BACKEND.load(gemma.path)
+    assert isinstance(model, PromptEncoding)
+    bare = model.encode("The capital of France is")
+    assert model.encode_prompt("The capital of France is") == [model.tokenizer.bos_token_id, *bare]
