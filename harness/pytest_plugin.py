@@ -196,11 +196,10 @@ class CaseItem(pytest.Item):
         if expectation is not None:
             if expectation.kind is ExpectKind.SKIP:
                 self.add_marker(pytest.mark.skip(reason=expectation.reason))
-            else:
+            elif expectation.strict:  # a pass is XPASS, a failure ("fixed upstream")
                 reason = expectation.reason + (f" ({expectation.link})" if expectation.link else "")
-                self.add_marker(
-                    pytest.mark.xfail(reason=reason, strict=expectation.strict, raises=CaseFailed)
-                )
+                self.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=CaseFailed))
+            # not strict: a pass is a plain pass, as the record says (runtest xfails a failure)
 
     @property
     def worker_key(self) -> Hashable:
@@ -227,7 +226,14 @@ class CaseItem(pytest.Item):
             return
         if result.status is Status.SKIPPED:
             pytest.skip(result.reason or "skipped")
+        if result.status is Status.XFAILED and not self._strict_xfail:
+            pytest.xfail(result.reason or "known")
         raise CaseFailed(f"{result.status.value}: {result.reason}")
+
+    @property
+    def _strict_xfail(self) -> bool:
+        expectation = self.case.expectation
+        return expectation is not None and expectation.strict
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, (CaseFailed, CaseXPassed)):
