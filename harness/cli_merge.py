@@ -43,10 +43,9 @@ def merge_command(args: argparse.Namespace) -> int:
         merge_notes,
         merge_runs,
         missing_shards,
-        write_merged,
     )
     from harness.results.report_dir import shown
-    from harness.results.store import RUN_FILE, load_run
+    from harness.results.store import RUN_FILE, load_run, write_record
     from harness.runner.session import new_run_id
 
     sources = [Source(shown(raw), load_run(Path(raw))) for raw in args.runs]
@@ -61,7 +60,7 @@ def merge_command(args: argparse.Namespace) -> int:
         merged = merge_runs(sources, run_id)
     except MergeError as exc:
         raise CliError(str(exc)) from None
-    run = write_merged(merged, run_dir)
+    run = write_record(merged, run_dir)
     print("\n".join(terminal_summary(run)))
     for note in merge_notes(run):
         print(plain(note, 1000))

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from harness.results.compare import MACHINE_FIELDS
-from harness.results.store import RUN_FILE, RunWriter, load_run
 from harness.types import (
     CaseResult,
     JSONValue,
@@ -158,32 +156,6 @@ def merge_runs(sources: Sequence[Source], run_id: str) -> RunRecord:
         read_warnings=tuple(w for s in ordered for w in s.run.read_warnings),
         parts=parts,
     )
-
-
-def write_merged(run: RunRecord, run_dir: Path) -> RunRecord:
-    """Write ``run`` as ``run_dir/run.jsonl`` (refusing one that exists) and read it back."""
-    writer = RunWriter(run_dir / RUN_FILE)
-    try:
-        writer.start(
-            run_id=run.run_id,
-            started_at=run.started_at,
-            machine=run.machine,
-            packages=run.packages,
-            git_sha=run.git_sha,
-            suites=run.suites,
-            parts=run.parts,
-        )
-        for key, probe in run.probes.items():
-            writer.probe(key, probe)
-        for identity in run.models.values():
-            writer.model(identity)
-        for result in run.results:
-            writer.case(result)
-        if run.finished_at is not None:
-            writer.finish(run.finished_at)
-    finally:
-        writer.close()
-    return load_run(run_dir)
 
 
 def machine_label(machine: Machine) -> str:

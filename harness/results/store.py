@@ -380,3 +380,32 @@ def export_csv(run: RunRecord, out: Path) -> Path:
     """Write the raw samples of ``run`` as CSV and return the path."""
     metrics_frame(run).to_csv(out, index=False)
     return out
+
+
+def write_record(run: RunRecord, run_dir: Path) -> RunRecord:
+    """Write ``run`` as a run writes ``run_dir/run.jsonl`` (refusing one that exists: the
+    writer's rule), every part of it, and read it back as every reader does."""
+    writer = RunWriter(run_dir / RUN_FILE)
+    try:
+        writer.start(
+            run_id=run.run_id,
+            started_at=run.started_at,
+            machine=run.machine,
+            packages=run.packages,
+            git_sha=run.git_sha,
+            suites=run.suites,
+            shard=run.shard,
+            parts=run.parts,
+            pin_set=run.pin_set,
+        )
+        for key, probe in run.probes.items():
+            writer.probe(key, probe)
+        for identity in run.models.values():
+            writer.model(identity)
+        for result in run.results:
+            writer.case(result)
+        if run.finished_at is not None:
+            writer.finish(run.finished_at)
+    finally:
+        writer.close()
+    return load_run(run_dir)

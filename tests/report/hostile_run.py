@@ -359,26 +359,9 @@ def _run(texts: Sequence[str], *, baseline: bool) -> RunRecord:
 
 def through_record(run: RunRecord, run_dir: Path) -> RunRecord:
     """Write ``run`` as a run writes its ``run.jsonl`` and read it back as reports do."""
-    from harness.results.store import RunWriter, load_run
+    from harness.results.store import write_record
 
-    writer = RunWriter(run_dir / "run.jsonl")
-    writer.start(
-        run_id=run.run_id,
-        started_at=run.started_at,
-        machine=run.machine,
-        packages=run.packages,
-        git_sha=run.git_sha,
-        suites=run.suites,
-    )
-    for key, identity in run.models.items():
-        writer.probe(key, run.probes[key])
-        writer.model(identity)
-    for result in run.results:
-        writer.case(result)
-    assert run.finished_at is not None
-    writer.finish(run.finished_at)
-    writer.close()
-    return load_run(run_dir)
+    return write_record(run, run_dir)
 
 
 def hostile_runs(texts: Sequence[str], workdir: Path) -> tuple[RunRecord, RunRecord]:

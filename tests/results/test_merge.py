@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.merge import MergeError, Source, merge_notes, merge_runs, write_merged
-from harness.results.store import RunWriter, load_run
+from harness.results.merge import MergeError, Source, merge_notes, merge_runs
+from harness.results.store import write_record
 from harness.types import (
     CaseResult,
     Machine,
@@ -62,24 +62,7 @@ def _run(
 
 def _stored(run: RunRecord, root: Path) -> Source:
     """``run`` written as a run writes its record, read back as merge reads it."""
-    writer = RunWriter(root / run.run_id / "run.jsonl")
-    writer.start(
-        run_id=run.run_id,
-        started_at=run.started_at,
-        machine=run.machine,
-        packages=run.packages,
-        git_sha=run.git_sha,
-        suites=run.suites,
-        shard=run.shard,
-    )
-    for identity in run.models.values():
-        writer.model(identity)
-    for result in run.results:
-        writer.case(result)
-    assert run.finished_at is not None
-    writer.finish(run.finished_at)
-    writer.close()
-    return Source(str(root / run.run_id), load_run(root / run.run_id))
+    return Source(str(root / run.run_id), write_record(run, root / run.run_id))
 
 
 def _shard(index: int, count: int = 3, digest: str = "plan-1") -> Shard:
@@ -92,7 +75,7 @@ def test_merged_record_keeps_every_case_and_each_runs_part(tmp_path: Path) -> No
         _stored(_run("r1", ("a",), shard=_shard(1)), tmp_path),
         _stored(_run("r3", ("c",), shard=_shard(3)), tmp_path),
     ]
-    merged = write_merged(merge_runs(sources, "m"), tmp_path / "m")
+    merged = write_record(merge_runs(sources, "m"), tmp_path / "m")
     assert [r.case_id for r in merged.results] == [f"s::{m}::throughput" for m in "abc"]
     assert [p.run_id for p in merged.parts] == ["r1", "r2", "r3"]  # in shard order
     assert [p.machine.hostname for p in merged.parts] == ["mac-a", "mac-b", "mac-a"]
