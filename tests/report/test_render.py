@@ -17,7 +17,7 @@ from report_fixtures import EVIL, case, make_run, metric, realistic_run
 from harness.report import default_sections, render, render_html, render_markdown
 from harness.report.sections import Section
 from harness.results.report_dir import ReportDirError
-from harness.results.store import RunWriter, load_run
+from harness.results.store import write_record
 from harness.types import RunRecord, Status, Unit
 
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
@@ -61,20 +61,8 @@ def test_render_is_deterministic() -> None:
 
 
 def test_rendering_a_stored_run(tmp_path: Path) -> None:
-    writer = RunWriter(tmp_path / "run.jsonl")
-    run = realistic_run()
-    writer.start(
-        run_id=run.run_id,
-        started_at=run.started_at,
-        machine=run.machine,
-        packages=run.packages,
-        git_sha=run.git_sha,
-        suites=run.suites,
-    )
-    for result in run.results:
-        writer.case(result)
-    writer.close()  # no finish: the run was cut short
-    loaded = load_run(tmp_path / "run.jsonl")
+    cut = dataclasses.replace(realistic_run(), finished_at=None)  # the run was cut short
+    loaded = write_record(cut, tmp_path)
     assert "Incomplete run" in render_markdown(loaded)
 
 
