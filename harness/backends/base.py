@@ -221,6 +221,29 @@ class Transcribing(Protocol):
 
 
 @dataclass(frozen=True)
+class SpeechChunk:
+    """A piece of synthesised speech: mono float32 samples at ``sample_rate`` (Hz)."""
+
+    audio: NDArray[np.float32]
+    sample_rate: int
+
+
+@runtime_checkable
+class Synthesizing(Protocol):
+    """:attr:`BackendCapability.AUDIO_OUT`: a text-to-speech model (mlx-audio's TTS models)."""
+
+    @property
+    def streams(self) -> bool:
+        """Whether :meth:`synthesize` yields audio while it still generates (not per segment)."""
+        ...
+
+    def synthesize(self, text: str) -> Iterator[SpeechChunk]:
+        """Speech for ``text``, chunk by chunk as the model produces it (greedy where the
+        model samples)."""
+        ...
+
+
+@dataclass(frozen=True)
 class ImagePrompt:
     """A chat turn with images, preprocessed by the backend: token counts, the time the
     processor took (``preprocess_s``, image decoding, resizing, patching and tokenizing), and
@@ -295,6 +318,7 @@ MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
         BackendCapability.PROMPT_CACHE: PromptCaching,
         BackendCapability.TOOL_PARSING: ToolCalling,
         BackendCapability.AUDIO_IN: Transcribing,
+        BackendCapability.AUDIO_OUT: Synthesizing,
         BackendCapability.IMAGES: ImageInput,
         BackendCapability.HTTP: Served,
     }
