@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: demo test setup system-deps models llama-server lint typecheck
+.PHONY: demo test setup system-deps models llama-server lint typecheck readme-params
 
 demo: models
 	$(PY) -m pytest suites/smoke.suite.yaml $(PYTEST_ARGS)
@@ -59,3 +59,7 @@ lint: setup
 
 typecheck: setup
 	$(VENV)/bin/mypy
+
+# the README's scenario parameter table, from the scenarios' params models
+readme-params:
+	$(PY) -m harness.cli scenarios --update-readme README.md

@@ -311,11 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.cli_merge import add_parser as add_merge
     from harness.cli_models import add_parsers as add_models
     from harness.cli_probe import add_parser as add_probe
+    from harness.cli_scenarios import add_parser as add_scenarios
     from harness.cli_toolcalls import add_parser as add_toolcalls
 
     add_models(sub)
     add_toolcalls(sub)
     add_probe(sub)
+    add_scenarios(sub)
     add_merge(sub)
     add_bisect(sub).set_defaults(func=cmd_bisect)
     return parser

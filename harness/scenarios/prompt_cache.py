@@ -77,16 +77,20 @@ LOAD = MetricSpec("prompt_cache.load_s", Unit.SECONDS, False, "load the cache fr
 
 
 class PromptCacheParams(Params):
-    shape: Literal["exact_repeat", "shared_prefix", "multi_turn", "divergent_edit"] = (
-        "shared_prefix"
+    shape: Literal["exact_repeat", "shared_prefix", "multi_turn", "divergent_edit"] = Field(
+        "shared_prefix", description="how the warm request reuses the cached one"
     )
     prompt_tokens: int = Field(1000, ge=8, description="tokens of the full (last) prompt")
-    reuse_ratio: float = Field(0.9, gt=0, lt=1, description="shared part, for prefix shapes")
+    reuse_ratio: float = Field(
+        0.9, gt=0, lt=1, description="shared part, for prefix shapes (0-1 of prompt_tokens)"
+    )
     gen_tokens: int = Field(16, ge=1, description="greedy tokens compared cold vs warm")
     turns: int = Field(3, ge=2, description="turns for multi_turn; the last one is measured")
-    max_kv_size: int | None = Field(None, ge=8, description="RotatingKVCache of this size")
+    max_kv_size: int | None = Field(
+        None, ge=8, description="RotatingKVCache of this size", json_schema_extra={"unit": "tokens"}
+    )
     kv_bits: int | None = Field(None, description="QuantizedKVCache bits (4 or 8)")
-    kv_group_size: int = 64
+    kv_group_size: int = Field(64, description="QuantizedKVCache group size (with kv_bits)")
     self_check: Literal["none", "wrong_prefix"] = Field(
         "none",
         description="wrong_prefix: build the warm cache from a different prefix on "

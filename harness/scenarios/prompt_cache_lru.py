@@ -47,12 +47,12 @@ BYTES = MetricSpec("prompt_cache_lru.cache_bytes", Unit.BYTES, False, "bytes hel
 
 class LruParams(Params):
     max_size: int = Field(4, ge=1, description="LRUPromptCache max entries")
-    conversations: int = Field(4, ge=1)
-    turns: int = Field(3, ge=1)
+    conversations: int = Field(4, ge=1, description="conversations interleaved")
+    turns: int = Field(3, ge=1, description="turns per conversation")
     system_prompts: int = Field(2, ge=1, description="distinct system prompts shared")
-    system_tokens: int = Field(64, ge=1)
-    message_tokens: int = Field(12, ge=1)
-    gen_tokens: int = Field(6, ge=1)
+    system_tokens: int = Field(64, ge=1, description="length of each system prompt")
+    message_tokens: int = Field(12, ge=1, description="length of each user message")
+    gen_tokens: int = Field(6, ge=1, description="tokens generated per turn")
     verify: bool = Field(True, description="compare every output with a cold generation")
 
 

@@ -105,10 +105,15 @@ class ServingParams(Params):
         default_factory=list,
         validate_default=True,  # checks that some point is given
         description="open-loop points: Poisson arrivals, requests/s",
+        json_schema_extra={"unit": "requests/s"},
     )
     requests_per_point: int = Field(32, ge=1, le=100_000, description="requests a point sends")
     max_seconds_per_point: float = Field(
-        60.0, gt=0, le=3600, description="a point ends here; requests in flight are cut"
+        60.0,
+        gt=0,
+        le=3600,
+        description="a point ends here; requests in flight are cut",
+        json_schema_extra={"unit": "s"},
     )
     prompt_tokens: int = Field(128, ge=8, description="prompt length in tokens (about)")
     max_tokens: int = Field(64, ge=1, description="tokens each request asks for")

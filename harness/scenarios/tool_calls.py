@@ -94,7 +94,9 @@ class ToolCallsParams(Params):
     )
     fewshot: bool = Field(True, description="put the example turns before every prompt")
     categories: list[CategoryName] = Field(
-        default_factory=lambda: [c.value for c in Category], min_length=1
+        default_factory=lambda: [c.value for c in Category],
+        min_length=1,
+        description="prompt categories to run (default: all)",
     )
     per_category: int | None = Field(None, ge=1, description="first N prompts of each category")
     max_tokens: int = Field(160, ge=8, description="generation limit per prompt")
@@ -212,7 +214,7 @@ class ToolCallsScenario(BaseScenario[ToolCallsParams]):
             "max_tokens": p.max_tokens,
         }
         if parser is None:
-            why = "no tool parser: mlx-lm infers none from " + (
+            why = f"no tool parser: {ctx.backend} infers none from " + (
                 "the model's chat template" if template == "model" else f"template {template!r}"
             )
             return ScenarioOutput((metric(PARSER, [0.0]),), artifacts, skip_reason=why)

@@ -272,15 +272,22 @@ class ScenarioEntry(Strict):
         description="name used in case ids instead of the scenario name (needed when one "
         "scenario is listed twice for a model)",
     )
-    params: dict[str, Any] = Field(default_factory=dict, description="scenario parameters")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="scenario parameters (see mlx-harness scenarios)"
+    )
     sweep: dict[str, list[Any]] = Field(
         default_factory=dict, description="parameters to sweep; one case per combination"
     )
     models: list[str] | None = Field(None, description="restrict to these model names")
-    repeats: int | None = Field(None, ge=1)
-    warmup: int | None = Field(None, ge=0)
-    timeout_s: float | None = Field(None, gt=0)
-    gates: dict[str, str] = Field(default_factory=dict)
+    repeats: int | None = Field(None, ge=1, description="measured repetitions (default: defaults)")
+    warmup: int | None = Field(None, ge=0, description="warm-up runs (default: defaults)")
+    timeout_s: float | None = Field(
+        None, gt=0, description="wall-clock limit per case, seconds (default: defaults)"
+    )
+    gates: dict[str, str] = Field(
+        default_factory=dict,
+        description='metric -> gate for these cases, e.g. throughput.decode_tps: ">= 5"',
+    )
 
     @field_validator("sweep")
     @classmethod
@@ -348,7 +355,20 @@ class Suite(Strict):
 
 def json_schema() -> dict[str, Any]:
     """JSON Schema of a suite file, for editors."""
+    from harness.scenarios import SCENARIOS
+    from harness.spec.scenario_params import scenario_variants
+
     schema = Suite.model_json_schema()
+    defs, rules = scenario_variants()
+    clash = [k for k in defs if schema["$defs"].get(k, defs[k]) != defs[k]]
+    if clash:  # a params model named like a suite part: rename one of them
+        raise RuntimeError(f"schema definitions named twice: {', '.join(clash)}")
+    schema["$defs"].update(defs)
+    entry = schema["$defs"]["ScenarioEntry"]
+    entry["properties"]["scenario"]["enum"] = SCENARIOS.names()
+    entry["allOf"] = rules  # params and sweep: the named scenario's, unknown keys rejected
+    serve = schema["$defs"]["ModelEntry"]["properties"]["serve"]
+    serve["anyOf"].insert(1, {"$ref": "#/$defs/ServeEngine"})  # the shorthand serve: mlx_lm
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "mlx-harness suite"
     return schema
