@@ -308,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_history)
 
     from harness.cli_bisect import add_parser as add_bisect
+    from harness.cli_matrix import add_parser as add_matrix
     from harness.cli_merge import add_parser as add_merge
     from harness.cli_models import add_parsers as add_models
     from harness.cli_probe import add_parser as add_probe
@@ -319,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_probe(sub)
     add_scenarios(sub)
     add_merge(sub)
+    add_matrix(sub)
     add_bisect(sub).set_defaults(func=cmd_bisect)
     return parser
 

@@ -131,7 +131,14 @@ def child_args(args: argparse.Namespace, paths: Sequence[Path], run_id: str) -> 
 def run_in(env: PinEnv, args: Sequence[str], log: Path | None = None) -> int:
     """Run ``mlx-harness ARGS`` in the environment, recording the pin set; its exit status.
     Its output goes to ``log`` when given, else to this terminal."""
-    record = json.dumps({"name": env.spec.name, "pins": list(env.spec.pins)})
+    record = json.dumps(
+        {
+            "name": env.spec.name,
+            "pins": list(env.spec.pins),
+            "environment_s": round(env.ready_s, 3),
+            "environment_cold": env.cold,
+        }
+    )
     cmd = [*env.command(args), RECORD_FLAG, record]
     try:
         if log is None:
@@ -152,11 +159,14 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     if args.resume:
         raise CliError("--resume with --pin-set: resume the pin set's own run id instead")
     base = args.run_id or new_run_id()
-    lines, worst = [], 0
+    lines, worst, run_dirs = [], 0, []
     for pin_set in chosen_pin_sets(paths, args.pin_set):
         env = prepare(env_spec(args, pin_set.name, pin_set.pins))
         start = time.perf_counter()
         status = run_in(env, child_args(args, paths, f"{base}-{pin_set.name}"))
+        run_dir = Path(args.report_dir) / f"{base}-{pin_set.name}"
+        if (run_dir / "run.jsonl").is_file():
+            run_dirs.append(run_dir)
         worst = max(worst, status)
         took = time.perf_counter() - start
         how = "cold" if env.cold else "cached"
@@ -165,6 +175,13 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
             f"run {took:.1f} s; {Path(args.report_dir) / f'{base}-{pin_set.name}'}"
         )
     print("pin sets:", *lines, sep="\n")
+    if len(run_dirs) > 1:
+        from harness.cli_matrix import write_matrix
+        from harness.report.escape import plain
+        from harness.results.report_dir import shown
+
+        html, summary, _ = write_matrix(run_dirs, Path(args.report_dir) / f"{base}-matrix")
+        print(*(plain(line, 1000) for line in summary), f"matrix: {shown(html)}", sep="\n")
     return worst
 
 
@@ -179,7 +196,16 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
     try:
         data = json.loads(raw)
         name, pins = str(data["name"]), tuple(str(p) for p in data["pins"])
-    except (ValueError, KeyError, TypeError):
+        seconds = data.get("environment_s")
+        environment_s = float(seconds) if isinstance(seconds, (int, float)) else None
+        cold = data.get("environment_cold")
+    except (ValueError, KeyError, TypeError, AttributeError):
         print(f"mlx-harness: warning: {RECORD_FLAG}: not a pin set record", file=sys.stderr)
         return None
-    return PinSetInfo(name=name, pins=pins, resolved=resolved_versions())
+    return PinSetInfo(
+        name=name,
+        pins=pins,
+        resolved=resolved_versions(),
+        environment_s=environment_s,
+        environment_cold=cold if isinstance(cold, bool) else None,
+    )

@@ -299,6 +299,8 @@ class PinSetInfo:
     name: str
     pins: tuple[str, ...] = ()
     resolved: Mapping[str, str] = field(default_factory=dict)
+    environment_s: float | None = None  # seconds to make its environment ready (None: unknown)
+    environment_cold: bool | None = None  # True: built for this run; False: reused from the cache
 
     def pinned_versions(self) -> dict[str, str | None]:
         """Each pinned package's resolved version, by the name its pin gives."""

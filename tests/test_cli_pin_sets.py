@@ -56,6 +56,9 @@ def test_every_pin_set_runs_in_its_environment(
     assert new.packages["harness-fake-dep"] == "1.7"
     assert [r.status.value for r in old.results] == ["passed"]
     assert [r.status.value for r in new.results] == ["errored"]
+    assert "old → new: 1 newly failing (of 1 cases)" in out  # the matrix of both pin sets
+    matrix = (workdir / "reports" / "nightly-matrix" / "matrix.md").read_text()
+    assert "harness-fake-dep==1.2" in matrix and "🔴 newly failing" in matrix
     assert main([*_run(workdir, "old")[:-2], "--run-id", "again", "--pin-set", "old"]) == 0
     assert "pin set old: environment reused (cached)" in capsys.readouterr().out
 

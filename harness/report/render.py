@@ -106,3 +106,9 @@ def render(run: RunRecord, out_dir: Path, sections: Sequence[Section] | None = N
     write_text_atomic(paths.md, markdown)
     write_text_atomic(paths.html, html)
     return paths
+
+
+def template_environment(kind: str) -> jinja2.Environment:
+    """The report's template environment (``"md"`` or ``"html"``) for documents other than
+    the run report (the pin-set matrix), with the same escaping."""
+    return _environment(kind)

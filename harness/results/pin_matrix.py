@@ -1,0 +1,241 @@
+"""Models x scenarios x pin sets: one column per run (a pin set's run, in the order given), a
+row per case, and between adjacent columns the change judged by the rules of ``compare``
+(regressed / improved / inconclusive / unchanged / newly failing / fixed / not comparable).
+
+Returns data; never formats. Each column states its denominator (models, cases, passed), so a
+cell is never read without knowing what it counts.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from harness.results.compare import CaseDelta, MetricDelta, Thresholds, compare_runs
+from harness.types import CaseResult, JSONValue, RunRecord, Status, Unit, Verdict
+
+KEY_METRICS_PER_CASE = 2  # the first metrics a scenario records are its headline ones
+# the packages a column names first (the stack under test); the rest follow when they differ
+STACK = ("mlx", "mlx-metal", "mlx-cpu", "mlx-lm", "mlx-vlm", "mlx-audio")
+
+
+class PinMatrixError(ValueError):
+    """Runs that cannot form one matrix (none, or the same column twice); one line."""
+
+
+@dataclass(frozen=True)
+class KeyMetric:
+    name: str
+    unit: Unit
+    median: float
+    n: int
+
+
+@dataclass(frozen=True)
+class PinColumn:
+    """One run: its pin set (or run id), the versions it resolved, and what it counts."""
+
+    label: str
+    run_id: str
+    pins: tuple[str, ...]
+    stack: tuple[tuple[str, str | None], ...]  # (package, version) of the stack under test
+    models: int
+    cases: int
+    statuses: Mapping[Status, int]
+    machine: str
+    environment_s: float | None = None
+    environment_cold: bool | None = None
+    run_s: float | None = None  # wall time of the run itself (first start to last finish)
+
+    @property
+    def passed(self) -> int:
+        return self.statuses.get(Status.PASSED, 0) + self.statuses.get(Status.XPASSED, 0)
+
+
+@dataclass(frozen=True)
+class PinCell:
+    status: Status
+    reason: str | None
+    metrics: tuple[KeyMetric, ...] = ()
+
+
+@dataclass(frozen=True)
+class PinStep:
+    """The change from the column before to this one, for one case."""
+
+    verdict: Verdict
+    note: str = ""  # the deciding metric or reason, one line
+    metrics: tuple[MetricDelta, ...] = ()
+
+
+@dataclass(frozen=True)
+class PinRow:
+    case_id: str
+    model: str
+    scenario: str
+    point: Mapping[str, JSONValue]
+    cells: tuple[PinCell | None, ...]  # one per column; None: not in that run
+    steps: tuple[PinStep | None, ...]  # one per adjacent pair; None: not in both runs
+
+
+@dataclass(frozen=True)
+class PinTransition:
+    """Adjacent columns: what changed in the packages and how many cases each verdict has."""
+
+    before: str
+    after: str
+    package_changes: tuple[str, ...]
+    machine_changes: tuple[str, ...]
+    verdicts: Mapping[Verdict, int]
+    compared: int  # cases present in both runs
+
+
+@dataclass(frozen=True)
+class PinMatrix:
+    columns: tuple[PinColumn, ...]
+    rows: tuple[PinRow, ...]
+    transitions: tuple[PinTransition, ...] = field(default_factory=tuple)
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    import datetime as dt
+
+    if not start or not end:
+        return None
+    try:
+        return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds()
+    except ValueError:
+        return None
+
+
+def _norm(name: str) -> str:
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _stack(run: RunRecord) -> tuple[tuple[str, str | None], ...]:
+    packages = {_norm(k): v for k, v in run.packages.items()}
+    if run.pin_set is not None:
+        packages.update({_norm(k): v for k, v in run.pin_set.resolved.items()})
+    return tuple((name, packages.get(name)) for name in STACK if packages.get(name) is not None)
+
+
+def column_of(run: RunRecord) -> PinColumn:
+    from harness.results.merge import machine_label
+
+    pin_set = run.pin_set
+    return PinColumn(
+        label=pin_set.name if pin_set is not None else run.run_id,
+        run_id=run.run_id,
+        pins=pin_set.pins if pin_set is not None else (),
+        stack=_stack(run),
+        models=len({r.model for r in run.results}),
+        cases=len(run.results),
+        statuses=Counter(r.status for r in run.results),
+        machine=machine_label(run.machine),
+        environment_s=pin_set.environment_s if pin_set is not None else None,
+        environment_cold=pin_set.environment_cold if pin_set is not None else None,
+        run_s=_seconds_between(run.started_at, run.finished_at),
+    )
+
+
+def key_metrics(result: CaseResult, wanted: Sequence[str] = ()) -> tuple[KeyMetric, ...]:
+    """The metrics a cell shows: those named in ``wanted`` the case has, else its first ones."""
+    chosen = (
+        [m for name in wanted if (m := result.metric(name)) is not None]
+        if wanted
+        else list(result.metrics[:KEY_METRICS_PER_CASE])
+    )
+    out = []
+    for metric in chosen:
+        values = [v for v in metric.samples if math.isfinite(v)]
+        if values:
+            out.append(KeyMetric(metric.name, metric.unit, statistics.median(values), len(values)))
+    return tuple(out)
+
+
+def _cell(result: CaseResult | None, wanted: Sequence[str]) -> PinCell | None:
+    if result is None:
+        return None
+    return PinCell(result.status, result.reason, key_metrics(result, wanted))
+
+
+def _deciding(delta: CaseDelta) -> str:
+    """One line: the metric that decided the case's verdict, or the reason it has none."""
+    if delta.reasons:
+        return delta.reasons[0]
+    for metric in delta.metrics:
+        if metric.verdict is delta.verdict:
+            change = f"{metric.metric} {metric.change:+.1%}"
+            return f"{change} ({metric.note})" if metric.note else change
+    return ""
+
+
+def _step(delta: CaseDelta | None) -> PinStep | None:
+    if delta is None or delta.verdict in (Verdict.NEW, Verdict.REMOVED):
+        return None
+    note = "" if delta.verdict is Verdict.UNCHANGED else _deciding(delta)
+    return PinStep(delta.verdict, note, delta.metrics)
+
+
+def build_pin_matrix(
+    runs: Sequence[RunRecord],
+    *,
+    metrics: Sequence[str] = (),
+    thresholds: Thresholds | None = None,
+) -> PinMatrix:
+    """The matrix of ``runs`` in the order given (oldest pin set first, as a release reads)."""
+    if len(runs) < 2:
+        raise PinMatrixError(
+            f"a pin-set matrix needs at least two runs, got {len(runs)}; "
+            "name one run per pin set (mlx-harness run SUITE --pin-set all makes them)"
+        )
+    columns = tuple(column_of(run) for run in runs)
+    labels = Counter(c.label for c in columns)
+    twice = next((label for label, n in labels.items() if n > 1), None)
+    if twice is not None:
+        raise PinMatrixError(
+            f"pin set '{twice}' is named by more than one run; give each pin set one run"
+        )
+    comparisons = [
+        compare_runs(before, after, thresholds=thresholds) for before, after in zip(runs, runs[1:])
+    ]
+    by_run = [{r.case_id: r for r in run.results} for run in runs]
+    by_step = [{d.case_id: d for d in comparison.cases} for comparison in comparisons]
+    order = list(dict.fromkeys(cid for cases in by_run for cid in cases))
+    rows = []
+    for cid in order:
+        ref = next(cases[cid] for cases in by_run if cid in cases)
+        rows.append(
+            PinRow(
+                case_id=cid,
+                model=ref.model,
+                scenario=ref.scenario,
+                point=dict(ref.point),
+                cells=tuple(_cell(cases.get(cid), metrics) for cases in by_run),
+                steps=tuple(
+                    _step(deltas.get(cid))
+                    if cid in by_run[i] and cid in by_run[i + 1]
+                    else None
+                    for i, deltas in enumerate(by_step)
+                ),
+            )
+        )
+    transitions = tuple(
+        PinTransition(
+            before=columns[i].label,
+            after=columns[i + 1].label,
+            package_changes=comparison.package_changes,
+            machine_changes=comparison.machine_changes,
+            verdicts=Counter(
+                step.verdict for row in rows if (step := row.steps[i]) is not None
+            ),
+            compared=sum(1 for row in rows if row.steps[i] is not None),
+        )
+        for i, comparison in enumerate(comparisons)
+    )
+    return PinMatrix(columns=columns, rows=tuple(rows), transitions=transitions)
