@@ -129,7 +129,8 @@ def _transitions_table(transitions: Sequence[PinTransition]) -> Table:
             (
                 Cell(f"{t.before} → {t.after}"),
                 Cell(
-                    "; ".join(changes[:4]) + (f"; +{len(changes) - 4} more" if len(changes) > 4 else "")
+                    "; ".join(changes[:4])
+                    + (f"; +{len(changes) - 4} more" if len(changes) > 4 else "")
                     or "no package changed",
                     title="\n".join(changes) or None,
                 ),

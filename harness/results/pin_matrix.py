@@ -8,6 +8,7 @@ cell is never read without knowing what it counts.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import Counter
@@ -202,7 +203,8 @@ def build_pin_matrix(
             f"pin set '{twice}' is named by more than one run; give each pin set one run"
         )
     comparisons = [
-        compare_runs(before, after, thresholds=thresholds) for before, after in zip(runs, runs[1:])
+        compare_runs(before, after, thresholds=thresholds)
+        for before, after in itertools.pairwise(runs)
     ]
     by_run = [{r.case_id: r for r in run.results} for run in runs]
     by_step = [{d.case_id: d for d in comparison.cases} for comparison in comparisons]
@@ -218,9 +220,7 @@ def build_pin_matrix(
                 point=dict(ref.point),
                 cells=tuple(_cell(cases.get(cid), metrics) for cases in by_run),
                 steps=tuple(
-                    _step(deltas.get(cid))
-                    if cid in by_run[i] and cid in by_run[i + 1]
-                    else None
+                    _step(deltas.get(cid)) if cid in by_run[i] and cid in by_run[i + 1] else None
                     for i, deltas in enumerate(by_step)
                 ),
             )
@@ -231,9 +231,7 @@ def build_pin_matrix(
             after=columns[i + 1].label,
             package_changes=comparison.package_changes,
             machine_changes=comparison.machine_changes,
-            verdicts=Counter(
-                step.verdict for row in rows if (step := row.steps[i]) is not None
-            ),
+            verdicts=Counter(step.verdict for row in rows if (step := row.steps[i]) is not None),
             compared=sum(1 for row in rows if row.steps[i] is not None),
         )
         for i, comparison in enumerate(comparisons)

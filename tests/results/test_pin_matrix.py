@@ -31,9 +31,7 @@ def _case(model: str, status: Status, decode: tuple[float, ...] = FAST) -> CaseR
     )  # fmt: skip
 
 
-def _run(
-    name: str, cases: list[CaseResult], mlx_lm: str, machine: Machine = MACHINE
-) -> RunRecord:
+def _run(name: str, cases: list[CaseResult], mlx_lm: str, machine: Machine = MACHINE) -> RunRecord:
     identity = ModelIdentity("m", "/m", "mlx_lm", config_sha256="c", weights_bytes=10)
     return RunRecord(
         1,
@@ -46,9 +44,12 @@ def _run(
         results=tuple(cases),
         finished_at="2026-11-23T01:00:42+00:00",
         pin_set=PinSetInfo(
-            name, (f"mlx-lm=={mlx_lm}",), {"mlx-lm": mlx_lm}, environment_s=3.5,
+            name,
+            (f"mlx-lm=={mlx_lm}",),
+            {"mlx-lm": mlx_lm},
+            environment_s=3.5,
             environment_cold=False,
-        ),  # fmt: skip
+        ),
     )
 
 
