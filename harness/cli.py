@@ -231,11 +231,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser("run", help="run suites without pytest")
-    p.add_argument("paths", nargs="+")
-    p.add_argument("--report-dir", default="reports")
-    p.add_argument("--run-id", default=None)
+    p.add_argument("paths", nargs="+", help="suite files or directories")
+    p.add_argument(
+        "--report-dir",
+        default="reports",
+        help="where runs go: REPORT_DIR/RUN_ID/ (run.jsonl, reports)",
+    )
+    p.add_argument(
+        "--run-id", default=None, help="name of the run (default: time and a random tag)"
+    )
     p.add_argument("-k", default=None, help="only cases whose id contains this text")
-    p.add_argument("--allow-download", action="store_true")
+    p.add_argument(
+        "--allow-download", action="store_true", help="allow hub downloads (offline by default)"
+    )
     p.add_argument(
         "--resume",
         metavar="RUN_ID",
@@ -272,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", help="export a run's raw samples")
-    p.add_argument("run")
+    p.add_argument("run", help="run directory or run.jsonl")
     p.add_argument("--csv", help="write every raw sample as CSV")
     p.add_argument("--benchmark-json", help="write timing metrics as pytest-benchmark JSON")
     p.set_defaults(func=cmd_export)
@@ -302,9 +310,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("history", help="a metric over runs, with step changes attributed")
     p.add_argument("paths", nargs="+", help="directories holding run records")
-    p.add_argument("--metric", required=True)
+    p.add_argument("--metric", required=True, help="metric name, e.g. throughput.decode_tps")
     p.add_argument("--case", default=None, help="only cases whose id contains this text")
-    p.add_argument("--min-effect", type=float, default=0.05)
+    p.add_argument(
+        "--min-effect",
+        type=float,
+        default=0.05,
+        help="smallest relative step that counts as a change (0.05: 5%%)",
+    )
     p.set_defaults(func=cmd_history)
 
     from harness.cli_bisect import add_parser as add_bisect

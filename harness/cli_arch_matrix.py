@@ -94,7 +94,7 @@ def add_parser(models: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="every architecture of the installed mlx-lm, generated tiny: load, generate, cache, "
         "trim, tool template (cached per mlx-lm/mlx version)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--force", action="store_true", help="run again even if a result is cached")
     p.add_argument("--only", nargs="+", metavar="MODULE", help="try only these (not cached)")
     p.set_defaults(func=cmd_arch_matrix)

@@ -24,7 +24,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "bisect", help="find the first release of a package that made a case worse"
     )
-    p.add_argument("paths", nargs="+", metavar="SUITE")
+    p.add_argument("paths", nargs="+", metavar="SUITE", help="suite files or directories")
     p.add_argument("--package", required=True, help="the package to bisect, e.g. mlx-lm")
     p.add_argument("--good", required=True, metavar="VERSION", help="a version known good")
     p.add_argument("--bad", required=True, metavar="VERSION", help="a later version known bad")
@@ -37,7 +37,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=3,
         help="runs of a version (and of the good one) before a step is called inconclusive",
     )
-    p.add_argument("--report-dir", default="reports/bisect")
+    p.add_argument(
+        "--report-dir", default="reports/bisect", help="where the step runs and their reports go"
+    )
     add_env_options(p)
     return p
 

@@ -91,11 +91,11 @@ def add_parsers(sub: Any) -> None:
         dest="models_command", required=True
     )
     p = models.add_parser("list", help="embedded models and whether they are prepared")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=cmd_models_list)
     p = models.add_parser("prepare", help="build/convert embedded models into the cache")
-    p.add_argument("names", nargs="*")
-    p.add_argument("--force", action="store_true")
+    p.add_argument("names", nargs="*", help="embedded models to prepare (default: all)")
+    p.add_argument("--force", action="store_true", help="build again even if prepared")
     p.set_defaults(func=cmd_models_prepare)
     p = models.add_parser(
         "build-llama-server", help="build llama.cpp's llama-server once into the cache"
@@ -110,8 +110,8 @@ def add_parsers(sub: Any) -> None:
         dest="import_command", required=True
     )
     p = imports.add_parser("gguf", help="a llama-family or gemma3 GGUF -> an mlx-lm directory")
-    p.add_argument("file")
-    p.add_argument("out")
+    p.add_argument("file", help="the .gguf file to convert")
+    p.add_argument("out", help="directory to write the mlx-lm model into")
     p.add_argument(
         "--dtype",
         default="keep",

@@ -1,0 +1,55 @@
+"""Every argument of every ``mlx-harness`` command says what it is for (``--help``)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+
+from harness.cli import build_parser
+
+
+def _actions(
+    parser: argparse.ArgumentParser, path: str
+) -> Iterator[tuple[str, argparse.Action | str]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helped = {a.dest for a in action._choices_actions if a.help}
+            for name, sub in action.choices.items():
+                if name not in helped:
+                    yield f"{path} {name}", "subcommand"
+                yield from _actions(sub, f"{path} {name}")
+        else:
+            yield path, action
+
+
+def _undocumented(parser: argparse.ArgumentParser) -> list[str]:
+    missing = []
+    for path, action in _actions(parser, parser.prog):
+        if isinstance(action, str):
+            missing.append(f"{path} (no help for the {action})")
+        elif not action.help:  # argparse.SUPPRESS hides an internal flag on purpose
+            missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+    return missing
+
+
+def test_every_argument_of_every_command_has_help() -> None:
+    assert _undocumented(build_parser()) == []
+
+
+def test_the_walk_finds_a_missing_help() -> None:
+    parser = argparse.ArgumentParser(prog="p")
+    sub = parser.add_subparsers()
+    child = sub.add_parser("child", help="a command")
+    child.add_argument("--flag")
+    sub.add_parser("bare")
+    assert _undocumented(parser) == ["p child --flag", "p bare (no help for the subcommand)"]
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["export"], ["scenarios"], ["models", "list"]])
+def test_help_prints(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args([*command, "--help"])
+    assert exc.value.code == 0
+    assert "usage: mlx-harness" in capsys.readouterr().out
