@@ -34,7 +34,9 @@ class EmbeddedModel:
 def embedded_models() -> list[EmbeddedModel]:
     """Every embedded model, prepared or not, in a stable order: real models, then the zoo."""
     from harness.models.real import REAL_MODELS, model_path
+    from harness.models.zoo.derive_vision_family import generated_families
     from harness.models.zoo.families import FAMILIES
+    from harness.models.zoo.families_audio import AUDIO_FAMILIES
 
     root = models_dir()
     real = [
@@ -55,7 +57,11 @@ def embedded_models() -> list[EmbeddedModel]:
             path=root / "zoo" / family.name,
             tags=("zoo", *family.tags),
         )
-        for family in FAMILIES.values()
+        for family in (
+            *FAMILIES.values(),
+            *AUDIO_FAMILIES.values(),
+            *generated_families().values(),
+        )
     ]
     from harness.models import whisper_ct2
 
@@ -80,7 +86,9 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
     """Build or convert one embedded model into the cache; idempotent."""
     from harness.models.real import real_model_names
     from harness.models.zoo.build import build, is_current
+    from harness.models.zoo.derive_vision_family import generated_families
     from harness.models.zoo.families import FAMILIES
+    from harness.models.zoo.families_audio import AUDIO_FAMILIES
 
     model = find_embedded(name)
     if model is None:
@@ -93,7 +101,8 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
 
     if name == whisper_ct2.MODEL_NAME:
         return whisper_ct2.prepare_whisper_tiny_en(model.path, force=force)
-    family = FAMILIES[name.removeprefix(ZOO_PREFIX)]
+    key = name.removeprefix(ZOO_PREFIX)
+    family = FAMILIES.get(key) or AUDIO_FAMILIES.get(key) or generated_families()[key]
     if force or not is_current(model.path, family):
         build(family, model.path)
     return model.path

@@ -1,5 +1,8 @@
 """Write a vision family as an mlx-vlm model directory (mlx-vlm's own model classes).
 
+A generated family (``derive_vision_family``) is completed here, at build time: its config is
+derived from the installed mlx-vlm's config classes.
+
 Weights are saved in mlx-vlm's layout (``vision_tower.*``, ``language_model.*``), the layout
 ``mlx_vlm.convert`` writes; the template goes to ``chat_template.json`` as real Qwen2-VL ships it.
 """
@@ -7,16 +10,15 @@ Weights are saved in mlx-vlm's layout (``vision_tower.*``, ``language_model.*``)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from harness.models.zoo.common import (
     check_float32,
     model_config,
-    seeded_init,
     write_extra_files,
     write_json,
     write_tokenizer,
 )
+from harness.models.zoo.derive_vision import instantiate
 from harness.models.zoo.family import Family
 
 
@@ -24,7 +26,13 @@ def write_vision_model(family: Family, out_dir: Path, *, seed: int) -> int:
     """Write tokenizer, processor files, config and seeded float32 weights; return param count."""
     from mlx_vlm.utils import save_weights
 
-    vocab = write_tokenizer(family, out_dir)
+    from harness.models.zoo.derive_vision_family import IMAGE_TOKEN, complete, is_generated
+
+    extra: dict[str, object] = {}
+    if is_generated(family):
+        family = complete(family)
+        extra = {"image_token": IMAGE_TOKEN}
+    vocab = write_tokenizer(family, out_dir, tokenizer_extra=extra)
     config = model_config(family, vocab)
     model = instantiate(config, seed=seed)
     n_params = check_float32(model)
@@ -34,20 +42,3 @@ def write_vision_model(family: Family, out_dir: Path, *, seed: int) -> int:
         write_json(out_dir / "chat_template.json", {"chat_template": family.chat_template})
     write_extra_files(family, out_dir)
     return n_params
-
-
-def instantiate(config: dict[str, Any], *, seed: int) -> Any:
-    """Build the model the way ``mlx_vlm.utils.load_model`` does, from a copy of ``config``."""
-    from mlx_vlm.utils import get_model_and_args, update_module_configs
-
-    cfg = dict(config)
-    model_class, _ = get_model_and_args(cfg)
-    cfg.setdefault("text_config", {})
-    cfg.setdefault("vision_config", {})
-    cfg.setdefault("audio_config", {})
-    model_config = model_class.ModelConfig.from_dict(cfg)
-    model_config = update_module_configs(
-        model_config, model_class, cfg, ["text", "vision", "perceiver", "projector", "audio"]
-    )
-    seeded_init(seed)
-    return model_class.Model(model_config)

@@ -105,8 +105,6 @@ def try_family(model_type: str, *, seed: int = 0) -> FamilyTrial:
     import mlx.core as mx
     from mlx.utils import tree_flatten
 
-    from harness.models.zoo.build_vision import instantiate
-
     try:
         model = instantiate(tiny_config(model_type), seed=seed)
         leaves: Any = tree_flatten(model.parameters())  # a list of (name, array) pairs
@@ -120,3 +118,22 @@ def try_family(model_type: str, *, seed: int = 0) -> FamilyTrial:
     except Exception as exc:  # a family's own error, reported as its row
         return FamilyTrial(model_type, TrialStatus.FAILED, 0, exception_line(exc, 160))
     return FamilyTrial(model_type, TrialStatus.BUILT, params)
+
+
+def instantiate(config: dict[str, Any], *, seed: int) -> Any:
+    """Build the model the way ``mlx_vlm.utils.load_model`` does, from a copy of ``config``."""
+    from mlx_vlm.utils import get_model_and_args, update_module_configs
+
+    cfg = dict(config)
+    model_class, _ = get_model_and_args(cfg)
+    cfg.setdefault("text_config", {})
+    cfg.setdefault("vision_config", {})
+    cfg.setdefault("audio_config", {})
+    model_config = model_class.ModelConfig.from_dict(cfg)
+    model_config = update_module_configs(
+        model_config, model_class, cfg, ["text", "vision", "perceiver", "projector", "audio"]
+    )
+    from harness.models.zoo.common import seeded_init
+
+    seeded_init(seed)
+    return model_class.Model(model_config)
