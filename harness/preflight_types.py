@@ -51,6 +51,7 @@ class MemoryRecord:
     context_tokens: int = 0
     prompt_tokens: int | None = None  # prefilled part of the context; None: all of it
     weights_bytes: int = 0
+    reference_weights_bytes: int = 0  # a reference model loaded beside it (``quality``)
     kv_cache_bytes: int = 0
     state_bytes: int = 0
     activation_bytes: int = 0
@@ -65,6 +66,7 @@ class MemoryRecord:
         return MappingProxyType(
             {
                 "weights_bytes": self.weights_bytes,
+                "reference_weights_bytes": self.reference_weights_bytes,
                 "kv_cache_bytes": self.kv_cache_bytes,
                 "state_bytes": self.state_bytes,
                 "activation_bytes": self.activation_bytes,

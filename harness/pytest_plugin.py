@@ -124,6 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = state
     config.addinivalue_line("markers", "harness_case: a case planned from a *.suite.yaml file")
+    config.pluginmanager.import_plugin("harness.pytest_benchmark_bridge")  # mlx_model, timings
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -264,6 +265,12 @@ def _session(config: pytest.Config) -> Any:
         )
         state.session.plan(state.planned)
     return state.session
+
+
+def run_session(config: pytest.Config) -> Any:
+    """The run's :class:`harness.runner.session.RunSession`, opened on first use (the
+    pytest-benchmark bridge records its benchmarks there)."""
+    return _session(config)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -9,11 +9,15 @@ and decode, after the model is loaded) plus a fixed process overhead for the gat
   moment a growing cache is concatenated; sliding-window layers hold at most their window while
   decoding, but window - 1 + the prefill chunk while a chunk is processed (RotatingKVCache's
   concat path); non-attention layers (lfm2 conv, linear attention, SSM) a fixed state;
+- a reference model the case loads beside its own (``quality``'s ``reference``): its weights
+  stay resident for the case; the two forward passes run one after the other, so only the
+  larger of their KV cache, state and transient buffers counts (:func:`with_reference`);
 - activations of the largest prefill chunk: attention scores materialised in float32
   (``SCORE_COPIES`` x chunk x keys x heads x 4 B, as MLX's CPU attention does; 0 with
   ``fused_attention=True`` for Metal's fused kernel) plus per-token buffers of
   ``ACT_HIDDEN x (hidden + heads x head_dim) + ACT_MLP x MLP width`` elements, and the last
-  token's logits. Only the prompt goes through prefill: generated tokens are decoded one at a
+  token's logits (every position's when the scenario scores the text). Only the prompt goes
+  through prefill: generated tokens are decoded one at a
   time (one query row each), so with ``prompt_tokens`` given the chunk and its keys come from
   the prompt while the KV cache still holds the whole context; without it the whole context is
   taken as prompt (the larger, safe figure).
@@ -28,7 +32,7 @@ score term is an upper bound (MLX keeps ~2.3 B per score element there, measured
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.probe.types import Probe, TextArch
 
@@ -54,10 +58,17 @@ class MemoryEstimate:
     process_overhead_bytes: int
     approximate: tuple[str, ...] = ()  # what the estimate could not model for this model
     prompt_tokens: int | None = None  # prefilled part of the context; None: all of it
+    reference_weights_bytes: int = 0  # a reference model loaded beside it for the case
 
     @property
     def mlx_peak_bytes(self) -> int:
-        return self.weights_bytes + self.kv_cache_bytes + self.state_bytes + self.activation_bytes
+        return (
+            self.weights_bytes
+            + self.reference_weights_bytes
+            + self.kv_cache_bytes
+            + self.state_bytes
+            + self.activation_bytes
+        )
 
     @property
     def total_bytes(self) -> int:
@@ -75,12 +86,15 @@ def estimate_memory(
     process_overhead_bytes: int = PROCESS_OVERHEAD_BYTES,
     prompt_tokens: int | None = None,
     text_only: bool = False,
+    logits_rows: int = 1,
 ) -> MemoryEstimate:
     """Peak memory to prefill and decode ``context_tokens`` tokens (prompt + generated).
 
     ``prompt_tokens`` (at most ``context_tokens``) is the prefilled part; None takes the whole
     context as prompt. ``text_only``: the backend loads only the language model of a multimodal
-    checkpoint (mlx-lm does), so vision/audio tower weights are not counted.
+    checkpoint (mlx-lm does), so vision/audio tower weights are not counted. ``logits_rows``:
+    positions whose logits a forward pass keeps (1 when generating; every position when a
+    scenario scores the text, as ``quality`` does).
     """
     if context_tokens < 1:
         raise ValueError("context_tokens must be at least 1")
@@ -117,7 +131,12 @@ def estimate_memory(
     if arch.num_experts:
         approximate.append("MoE routing buffers not modelled")
     acts = activation_bytes(
-        arch, prompt_tokens or context_tokens, dtype, chunk=prefill_chunk, fused=fused_attention
+        arch,
+        prompt_tokens or context_tokens,
+        dtype,
+        chunk=prefill_chunk,
+        fused=fused_attention,
+        logits_rows=logits_rows,
     )
     return MemoryEstimate(
         context_tokens=context_tokens,
@@ -128,6 +147,19 @@ def estimate_memory(
         process_overhead_bytes=process_overhead_bytes,
         approximate=tuple(approximate),
         prompt_tokens=prompt_tokens,
+    )
+
+
+def with_reference(estimate: MemoryEstimate, reference: MemoryEstimate) -> MemoryEstimate:
+    """``estimate`` of a case that also loads ``reference`` (estimated for the same tokens) and
+    runs it after its own model: both weights resident, the larger transient parts once."""
+    return replace(
+        estimate,
+        reference_weights_bytes=estimate.reference_weights_bytes + reference.weights_bytes,
+        kv_cache_bytes=max(estimate.kv_cache_bytes, reference.kv_cache_bytes),
+        state_bytes=max(estimate.state_bytes, reference.state_bytes),
+        activation_bytes=max(estimate.activation_bytes, reference.activation_bytes),
+        approximate=estimate.approximate + tuple(f"reference: {a}" for a in reference.approximate),
     )
 
 
@@ -158,14 +190,15 @@ def kv_cache_bytes(
 
 
 def activation_bytes(
-    arch: TextArch, prompt: int, dtype_bytes: int, *, chunk: int, fused: bool
+    arch: TextArch, prompt: int, dtype_bytes: int, *, chunk: int, fused: bool, logits_rows: int = 1
 ) -> int:
-    """Transient buffers of the largest chunk of a ``prompt``-token prefill, and the logits."""
+    """Transient buffers of the largest chunk of a ``prompt``-token prefill, and the logits
+    (three float32 copies: logits, log-sum-exp, log-probabilities) of ``logits_rows``."""
     n = min(prompt, chunk)
     scores = 0.0 if fused else SCORE_COPIES * n * prompt * arch.num_heads * SCORE_BYTES
     q_width = arch.num_heads * arch.head_dim
     per_token = ACT_HIDDEN * (arch.hidden_size + q_width) + ACT_MLP * arch.intermediate_size
-    logits = 3 * arch.vocab_size * 4
+    logits = 3 * arch.vocab_size * 4 * max(logits_rows, 1)
     return int(scores + n * per_token * dtype_bytes + logits)
 
 

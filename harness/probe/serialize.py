@@ -101,6 +101,7 @@ def estimate_dict(estimate: MemoryEstimate) -> dict[str, Any]:
         "context_tokens": estimate.context_tokens,
         "prompt_tokens": estimate.prompt_tokens,
         "weights_bytes": estimate.weights_bytes,
+        "reference_weights_bytes": estimate.reference_weights_bytes,
         "kv_cache_bytes": estimate.kv_cache_bytes,
         "state_bytes": estimate.state_bytes,
         "activation_bytes": estimate.activation_bytes,
@@ -145,6 +146,7 @@ def estimate_from_dict(data: Any) -> MemoryEstimate:
             process_overhead_bytes=int(data["process_overhead_bytes"]),
             approximate=tuple(str(a) for a in data["approximate"]),
             prompt_tokens=_opt_int(data.get("prompt_tokens")),
+            reference_weights_bytes=int(data.get("reference_weights_bytes", 0)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordError(f"not a memory estimate record ({_why(exc)})") from None

@@ -38,7 +38,7 @@ from harness.preflight_types import (
 )
 from harness.probe.installed import Stack, detect_stack
 from harness.probe.machine import MemoryBudget, available_memory
-from harness.probe.memory import estimate_memory
+from harness.probe.memory import MemoryEstimate, estimate_memory, with_reference
 from harness.probe.policy import Action, Decision, Judged, decide
 from harness.probe.probe import ProbeError, probe_model
 from harness.probe.serialize import estimate_dict, probe_dict
@@ -155,10 +155,23 @@ class Preflighter:
     def probe(self, case: Case) -> Probe | str:
         """The model's probe, or why there is none (one line); cached per backend and path."""
         assert case.model.path is not None
-        key = (case.model.backend, case.model.path)
+        return self._probe_cached(case.model.backend, case.model.path)
+
+    def _probe_cached(self, backend: str, path: str) -> Probe | str:
+        key = (backend, path)
         if key not in self._probes:
-            self._probes[key] = self._probe(case.model.backend, Path(case.model.path))
+            self._probes[key] = self._probe(backend, Path(path))
         return self._probes[key]
+
+    @staticmethod
+    def _estimate(probe: Probe, workload: Workload, backend: str) -> MemoryEstimate:
+        return estimate_memory(
+            probe,
+            workload.context_tokens,
+            prompt_tokens=workload.prompt_tokens,
+            text_only=backend == Library.MLX_LM.value,
+            logits_rows=workload.logits_rows,
+        )
 
     def _probe(self, backend_name: str, path: Path) -> Probe | str:
 
@@ -202,12 +215,11 @@ class Preflighter:
         workload = _workload(scenario, case)
         estimate = None
         if workload is not None and probe.weights_bytes is not None:
-            estimate = estimate_memory(
-                probe,
-                workload.context_tokens,
-                prompt_tokens=workload.prompt_tokens,
-                text_only=backend == Library.MLX_LM.value,
-            )
+            estimate = self._estimate(probe, workload, backend)
+            for reference in workload.references:  # loaded beside the model for the case
+                probed = self._probe_cached(backend, reference)
+                if isinstance(probed, Probe) and probed.weights_bytes is not None:
+                    estimate = with_reference(estimate, self._estimate(probed, workload, backend))
         decision = decide(
             probe,
             scenario_needs=needs,

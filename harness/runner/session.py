@@ -242,6 +242,8 @@ class RunSession:
             "repeats": case.repeats,
             "warmup": case.warmup,
         }
+        if case.auto_repeats is not None:  # repeats: auto
+            request["auto"] = dataclasses.asdict(case.auto_repeats)
         try:
             reply = client.request(request, case.timeout_s)
         except WorkerGone as exc:
@@ -321,6 +323,11 @@ class RunSession:
             scenario_version=outcome.version,
             preflight=outcome.preflight,
         )
+
+    def record_result(self, case: Case, result: CaseResult) -> CaseResult:
+        """Record a result measured outside the workers (a pytest-benchmark test's timings)."""
+        self._planned.setdefault(case.case_id, case)
+        return self._record(case, result)
 
     def _record(self, case: Case, result: CaseResult) -> CaseResult:
         """Append ``result``; a result that cannot be serialized is recorded as errored."""

@@ -26,6 +26,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "greedy_text": "harness.scenarios.greedy_text:SCENARIO",
         "http_prompt_cache": "harness.scenarios.http_prompt_cache:SCENARIO",
         "serving": "harness.scenarios.serving:SCENARIO",
+        "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
     },
     group="mlx_harness.scenarios",
 )

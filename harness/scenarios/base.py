@@ -52,6 +52,8 @@ class Workload:
 
     prompt_tokens: int
     generated_tokens: int = 0
+    references: tuple[str, ...] = ()  # model folders the case loads beside its own, same tokens
+    logits_rows: int = 1  # positions whose logits a forward pass keeps (all when scoring text)
 
     @property
     def context_tokens(self) -> int:

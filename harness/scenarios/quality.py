@@ -14,13 +14,15 @@ figures are deterministic):
 Design: the reference is loaded in the same worker, through the same backend, for the length
 of the case, and released after it. The runner keeps one worker per model, so a second step
 would need the runner to pass logits between workers (hundreds of MB per item); loading the
-reference beside the model costs its memory for one case (not in the preflight's estimate),
-and keeps both forward passes on the same tokens in one process. Both models must tokenize the
-text the same way and share the vocabulary, or the comparison fails with the reason.
+reference beside the model costs its weights for one case (the workload names it, so the
+preflight's memory estimate includes them), and keeps both forward passes on the same tokens
+in one process. Both models must tokenize the text the same way and share the vocabulary, or
+the comparison fails with the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -29,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.backends.base import BackendCapability, BackendError, LoadedModel
 from harness.backends.scoring import Scoring
-from harness.metrics import MetricSpec
+from harness.metrics import MetricSpec, VariesBy
 from harness.probe.types import Capability, ReasonCode
 from harness.scenarios.base import (
     BaseScenario,
@@ -47,7 +49,12 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 PERPLEXITY = MetricSpec(
-    "quality.perplexity", Unit.RATIO, False, "perplexity of the text, per item", noise_floor=0.01
+    "quality.perplexity",
+    Unit.RATIO,
+    False,
+    "perplexity of the text, per item",
+    noise_floor=0.01,
+    varies_by=VariesBy.ITEM,
 )
 REFERENCE_PERPLEXITY = MetricSpec(
     "quality.reference_perplexity",
@@ -55,6 +62,7 @@ REFERENCE_PERPLEXITY = MetricSpec(
     False,
     "the reference model's perplexity on the same items",
     noise_floor=0.01,
+    varies_by=VariesBy.ITEM,
 )
 AGREEMENT = MetricSpec(
     "quality.token_agreement",
@@ -62,6 +70,7 @@ AGREEMENT = MetricSpec(
     True,
     "share of positions where the greedy next token equals the reference's",
     noise_floor=0.01,
+    varies_by=VariesBy.ITEM,
 )
 KL = MetricSpec(
     "quality.kl_divergence",
@@ -69,6 +78,7 @@ KL = MetricSpec(
     False,
     "mean KL(reference || model) of next-token distributions, nats",
     noise_floor=0.05,
+    varies_by=VariesBy.ITEM,
 )
 
 
@@ -183,7 +193,13 @@ class QualityScenario(BaseScenario[QualityParams]):
     repeats_apply: ClassVar[bool] = False
 
     def workload(self, params: QualityParams) -> Workload:
-        return Workload(params.chunk_tokens, 0)
+        """One item's tokens, scored at every position; the reference (when it resolves) is
+        loaded beside the model."""
+        references: tuple[str, ...] = ()
+        if params.reference is not None:
+            with contextlib.suppress(QualityError):  # else the case fails with the reason
+                references = (str(reference_path(params.reference)),)
+        return Workload(params.chunk_tokens, 0, references, logits_rows=params.chunk_tokens)
 
     def run(self, ctx: ScenarioContext, params: QualityParams) -> ScenarioOutput:
         model = ctx.model

@@ -142,3 +142,20 @@ def test_prompt_sizes_prefill_and_the_context_sizes_the_cache(
     assert split.kv_cache_bytes == 3 * 1280 * per_token_layer
     with pytest.raises(ValueError, match="prompt_tokens"):
         estimate_memory(probe, 100, prompt_tokens=101)
+
+
+def test_scoring_keeps_every_positions_logits() -> None:
+    """A forward pass that scores the text keeps logits for every position, not the last."""
+    arch = TextArch(
+        hidden_size=64,
+        num_layers=2,
+        num_heads=4,
+        num_kv_heads=2,
+        head_dim=16,
+        intermediate_size=128,
+        vocab_size=1000,
+        layer_kinds=("full", "full"),
+    )
+    last = activation_bytes(arch, 32, 4, chunk=2048, fused=False)
+    every = activation_bytes(arch, 32, 4, chunk=2048, fused=False, logits_rows=32)
+    assert every - last == 3 * 1000 * 4 * 31

@@ -466,3 +466,33 @@ def test_backend_needs_of_scenarios_and_plugins() -> None:
         BackendCapability.TOOL_PARSING,
     }
     assert scenario_needs(SCENARIOS.get("tool_calls")) == {Capability.CHAT}
+
+
+@pytest.mark.parametrize(("reference", "added"), [(None, 0), ("ref", 8192), ("missing", 0)])
+def test_quality_reference_weights_are_in_the_estimate(
+    tmp_path: Path, reference: str | None, added: int
+) -> None:
+    """``quality`` loads its reference beside the model: its weights count in the estimate
+    (the larger of the two models' transient buffers once); an unresolvable reference adds
+    nothing (the case fails with the reason when it runs)."""
+    model = write_fake_model(tmp_path / "m", probe={"weights_bytes": 4096, "text": ARCH})
+    write_fake_model(tmp_path / "ref", probe={"weights_bytes": 8192, "text": ARCH})
+    params: dict[str, Any] = {"chunk_tokens": 16, "chunks": 1}
+    if reference is not None:
+        params["reference"] = {"path": str(tmp_path / reference)}
+    preflight = Preflighter(budget=PLENTY).check(_case(model, "quality", params=params))
+    assert preflight is not None and preflight.decision is not None
+    estimate = preflight.decision.memory
+    assert estimate is not None
+    # every position's logits are kept (the text is scored); the fake is no mlx_lm backend
+    alone = estimate_memory(_probe(model), 16, prompt_tokens=16, logits_rows=16)
+    assert estimate.reference_weights_bytes == added
+    assert estimate.mlx_peak_bytes == alone.mlx_peak_bytes + added
+    record = preflight.record().memory
+    assert record is not None and record.components["reference_weights_bytes"] == added
+
+
+def _probe(path: Path) -> Any:
+    probe = Preflighter().probe(_case(path))
+    assert not isinstance(probe, str)
+    return probe
