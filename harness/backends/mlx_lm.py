@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness.backends.base import BackendCapability, BackendError, LoadInfo
+from harness.backends.chat_templating import TokenizerChatRendering
 from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
 from harness.exception_line import exception_line
 
@@ -247,7 +248,7 @@ class MlxLmMeasures:
         return np.array(logprobs, dtype=np.float32)
 
 
-class MlxLmModel(MlxLmCaching, MlxLmToolCalling, MlxLmMeasures):
+class MlxLmModel(MlxLmCaching, MlxLmToolCalling, MlxLmMeasures, TokenizerChatRendering):
     def __init__(self, model: Any, tokenizer: Any, path: Path | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer

@@ -21,6 +21,8 @@ from harness.backends.base import (
     ImagePrompt,
     LoadInfo,
 )
+from harness.backends.mlx_vlm_caching import MlxVlmSlotCaching
+from harness.backends.mlx_vlm_tools import MlxVlmToolCalling
 from harness.exception_line import exception_line
 
 PLAIN_INPUTS = ("input_ids", "pixel_values", "attention_mask")
@@ -44,17 +46,15 @@ def config_eos(config: Any) -> set[int]:
     return set()
 
 
-class MlxVlmModel:
-    """A model and its processor as ``mlx_vlm.load`` returns them."""
+class MlxVlmModel(MlxVlmSlotCaching, MlxVlmToolCalling):
+    """A model and its processor as ``mlx_vlm.load`` returns them: text and image generation,
+    prompt caching (text, and image turns in a single slot), tool calling with mlx-vlm's parsers
+    and its chat template as mlx-vlm renders it."""
 
     def __init__(self, model: Any, processor: Any, path: Path | None = None) -> None:
         self.model = model
         self.processor = processor
         self.path = path
-
-    @property
-    def tokenizer(self) -> Any:
-        return getattr(self.processor, "tokenizer", self.processor)
 
     @property
     def eos_token_ids(self) -> frozenset[int]:
@@ -73,13 +73,34 @@ class MlxVlmModel:
     def vocab_size(self) -> int:
         return len(self.tokenizer.get_vocab())
 
-    def _chat_text(self, messages: Sequence[Mapping[str, Any]] | str, images: int) -> str:
+    def encode_prompt(self, text: str) -> list[int]:
+        """As a server encodes a completions prompt: with the tokenizer's special tokens."""
+        return list(self.tokenizer.encode(text))
+
+    @property
+    def bos_token_id(self) -> int | None:
+        value = getattr(self.tokenizer, "bos_token_id", None)
+        return value if isinstance(value, int) else None
+
+    def render_chat(self, messages: Sequence[Mapping[str, Any]], **template_kwargs: Any) -> str:
+        """The prompt text as mlx-vlm renders it (``mlx_vlm.prompt_utils.apply_chat_template``)."""
+        return self._chat_text(messages, 0, **template_kwargs)
+
+    def _chat_text(
+        self, messages: Sequence[Mapping[str, Any]] | str, images: int, **template_kwargs: Any
+    ) -> str:
         from mlx_vlm.prompt_utils import apply_chat_template
 
         prompt: Any = messages if isinstance(messages, str) else [dict(m) for m in messages]
         try:
             return str(
-                apply_chat_template(self.processor, self.model.config, prompt, num_images=images)
+                apply_chat_template(
+                    self.processor,
+                    self.model.config,
+                    prompt,
+                    num_images=images,
+                    **template_kwargs,
+                )
             )
         except Exception as exc:
             raise BackendError(f"mlx-vlm chat template failed: {exception_line(exc)}") from exc
@@ -93,16 +114,8 @@ class MlxVlmModel:
     def chat_tokens(
         self, messages: Sequence[Mapping[str, Any]], *, tools: Sequence[Any] | None = None
     ) -> list[int]:
-        if tools:
-            raise BackendError("backend mlx_vlm does not render tools into the chat template yet")
-        return self._tokenize(self._chat_text(messages, 0))
-
-    def _reset_rope_state(self) -> None:
-        """Forget the mRoPE offsets a Qwen-VL language model keeps from the last prompt."""
-        language = getattr(self.model, "language_model", None)
-        for attr in ("_position_ids", "_rope_deltas"):
-            if hasattr(language, attr):
-                setattr(language, attr, None)
+        extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
+        return self._tokenize(self._chat_text(messages, 0, **extra))
 
     def _generate(
         self,
@@ -223,7 +236,14 @@ class MlxVlmModel:
 
 class MlxVlmBackend:
     name = "mlx_vlm"
-    capabilities = frozenset({BackendCapability.TEXT_GENERATION, BackendCapability.IMAGES})
+    capabilities = frozenset(
+        {
+            BackendCapability.TEXT_GENERATION,
+            BackendCapability.IMAGES,
+            BackendCapability.PROMPT_CACHE,
+            BackendCapability.TOOL_PARSING,
+        }
+    )
 
     def load(self, path: Path) -> tuple[MlxVlmModel, LoadInfo]:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # processors may try the hub otherwise

@@ -21,6 +21,8 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "quality": "harness.scenarios.quality:SCENARIO",
         "speech_to_text": "harness.scenarios.speech_to_text:SCENARIO",
         "vision_throughput": "harness.scenarios.vision_throughput:SCENARIO",
+        "vision_prompt_cache": "harness.scenarios.vision_prompt_cache:SCENARIO",
+        "template_contracts": "harness.scenarios.template_contracts:SCENARIO",
         "api_contracts": "harness.scenarios.api_contracts:SCENARIO",
         "http_throughput": "harness.scenarios.http_throughput:SCENARIO",
         "greedy_text": "harness.scenarios.greedy_text:SCENARIO",

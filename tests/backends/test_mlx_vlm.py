@@ -15,6 +15,8 @@ from harness.backends.base import (
     LoadedModel,
     check_delivered,
 )
+from harness.backends.chat_templating import ChatTemplating
+from harness.backends.image_slot import ImageSlotCaching
 from harness.backends.mlx_vlm import BACKEND, MlxVlmModel
 from harness.scenarios.vision_images import pattern_images
 
@@ -51,9 +53,15 @@ def llava(zoo_vlm: dict[str, Path]) -> MlxVlmModel:
 
 def test_load_delivers_what_it_declares(zoo_vlm: dict[str, Path]) -> None:
     model, info = BACKEND.load(zoo_vlm["qwen2_vl"])
-    assert BACKEND.capabilities == {BackendCapability.TEXT_GENERATION, BackendCapability.IMAGES}
+    assert BACKEND.capabilities == {
+        BackendCapability.TEXT_GENERATION,
+        BackendCapability.IMAGES,
+        BackendCapability.PROMPT_CACHE,
+        BackendCapability.TOOL_PARSING,
+    }
     check_delivered("mlx_vlm", BACKEND.capabilities, model)  # raises on a missing member
     assert isinstance(model, LoadedModel) and isinstance(model, ImageInput)
+    assert isinstance(model, ImageSlotCaching) and isinstance(model, ChatTemplating)
     assert info.load_s > 0 and info.weights_bytes > 0
     assert info.details["mlx_active_bytes"] > 0
 
