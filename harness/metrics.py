@@ -6,8 +6,17 @@ import dataclasses
 import fnmatch
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from enum import Enum
 
 from harness.types import Unit
+
+
+class VariesBy(str, Enum):
+    """What a metric's samples are, so a comparison knows which test fits."""
+
+    REPEAT = "repeat"  # repeated measurements of one thing (timings): compared as two samples
+    ITEM = "item"  # one value per item (clip, text chunk), in the order of the case's `items`:
+    # deterministic (greedy decoding repeats identically), compared item by item (paired)
 
 
 @dataclass(frozen=True)
@@ -18,6 +27,12 @@ class MetricSpec:
     description: str
     aggregation: str = "median"
     noise_floor: float = 0.02  # relative change under which a difference is never a verdict
+    varies_by: VariesBy = VariesBy.REPEAT
+
+    @property
+    def paired(self) -> bool:
+        """Whether two runs compare item by item (:mod:`harness.results.paired`)."""
+        return self.varies_by is VariesBy.ITEM
 
     @property
     def is_pattern(self) -> bool:

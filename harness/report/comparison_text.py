@@ -9,10 +9,11 @@ control characters and line breaks.
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 from harness.report.comparison import VERDICT_ORDER
 from harness.report.escape import plain
-from harness.results.compare import CaseDelta, Comparison, MetricDelta
+from harness.results.compare import CaseDelta, Comparison, Method, MetricDelta
 from harness.types import RunRecord, Verdict
 
 SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.INCONCLUSIVE)
@@ -47,12 +48,26 @@ def comparison_lines(comparison: Comparison) -> list[str]:
     )
     lines = [counts_line(comparison)]
     lines += [f"  {c.verdict.value}: {plain(c.case_id)}: {_detail(c)}" for c in cases]
+    lines += paired_lines(comparison)
     needed = [d.needed_n for c in cases for d in c.metrics if d.needed_n is not None]
     if needed:
         lines.append(
             f"  inconclusive: too few samples to decide; raise repeats to {max(needed)} or more"
         )
     return lines
+
+
+def paired_lines(comparison: Comparison) -> list[str]:
+    """``paired over items (Wilcoxon signed-rank): 2 metrics: 1 regressed, 1 unchanged``."""
+    paired = Counter(
+        d.verdict for c in comparison.cases for d in c.metrics if d.method is Method.PAIRED_ITEMS
+    )
+    if not paired:
+        return []
+    text = ", ".join(f"{paired[v]} {v.value}" for v in VERDICT_ORDER if paired[v])
+    total = sum(paired.values())
+    noun = "metric" if total == 1 else "metrics"
+    return [f"  paired over items (Wilcoxon signed-rank): {total} {noun}: {text}"]
 
 
 def gate_lines(run: RunRecord) -> list[str]:

@@ -4,7 +4,11 @@ A metric regresses only when the difference is both significant (Mann-Whitney U 
 samples) and larger than its minimum effect (the metric's noise floor or the caller's minimum,
 whichever is larger); the direction of "better" comes from the metric's definition. Samples too
 few to reach significance make a metric "inconclusive" with the count needed, never "unchanged"
-(the rule is :func:`harness.results.significance.decide`). A case takes its worst metric's verdict:
+(the rule is :func:`harness.results.significance.decide`). Metrics with one value per item (WER per
+clip, perplexity per text chunk: :attr:`harness.metrics.MetricSpec.paired`) are compared item by
+item instead, a Wilcoxon signed-rank test over the items paired by id
+(:func:`harness.results.paired.decide_paired`); items that differ make the case "not comparable".
+A case takes its worst metric's verdict:
 regressed > improved > inconclusive > unchanged. Cases whose model files, chat template, scenario
 version, parameters or machine changed are "not comparable", with the reason.
 """
@@ -13,11 +17,13 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from harness.metrics import MetricSpec
+from harness.results.paired import PairedSummary, decide_paired, item_ids
 from harness.results.significance import ALPHA, decide
 from harness.results.stats import bootstrap_ratio_ci
 from harness.scenarios.specs import all_specs
@@ -43,6 +49,13 @@ class Thresholds:
     allow_model_change: bool = False  # compare variants on purpose (e.g. 4-bit vs float32)
 
 
+class Method(str, Enum):
+    """How a metric's two runs were compared."""
+
+    REPEATS = "mann-whitney"  # Mann-Whitney U over the repeat samples (a count: by its size)
+    PAIRED_ITEMS = "wilcoxon-paired"  # Wilcoxon signed-rank over the items paired by id
+
+
 @dataclass(frozen=True)
 class MetricDelta:
     metric: str
@@ -58,6 +71,8 @@ class MetricDelta:
     verdict: Verdict
     note: str = ""  # why: "needs n >= 4 a side", "p=0.0079, minimum effect 3%", ...
     needed_n: int | None = None  # samples a side that would let the test decide, when too few
+    method: Method = Method.REPEATS
+    paired: PairedSummary | None = None  # PAIRED_ITEMS: items, differing, median/mean difference
 
     @property
     def label(self) -> str:
@@ -123,12 +138,20 @@ def package_changes(baseline: RunRecord, current: RunRecord) -> tuple[str, ...]:
 
 
 def compare_metric(
-    spec: MetricSpec | None, base: Metric, cur: Metric, thresholds: Thresholds
+    spec: MetricSpec | None,
+    base: Metric,
+    cur: Metric,
+    thresholds: Thresholds,
+    *,
+    items: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> MetricDelta:
     """One metric's verdict by :func:`harness.results.significance.decide` (the rule relative
-    gates use)."""
+    gates use), or for a per-item metric by :func:`harness.results.paired.decide_paired` over
+    ``items`` (the baseline's and the current ids of the samples; by position when not given)."""
     higher = spec.higher_is_better if spec else True
     floor = max(spec.noise_floor if spec else 0.0, thresholds.min_effect)
+    if spec is not None and spec.paired:
+        return _compare_items(base, cur, higher, floor, thresholds.alpha, items)
     decision = decide(
         base.samples,
         cur.samples,
@@ -153,6 +176,42 @@ def compare_metric(
         verdict=decision.verdict,
         note=decision.note,
         needed_n=decision.needed_n,
+    )
+
+
+def _compare_items(
+    base: Metric,
+    cur: Metric,
+    higher: bool,
+    floor: float,
+    alpha: float,
+    items: tuple[Sequence[str], Sequence[str]] | None,
+) -> MetricDelta:
+    base_ids, cur_ids = items or (item_ids({}, len(base.samples)), item_ids({}, len(cur.samples)))
+    decision = decide_paired(
+        base_ids,
+        base.samples,
+        cur_ids,
+        cur.samples,
+        higher_is_better=higher,
+        effect=floor,
+        alpha=alpha,
+    )
+    return MetricDelta(
+        metric=base.name,
+        unit=cur.unit,
+        higher_is_better=higher,
+        baseline_median=base.median,
+        current_median=cur.median,
+        baseline_samples=base.samples,
+        current_samples=cur.samples,
+        change=decision.change,
+        p_value=decision.p_value,
+        ratio_ci=None,
+        verdict=decision.verdict,
+        note=decision.note,
+        method=Method.PAIRED_ITEMS,
+        paired=decision.summary,
     )
 
 
@@ -204,7 +263,16 @@ def _metric_deltas(
     base: CaseResult, cur: CaseResult, specs: Mapping[str, MetricSpec], thresholds: Thresholds
 ) -> tuple[MetricDelta, ...]:
     return tuple(
-        compare_metric(specs.get(m.name), m, other, thresholds)
+        compare_metric(
+            specs.get(m.name),
+            m,
+            other,
+            thresholds,
+            items=(
+                item_ids(base.artifacts, len(m.samples)),
+                item_ids(cur.artifacts, len(other.samples)),
+            ),
+        )
         for m in base.metrics
         if (other := cur.metric(m.name)) is not None and m.samples and other.samples
     )
@@ -263,6 +331,9 @@ def _case_delta(
             reasons=tuple(reasons),
         )
     deltas = _metric_deltas(base, cur, specs, thresholds)
+    unpaired = tuple(f"{d.metric}: {d.note}" for d in deltas if d.verdict is Verdict.NOT_COMPARABLE)
+    if unpaired:
+        return make(verdict=Verdict.NOT_COMPARABLE, reasons=unpaired, metrics=deltas)
     verdicts = {d.verdict for d in deltas}
     verdict = next((v for v in ROLL_UP if v in verdicts), Verdict.UNCHANGED)
     return make(verdict=verdict, metrics=deltas)

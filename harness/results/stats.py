@@ -1,8 +1,13 @@
-"""Small, dependency-free statistics for comparing raw samples: Mann-Whitney U and bootstrap.
+"""Small, dependency-free statistics for comparing raw samples: Mann-Whitney U, bootstrap, and
+the Wilcoxon signed-rank test for paired items.
 
 :func:`min_p_value` and :func:`needed_n` say what a sample size can show at all: with 3 samples
 a side the smallest two-sided Mann-Whitney p is 2 / C(6, 3) = 0.1, so nothing is significant at
-alpha 0.05 however large the change; 4 a side (p >= 0.029) is the fewest that can be.
+alpha 0.05 however large the change; 4 a side (p >= 0.029) is the fewest that can be. For the
+signed-rank test the smallest p is 2 / 2^n over n differing pairs: 6 (p >= 0.031) is the fewest.
+
+scipy is not a dependency of the harness (mlx-audio pulls it in); the tests check these p-values
+against ``scipy.stats.wilcoxon`` and ``mannwhitneyu`` where it is installed.
 """
 
 from __future__ import annotations
@@ -120,3 +125,118 @@ def bootstrap_ratio_ci(
     low = ratios[int((1 - confidence) / 2 * (len(ratios) - 1))]
     high = ratios[int((1 + confidence) / 2 * (len(ratios) - 1))]
     return (low, high)
+
+
+def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """Distribution-free confidence interval of the median from order statistics.
+
+    The interval ``[x_(k), x_(n-k+1)]`` of the sorted samples covers the median with probability
+    ``1 - 2 P(Binomial(n, 1/2) <= k - 1)``; ``k`` is the largest that keeps this at least
+    ``confidence``. None when no interval can reach it (at 95%: fewer than 6 samples)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    ordered = sorted(samples)
+    n = len(ordered)
+    tail = (1 - confidence) / 2
+    cumulative, k = 0.0, 0
+    while k < n // 2:
+        cumulative += math.comb(n, k) / 2**n  # P(B = k), summed: P(B <= k)
+        if cumulative > tail:
+            break
+        k += 1
+    if k == 0:
+        return None
+    return (ordered[k - 1], ordered[n - k])
+
+
+def relative_ci_width(samples: Sequence[float], confidence: float = 0.95) -> float:
+    """Full width of :func:`median_ci` as a fraction of the median; ``inf`` when the interval
+    does not exist (too few samples) or the median is 0 or not finite."""
+    finite = [s for s in samples if math.isfinite(s)]
+    interval = median_ci(finite, confidence)
+    if interval is None:
+        return math.inf
+    middle = statistics.median(finite)
+    if middle == 0 or not math.isfinite(middle):
+        return math.inf
+    return abs(interval[1] - interval[0]) / abs(middle)
+
+
+def coefficient_of_variation(samples: Sequence[float]) -> float | None:
+    """Sample standard deviation / |mean| over the finite samples; None with fewer than 2 of
+    them or a mean of 0 (a spread relative to nothing)."""
+    finite = [s for s in samples if math.isfinite(s)]
+    if len(finite) < 2:
+        return None
+    mean = statistics.fmean(finite)
+    if mean == 0:
+        return None
+    return statistics.stdev(finite) / abs(mean)
+
+
+EXACT_PAIRS = 50  # up to this many differing pairs the signed-rank p is exact (scipy's limit too)
+
+
+def signed_rank_min_p(n: int) -> float:
+    """Smallest two-sided p the signed-rank test can give over ``n`` differing pairs: 2 / 2^n."""
+    return 1.0 if n <= 0 else min(1.0, 2 / 2**n)
+
+
+def signed_rank_needed(alpha: float) -> int:
+    """Fewest differing pairs whose signed-rank test can reach a p below ``alpha``."""
+    if not 0 < alpha <= 1:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    n = 1
+    while signed_rank_min_p(n) >= alpha:
+        n += 1
+    return n
+
+
+def wilcoxon_signed_rank(differences: Sequence[float]) -> float:
+    """Two-sided p of the Wilcoxon signed-rank test on paired differences (current - baseline).
+
+    Zero differences are dropped (Wilcoxon's method, scipy's default); tied magnitudes share
+    their average rank. Up to :data:`EXACT_PAIRS` differing pairs the p is exact: the sum of the
+    positive ranks against its distribution over all 2^n sign patterns of these very ranks (the
+    permutation distribution, exact with ties too). Above, the normal approximation with the tie
+    correction and no continuity correction (as scipy). No differing pair at all gives 1.
+    """
+    nonzero = [d for d in differences if d != 0]
+    n = len(nonzero)
+    if n == 0:
+        return 1.0
+    ranks = _ranks([abs(d) for d in nonzero])
+    r_plus = sum(r for r, d in zip(ranks, nonzero, strict=True) if d > 0)
+    if n <= EXACT_PAIRS:
+        doubled = [round(2 * r) for r in ranks]  # average ranks are multiples of 1/2
+        counts = [0] * (sum(doubled) + 1)
+        counts[0] = 1
+        for rank in doubled:  # subsets of ranks by their sum: each rank positive or not
+            for total in range(len(counts) - 1, rank - 1, -1):
+                counts[total] += counts[total - rank]
+        w = round(2 * r_plus)
+        low, high = sum(counts[: w + 1]), sum(counts[w:])
+        return min(1.0, 2 * min(low, high) / 2**n)
+    ties = sum(t**3 - t for t in (ranks.count(r) for r in set(ranks)))
+    variance = n * (n + 1) * (2 * n + 1) / 24 - ties / 48
+    if variance <= 0:
+        return 1.0
+    z = (r_plus - n * (n + 1) / 4) / math.sqrt(variance)
+    return min(1.0, math.erfc(abs(z) / math.sqrt(2)))
+
+
+# 95% two-sided normal quantile, and the large-sample ratio of the median's standard error to
+# the mean's for normal data (sqrt(pi / 2))
+_Z95 = 1.959963984540054
+_MEDIAN_SE = math.sqrt(math.pi / 2)
+
+
+def median_noise(samples: Sequence[float]) -> float | None:
+    """How far the median may be off, as a fraction of it: the half-width of its 95% interval
+    by the normal approximation, ``1.96 * 1.2533 * CV / sqrt(n)``. It shrinks as samples are
+    added (unlike the CV); None with fewer than 2 finite samples."""
+    cv = coefficient_of_variation(samples)
+    if cv is None:
+        return None
+    n = sum(1 for s in samples if math.isfinite(s))
+    return _Z95 * _MEDIAN_SE * cv / math.sqrt(n)

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator
 
 from harness.backends.base import BackendCapability, Transcribing
-from harness.metrics import MetricSpec
+from harness.metrics import MetricSpec, VariesBy
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -52,9 +52,21 @@ TRANSCRIBE = MetricSpec(
 RTF = MetricSpec(
     f"{PREFIX}rtf", Unit.RATIO, False, "real-time factor: transcribe time / audio duration"
 )
-WER = MetricSpec(f"{PREFIX}wer", Unit.RATIO, False, "word error rate per clip", noise_floor=0.0)
+WER = MetricSpec(
+    f"{PREFIX}wer",
+    Unit.RATIO,
+    False,
+    "word error rate per clip",
+    noise_floor=0.0,
+    varies_by=VariesBy.ITEM,
+)
 CER = MetricSpec(
-    f"{PREFIX}cer", Unit.RATIO, False, "character error rate per clip", noise_floor=0.0
+    f"{PREFIX}cer",
+    Unit.RATIO,
+    False,
+    "character error rate per clip",
+    noise_floor=0.0,
+    varies_by=VariesBy.ITEM,
 )
 CORPUS_WER = MetricSpec(
     f"{PREFIX}corpus_wer",

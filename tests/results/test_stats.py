@@ -7,7 +7,15 @@ import random
 
 import pytest
 
-from harness.results.stats import can_reach, mann_whitney_u, min_p_value, needed_n
+from harness.results.stats import (
+    can_reach,
+    mann_whitney_u,
+    min_p_value,
+    needed_n,
+    signed_rank_min_p,
+    signed_rank_needed,
+    wilcoxon_signed_rank,
+)
 
 # p-values from scipy 1.17.1, scipy.stats.mannwhitneyu(x, y, alternative="two-sided",
 # use_continuity=True, method="exact" without ties and n1*n2 <= 400, else "asymptotic"):
@@ -96,3 +104,62 @@ def test_needed_n(alpha: float, n: int) -> None:
 def test_needed_n_rejects_impossible_alpha(alpha: float) -> None:
     with pytest.raises(ValueError, match="alpha"):
         needed_n(alpha)
+
+
+# scipy 1.17.1 scipy.stats.wilcoxon(d).pvalue (zero_method="wilcox", correction=False,
+# method="auto": exact without ties or zeros up to 50 pairs, the exact sign-flip permutation
+# with ties or zeros up to 13, else the normal approximation), hard-coded so it runs without scipy
+WILCOXON_REFERENCE = [
+    ((1, 2, 3, 4, 5, 6, 7, 8), 0.0078125),  # all 8 one way: 2 / 2^8
+    ((1, 2, 3, 4, 5), 0.0625),  # 5 pairs cannot reach 0.05
+    ((-1, 2, 3, 4, 5, 6), 0.0625),
+    ((1, -2, 3, -4, 5, -6, 7, -8), 0.84375),
+    ((0.5, 0.25, -0.1, 0.3, 0.6, 0.05, 0.12, 0.33, -0.02), 0.02734375),
+    ((1, 1, 2, 2, -1, 3), 0.125),  # tied magnitudes
+    ((1, -2, 3, 4, 1, 2, 0, 0, 5), 0.09375),  # zeros dropped, ties
+    ((0.125, 0.125, 0.25, 0.0, 0.0, 0.375, -0.125), 0.25),  # WER-like steps
+    (tuple(i - 8.3 for i in range(40)), 1.5435380191775039e-06),  # exact, 40 pairs
+    (tuple((i % 7) - 2.0 for i in range(60)), 0.0015264799104482217),  # 51 differ: normal
+    (tuple(i * 0.01 + 0.1 * (-1) ** i for i in range(70)), 1.2327252993610063e-12),
+]
+
+
+@pytest.mark.parametrize(("differences", "expected"), WILCOXON_REFERENCE)
+def test_signed_rank_matches_scipy_reference_values(
+    differences: tuple[float, ...], expected: float
+) -> None:
+    assert wilcoxon_signed_rank(differences) == pytest.approx(expected, rel=1e-9)
+    flipped = [-d for d in differences]  # two-sided: the direction does not matter
+    assert wilcoxon_signed_rank(flipped) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_signed_rank_matches_live_scipy_where_both_are_exact(seed: int) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    rng = random.Random(seed)
+    n = rng.randint(1, 13)  # scipy is exact here with ties and zeros too
+    rounding = rng.choice([0, 1, 3])
+    differences = [round(rng.gauss(0.4, 1), rounding) for _ in range(n)]
+    if not any(differences):
+        differences[0] = 1.0
+    expected = float(stats.wilcoxon(differences).pvalue)
+    assert wilcoxon_signed_rank(differences) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("differences", [(), (0.0,), (0, 0, 0, 0, 0, 0, 0)])
+def test_no_differing_pair_gives_p_one(differences: tuple[float, ...]) -> None:
+    assert wilcoxon_signed_rank(differences) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"), [(0, 1.0), (1, 1.0), (5, 0.0625), (6, 0.03125), (8, 0.0078125)]
+)
+def test_signed_rank_min_p_is_all_pairs_one_way(n: int, expected: float) -> None:
+    assert signed_rank_min_p(n) == expected
+    if n:
+        assert wilcoxon_signed_rank([float(i + 1) for i in range(n)]) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("alpha", "needed"), [(0.05, 6), (0.01, 8), (0.5, 3), (1.0, 2)])
+def test_signed_rank_needed(alpha: float, needed: int) -> None:
+    assert signed_rank_needed(alpha) == needed
