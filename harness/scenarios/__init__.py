@@ -20,6 +20,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "toolcalls_corpus": "harness.scenarios.toolcalls_corpus:SCENARIO",
         "quality": "harness.scenarios.quality:SCENARIO",
         "speech_to_text": "harness.scenarios.speech_to_text:SCENARIO",
+        "text_to_speech": "harness.scenarios.text_to_speech:SCENARIO",
         "vision_throughput": "harness.scenarios.vision_throughput:SCENARIO",
         "vision_prompt_cache": "harness.scenarios.vision_prompt_cache:SCENARIO",
         "template_contracts": "harness.scenarios.template_contracts:SCENARIO",

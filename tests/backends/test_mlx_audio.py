@@ -1,6 +1,7 @@
-"""The mlx_audio backend: speech to text with mlx-audio's Whisper, float32 on CPU.
+"""The mlx_audio backend: speech to text with mlx-audio's Whisper, float32 on CPU, and text to
+speech with mlx-audio's TTS models (the zoo's tiny random Soprano).
 
-The zoo's tiny random Whisper is built during the run; the real-model test needs
+The zoo's tiny random Whisper and Soprano are built during the run; the real-model test needs
 ``whisper-tiny-en`` prepared (``mlx-harness models prepare whisper-tiny-en``) and espeak-ng,
 and skips, saying so, without them.
 """
@@ -16,11 +17,13 @@ from harness.backends import BACKENDS
 from harness.backends.base import (
     BackendCapability,
     BackendError,
+    SpeechChunk,
+    Synthesizing,
     Transcribing,
     check_delivered,
     declared_capabilities,
 )
-from harness.backends.mlx_audio import BACKEND, model_type
+from harness.backends.mlx_audio import BACKEND, audio_kind, generate_options, model_type
 
 
 @pytest.mark.parametrize(
@@ -42,9 +45,68 @@ def test_unknown_or_unreadable_models_are_one_line(
     assert "\n" not in str(info.value) and str(tmp_path) in str(info.value)
 
 
-def test_registered_with_audio_input() -> None:
+def test_registered_with_audio_input_and_output() -> None:
     assert BACKENDS.get("mlx_audio") is BACKEND
-    assert declared_capabilities(BACKEND, "mlx_audio") == {BackendCapability.AUDIO_IN}
+    assert declared_capabilities(BACKEND, "mlx_audio") == {
+        BackendCapability.AUDIO_IN,
+        BackendCapability.AUDIO_OUT,
+    }
+
+
+@pytest.mark.parametrize(
+    ("config", "match"),
+    [
+        ('{"model_type": "llama3_fake"}', r"model_type 'llama3_fake' is neither a speech-to-text"),
+        (
+            '{"model_type": "parakeet"}',
+            r"'parakeet' is neither .* \(mlx-audio files it under stt\)",
+        ),
+    ],
+)
+def test_audio_kind_names_models_it_cannot_run(tmp_path: Path, config: str, match: str) -> None:
+    pytest.importorskip("mlx_audio", reason="mlx-audio is the optional 'audio' extra")
+    (tmp_path / "config.json").write_text(config)
+    with pytest.raises(BackendError, match=match) as info:
+        audio_kind(tmp_path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ('{"model_type": "whisper"}', ("stt", "whisper")),
+        ('{"model_type": "soprano"}', ("tts", "soprano")),
+    ],
+)
+def test_audio_kind(tmp_path: Path, config: str, expected: tuple[str, str]) -> None:
+    pytest.importorskip("mlx_audio", reason="mlx-audio is the optional 'audio' extra")
+    (tmp_path / "config.json").write_text(config)
+    assert audio_kind(tmp_path) == expected
+
+
+def _plain(text: str) -> None: ...
+
+
+def _sampling(text: str, temperature: float = 0.7, verbose: bool = True) -> None: ...
+
+
+def _streaming(
+    text: str, temperature: float = 0.7, stream: bool = False, streaming_interval: float = 2.0
+) -> None: ...
+
+
+@pytest.mark.parametrize(
+    ("generate", "options"),
+    [
+        (_plain, {}),
+        (_sampling, {"temperature": 0.0, "verbose": False}),
+        (_streaming, {"temperature": 0.0, "stream": True, "streaming_interval": 0.5}),
+    ],
+)
+def test_generate_options_are_greedy_and_stream_where_named(
+    generate: object, options: dict[str, object]
+) -> None:
+    assert generate_options(generate) == options
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +126,40 @@ def test_loads_the_zoo_whisper_and_transcribes(zoo_whisper: Path) -> None:
     assert info.details["mlx_peak_bytes"] >= info.details["mlx_active_bytes"] > 0
     text = model.transcribe(np.zeros(16000, np.float32))  # random weights: any text
     assert isinstance(text, str)
+
+
+@pytest.fixture(scope="module")
+def zoo_soprano(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("mlx_audio", reason="mlx-audio is the optional 'audio' extra")
+    from harness.models.zoo.build import build
+    from harness.models.zoo.families_audio import SOPRANO
+
+    return build(SOPRANO, tmp_path_factory.mktemp("zoo") / "soprano")
+
+
+def test_loads_the_zoo_soprano_and_synthesizes(zoo_soprano: Path) -> None:
+    model, info = BACKEND.load(zoo_soprano)
+    assert isinstance(model, Synthesizing) and not model.streams
+    check_delivered("mlx_audio", BACKEND.capabilities, model)
+    assert info.details["dtype"] == "float32" and info.weights_bytes > 0
+    chunks = list(model.synthesize("Rice is often served in round bowls."))
+    assert chunks and all(isinstance(c, SpeechChunk) for c in chunks)
+    assert {c.sample_rate for c in chunks} == {32000}
+    audio = np.concatenate([c.audio for c in chunks])
+    assert audio.dtype == np.float32 and audio.ndim == 1 and audio.size > 0
+    assert np.isfinite(audio).all()
+    again = np.concatenate(
+        [c.audio for c in model.synthesize("Rice is often served in round bowls.")]
+    )
+    assert np.array_equal(audio, again)  # greedy: the same speech twice
+    with pytest.raises(BackendError, match="makes speech; it does not transcribe"):
+        model.transcribe(np.zeros(16000, np.float32))
+
+
+def test_whisper_makes_no_speech(zoo_whisper: Path) -> None:
+    model, _info = BACKEND.load(zoo_whisper)
+    with pytest.raises(BackendError, match="transcribes speech; it makes none"):
+        list(model.synthesize("hello"))
 
 
 @pytest.mark.real_model

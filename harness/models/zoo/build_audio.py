@@ -1,4 +1,7 @@
-"""Write an audio family (Whisper) as a Hugging Face-layout checkpoint that mlx-audio loads.
+"""Write an audio family as a checkpoint that mlx-audio loads: Whisper in Hugging Face layout,
+a text-to-speech family (:mod:`.families_audio`) in mlx-audio's own names.
+
+Whisper:
 
 The model is mlx-audio's own Whisper class (seeded, float32); its weights are saved under the
 Hugging Face names (``model.encoder.layers.0.self_attn.q_proj.weight``, PyTorch conv layout),
@@ -53,6 +56,35 @@ _MLX_TO_HF = (
 
 
 def write_audio_model(family: Family, out_dir: Path, *, seed: int) -> int:
+    """Write the checkpoint files for ``family``; return the parameter count."""
+    if family.model_type == "whisper":
+        return write_whisper_model(family, out_dir, seed=seed)
+    return write_tts_model(family, out_dir, seed=seed)
+
+
+def write_tts_model(family: Family, out_dir: Path, *, seed: int) -> int:
+    """A text-to-speech family: its tokenizer, config.json and the weights of mlx-audio's own
+    model class (built from the config as ``mlx_audio.tts.utils.load_model`` builds it)."""
+    import mlx.core as mx
+    from mlx.utils import tree_flatten
+    from mlx_audio.utils import get_model_class
+
+    vocab = write_tokenizer(family, out_dir)
+    config = model_config(family, vocab)
+    module, _kind = get_model_class(
+        model_type=family.model_type, model_name=[], category="tts", model_remapping={}
+    )
+    seeded_init(seed)
+    model = module.Model(module.ModelConfig.from_dict({**config, "model_path": str(out_dir)}))
+    n_params = check_float32(model)
+    weights = dict(tree_flatten(model.parameters()))
+    mx.save_safetensors(str(out_dir / "model.safetensors"), weights, metadata={"format": "mlx"})
+    write_json(out_dir / "config.json", config)
+    write_extra_files(family, out_dir)
+    return n_params
+
+
+def write_whisper_model(family: Family, out_dir: Path, *, seed: int) -> int:
     """Write the Whisper checkpoint files for ``family``; return the parameter count."""
     import mlx.core as mx
     from mlx_audio.stt.models.whisper.whisper import Model, ModelDimensions
