@@ -242,6 +242,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-k", default=None, help="only cases whose id contains this text")
     p.add_argument(
+        "--progress",
+        choices=("auto", "live", "lines", "off"),
+        default="auto",
+        help="live: a display on the terminal; lines: a line per case and a 'still running' "
+        "line every 20 s (CI logs); off: case lines only; auto: live on a terminal, else lines",
+    )
+    p.add_argument(
+        "--still-running-every",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="with --progress lines: how often a long case prints 'still running'",
+    )
+    p.add_argument(
         "--allow-download", action="store_true", help="allow hub downloads (offline by default)"
     )
     p.add_argument(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from harness.cli_errors import CliError
 
 if TYPE_CHECKING:
+    from harness.report.progress import RunProgress
     from harness.run_end import RunEnd
     from harness.runner.session import RunSession
     from harness.spec.loaded import LoadedSuite
@@ -131,9 +132,12 @@ def _run_cases(
                 "cases already have a final status",
                 flush=True,
             )
+        progress = _progress(args, pending)
         try:
-            for case in pending:
-                print(case_line(session.run_case(case)), flush=True)
+            with progress:
+                for case in pending:
+                    progress.start(case.case_id, case.model.key)
+                    progress.done(case_line(session.run_case(case)), case.model.key)
         except KeyboardInterrupt as exc:
             stop = as_interrupt(exc)
             with signals_deferred():
@@ -148,6 +152,16 @@ def _run_cases(
             )
             return session.stopped.exit_status if session.stopped else 130
     return _summarize(args, session, end)
+
+
+def _progress(args: argparse.Namespace, cases: Sequence[Case]) -> RunProgress:
+    """Live progress on a terminal, plain lines (and ``still running``) in a log: ``--progress``."""
+    from harness.report.progress import RunProgress, choose_mode, make_console
+
+    mode = choose_mode(getattr(args, "progress", "auto"), sys.stdout)
+    plan = [(c.case_id, c.model.key) for c in cases]
+    every_s = float(getattr(args, "still_running_every", 20.0))
+    return RunProgress(plan, mode, make_console(sys.stdout), every_s=max(every_s, 0.05))
 
 
 def case_line(result: CaseResult) -> str:

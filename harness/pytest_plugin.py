@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Generator, Hashable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="I/N",
         help="run only shard I of N of the suites' cases (split by model, the same on every "
         "machine); join the shards' runs with mlx-harness merge",
+    )
+    group.addoption(
+        "--still-running-every",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="print a 'still running: CASE' line this often during a long case (0: never; "
+        "none with -q)",
     )
     group.addoption(
         "--no-report",
@@ -212,7 +220,8 @@ class CaseItem(pytest.Item):
         return self.path, 0, self.case.case_id
 
     def runtest(self) -> None:
-        result = _session(self.config).run_case(self.case)
+        with _still_running(self.config, self.case):
+            result = _session(self.config).run_case(self.case)
         self.config.stash[STATE].results.append(result)
         self.user_properties.append(("status", result.status.value))
         if result.preflight is not None and result.preflight.policy is not None:
@@ -240,6 +249,27 @@ class CaseItem(pytest.Item):
         if isinstance(excinfo.value, (CaseFailed, CaseXPassed)):
             return f"{self.case.case_id}: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
+
+
+@contextmanager
+def _still_running(config: pytest.Config, case: Case) -> Iterator[None]:
+    """A ``still running: CASE (case 3/12) 20 s`` line every ``--still-running-every`` seconds
+    of a long case (not with -q): a CI log shows the run is alive; pytest owns the terminal, so
+    there is no animation."""
+    import time
+
+    from harness.report.progress import RunningCase, StillRunning
+
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    every_s = float(config.getoption("still_running_every"))
+    if reporter is None or config.get_verbosity() < 0 or every_s <= 0:
+        yield
+        return
+    planned = config.stash[STATE].planned
+    index = next((i for i, c in enumerate(planned, 1) if c.case_id == case.case_id), 0)
+    running = RunningCase(case.case_id, case.model.key, index, len(planned), time.monotonic())
+    with StillRunning(running, reporter.write_line, every_s):
+        yield
 
 
 def _report_root(config: pytest.Config) -> Path:

@@ -3,6 +3,8 @@ print to a terminal."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.cli_run import case_line
@@ -36,3 +38,35 @@ def _result(preflight: PreflightRecord | None, reason: str | None = None) -> Cas
 )
 def test_case_line(result: CaseResult, line: str) -> None:
     assert case_line(result) == line
+
+
+SLOW_SUITE = """\
+schema_version: 1
+defaults: {repeats: 2, warmup: 0, timeout_s: 30}
+models:
+  - {name: "[bold red]slow[/]", path: slow, backend: fake}
+scenarios:
+  - scenario: throughput
+    params: {prompt_tokens: 8, gen_tokens: 8}
+"""
+
+
+@pytest.mark.parametrize(("progress", "shown"), [("auto", True), ("lines", True), ("off", False)])
+def test_run_in_a_log_prints_still_running_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], progress: str, shown: bool
+) -> None:
+    from harness.backends.fake import write_fake_model
+    from harness.cli import main
+
+    write_fake_model(tmp_path / "slow", per_token_s=0.1)
+    suite = tmp_path / "slow.suite.yaml"
+    suite.write_text(SLOW_SUITE)
+    args = ["run", str(suite), "--report-dir", str(tmp_path / "r"), "--progress", progress]
+    assert main([*args, "--still-running-every", "0.2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    still = [line for line in out if line.startswith("still running: ")]
+    assert bool(still) is shown  # auto: captured output is not a terminal, so lines
+    if shown:
+        assert still[0].startswith("still running: slow::[bold red]slow[/]::throughput (case 1/1)")
+    assert "     passed  slow::[bold red]slow[/]::throughput" in out
+    assert all("\x1b[" not in line for line in out)  # no animation, no colour codes in a log

@@ -140,7 +140,6 @@ def test_expect_entries_become_real_marks(project: pytest.Pytester) -> None:
     assert statuses.count(Status.XFAILED) == 2 and statuses.count(Status.XPASSED) == 2
 
 
-
 def test_non_strict_entries_agree_with_the_record(project: pytest.Pytester) -> None:
     """A non-strict xfail (a finding seen in some runs) that passes is a plain pass in pytest
     and in the record; one that fails is xfailed in both: the two never disagree."""
@@ -153,6 +152,7 @@ def test_non_strict_entries_agree_with_the_record(project: pytest.Pytester) -> N
     statuses = [r.status for r in _run_record(project).results]
     assert statuses.count(Status.PASSED) == 4 and statuses.count(Status.XFAILED) == 2
     assert Status.XPASSED not in statuses
+
 
 SELECT_SUITE = """\
 schema_version: 1
@@ -381,3 +381,35 @@ def test_shard_runs_its_models_and_an_empty_shard_is_a_run(project: pytest.Pytes
     bad = project.runpytest("--shard", "4/3")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["ERROR: --shard 4/3: I must be between 1 and 3, e.g. --shard 1/3*"])
+
+
+SLOW_SUITE = """\
+schema_version: 1
+defaults: {repeats: 2, warmup: 0, timeout_s: 30}
+models:
+  - {name: "[bold red]slow[/]", path: models/slow, backend: fake}
+scenarios:
+  - scenario: throughput
+    params: {prompt_tokens: 8, gen_tokens: 8}
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["--still-running-every", "0.2"], True),
+        (["--still-running-every", "0.2", "-q"], False),  # -q: no progress lines
+        (["--still-running-every", "0"], False),
+    ],
+)
+def test_a_long_case_prints_still_running_lines(
+    pytester: pytest.Pytester, args: list[str], shown: bool
+) -> None:
+    write_fake_model(pytester.path / "models" / "slow", per_token_s=0.1)
+    pytester.makefile(".suite.yaml", slow=SLOW_SUITE)
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=1)
+    lines = [line for line in result.outlines if line.startswith("still running: ")]
+    assert bool(lines) is shown
+    if shown:  # the untrusted model name is shown as it is, never as markup
+        assert lines[0].startswith("still running: slow::[bold red]slow[/]::throughput (case 1/1) ")

@@ -76,7 +76,11 @@ ANOTHER = "And this one?"
 
 
 class VisionPromptCacheParams(Params):
-    shape: Literal["follow_up", "new_image", "changed_image"] = "follow_up"
+    shape: Literal["follow_up", "new_image", "changed_image"] = Field(
+        "follow_up",
+        description="turn 2: a text follow-up on the same image, a second image, or the first "
+        "image changed (same size)",
+    )
     image_px: int = Field(224, ge=16, description="side of the generated images, pixels")
     gen_tokens: int = Field(8, ge=1, description="greedy tokens compared warm vs cold")
     max_kv_size: int | None = Field(None, ge=8, description="rotating KV window, tokens")
