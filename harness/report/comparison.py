@@ -1,8 +1,10 @@
 """The comparison section: verdicts against a baseline run, status changes first.
 
-Built from a :class:`harness.results.compare.Comparison`; charts are inline SVG strip plots of
-the raw samples (baseline grey, current coloured) made only from numbers, so no text reaches them.
-Inconclusive metrics (samples that cannot decide) are listed with the sample count they need.
+Built from a :class:`harness.results.compare.Comparison`: every metric comparison with baseline,
+current, change, its 95% interval, samples, p and method where compare gives them; moved and
+undecided ones first, unchanged ones folded. Inconclusive metrics (samples that cannot decide) are
+listed with the sample count they need. Strip plots of the raw samples come from
+:mod:`harness.report.comparison_charts` (numbers only: no text reaches the SVG).
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from markupsafe import Markup
-
+from harness.report.chart_model import Chart
+from harness.report.comparison_charts import MAX_STRIPS, strip_chart
 from harness.report.contents import default_sections
-from harness.report.formatting import format_value, status_label
+from harness.report.formatting import Scale, choose_scale, status_label
 from harness.report.sections import Section
-from harness.report.table import Cell, Column, Table
+from harness.report.table import Cell, Column, Table, without_empty_columns
 from harness.results.compare import CaseDelta, Comparison, MetricDelta
 from harness.types import RunRecord, Status, Verdict
 
@@ -53,12 +55,6 @@ VERDICT_CSS = {
 
 
 @dataclass(frozen=True)
-class Chart:
-    title: str
-    svg: Markup
-
-
-@dataclass(frozen=True)
 class ComparisonView:
     baseline: str
     current: str
@@ -72,6 +68,7 @@ class ComparisonView:
     metrics: Table
     charts: tuple[Chart, ...]
     unchanged_metrics: int
+    unchanged: Table  # every metric comparison that did not move, folded in the report
 
 
 def _status(status: Status | None) -> str:
@@ -121,15 +118,46 @@ def _change(delta: MetricDelta) -> str:
     return "—" if math.isnan(delta.change) else f"{delta.change:+.1%}"
 
 
-def _metric_rows(cases: list[CaseDelta]) -> tuple[list[tuple[CaseDelta, MetricDelta]], int]:
+def _ci(delta: MetricDelta) -> Cell:
+    """The bootstrap 95% interval of current / baseline median, as a change: ``-55% … -51%``."""
+    ci = delta.ratio_ci
+    if ci is None or not all(math.isfinite(v) for v in ci):
+        return Cell("")
+    low, high = ci[0] - 1, ci[1] - 1
+    return Cell(f"{low:+.1%} … {high:+.1%}", sort=low, title="95% bootstrap interval of the change")
+
+
+def _method(delta: MetricDelta) -> Cell:
+    """How the pair was tested (when compare says), with the paired items it matched."""
+    method = getattr(delta, "method", None)
+    paired = getattr(delta, "paired", None)
+    text = str(getattr(method, "value", method or ""))
+    note = getattr(paired, "text", None)
+    return Cell(text, note=note if isinstance(note, str) else None)
+
+
+def _samples(delta: MetricDelta) -> Cell:
+    n_base, n_cur = len(delta.baseline_samples), len(delta.current_samples)
+    return Cell(
+        f"{n_base} vs {n_cur}", sort=min(n_base, n_cur), title="samples: baseline vs current"
+    )
+
+
+def _needs(delta: MetricDelta) -> Cell:
+    if delta.needed_n is None:
+        return Cell("")
+    return Cell(f"n ≥ {delta.needed_n}", sort=delta.needed_n, title="samples a side to decide")
+
+
+def _metric_rows(
+    cases: list[CaseDelta],
+) -> tuple[list[tuple[CaseDelta, MetricDelta]], list[tuple[CaseDelta, MetricDelta]]]:
+    """The metric comparisons that moved or could not decide (worst first), then the rest."""
     shown: list[tuple[CaseDelta, MetricDelta]] = []
-    unchanged = 0
+    unchanged: list[tuple[CaseDelta, MetricDelta]] = []
     for case in cases:
         for delta in case.metrics:
-            if delta.verdict is Verdict.UNCHANGED:
-                unchanged += 1
-            else:
-                shown.append((case, delta))
+            (unchanged if delta.verdict is Verdict.UNCHANGED else shown).append((case, delta))
     shown.sort(key=lambda pair: (VERDICT_ORDER.index(pair[1].verdict), pair[1].change))
     return shown, unchanged
 
@@ -144,61 +172,47 @@ def _metrics_table(pairs: list[tuple[CaseDelta, MetricDelta]]) -> Table:
         Column("baseline", numeric=True),
         Column("current", numeric=True),
         Column("change", numeric=True),
+        Column("95% CI", numeric=True, title="bootstrap interval of the change in the median"),
         Column("n", title="samples: baseline vs current"),
-        Column("p", numeric=True, title="Mann-Whitney U, two-sided"),
+        Column("needs", numeric=True, title="samples a side that would let the test decide"),
+        Column("p", numeric=True, title="two-sided p-value of the method's test"),
+        Column("method"),
         Column("note"),
     )
-    rows = tuple(
-        (
-            Cell(
-                VERDICT_LABEL[d.verdict],
-                sort=VERDICT_ORDER.index(d.verdict),
-                css=VERDICT_CSS.get(d.verdict),
-            ),
-            Cell(c.model),
-            Cell(c.scenario),
-            Cell(_point(c)),
-            Cell(d.metric),
-            Cell(format_value(d.baseline_median, d.unit), sort=d.baseline_median),
-            Cell(format_value(d.current_median, d.unit), sort=d.current_median),
-            Cell(_change(d), sort=None if math.isnan(d.change) else d.change),
-            Cell(f"{len(d.baseline_samples)} vs {len(d.current_samples)}"),
-            Cell("—" if d.p_value is None else f"{d.p_value:.3g}", sort=d.p_value),
-            Cell(d.note),
+    rows = []
+    for c, d in pairs:
+        scale = choose_scale(d.unit, [d.baseline_median, d.current_median])
+        rows.append(
+            (
+                Cell(
+                    VERDICT_LABEL[d.verdict],
+                    sort=VERDICT_ORDER.index(d.verdict),
+                    css=VERDICT_CSS.get(d.verdict),
+                ),
+                Cell(c.model),
+                Cell(c.scenario),
+                Cell(_point(c)),
+                Cell(d.metric),
+                _value(d.baseline_median, scale),
+                _value(d.current_median, scale),
+                Cell(_change(d), sort=None if math.isnan(d.change) else d.change),
+                _ci(d),
+                _samples(d),
+                _needs(d),
+                Cell("" if d.p_value is None else f"{d.p_value:.3g}", sort=d.p_value),
+                _method(d),
+                Cell(d.note),
+            )
         )
-        for c, d in pairs
-    )
-    return Table(columns, rows)
+    return without_empty_columns(Table(columns, tuple(rows)))
 
 
-def strip_plot(baseline: tuple[float, ...], current: tuple[float, ...]) -> Markup:
-    """A 260x44 SVG: baseline samples on the top row (grey), current below (blue)."""
-    values = [v for v in (*baseline, *current) if math.isfinite(v)]
-    if not values:
-        return Markup("")
-    low, high = min(values), max(values)
-    span = (high - low) or abs(high) or 1.0
-    width, pad = 260, 8
-
-    def x(v: float) -> float:
-        return pad + (v - low) / span * (width - 2 * pad)
-
-    dots = [
-        f'<circle cx="{x(v):.1f}" cy="14" r="3.5" fill="#999"/>'
-        for v in baseline
-        if math.isfinite(v)
-    ]
-    dots += [
-        f'<circle cx="{x(v):.1f}" cy="32" r="3.5" fill="#2563eb"/>'
-        for v in current
-        if math.isfinite(v)
-    ]
-    body = "".join(dots)
-    return Markup(
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="44" '
-        f'role="img"><line x1="{pad}" x2="{width - pad}" y1="23" y2="23" stroke="#ddd"/>'
-        f"{body}</svg>"
-    )
+def _value(value: float, scale: Scale) -> Cell:
+    """Baseline and current in one unit, chosen from both (``9.5 ms`` beside ``12.1 ms``)."""
+    if not math.isfinite(value):
+        return Cell("—")
+    text = scale.number(value)
+    return Cell(scale.with_unit(text) if scale.label else text, sort=value)
 
 
 def _ordered(counts: Counter[Verdict]) -> tuple[tuple[str, int], ...]:
@@ -231,11 +245,8 @@ def build_view(comparison: Comparison) -> ComparisonView:
     cases = list(comparison.cases)
     pairs, unchanged = _metric_rows(cases)
     charts = tuple(
-        Chart(
-            f"{c.model} · {c.scenario} · {_point(c)} · {d.metric} ({_change(d)})",
-            strip_plot(d.baseline_samples, d.current_samples),
-        )
-        for c, d in pairs[:24]
+        strip_chart(i, f"{c.model} · {c.scenario} · {_point(c)} · {d.metric} ({_change(d)})", d)
+        for i, (c, d) in enumerate(pairs[:MAX_STRIPS])
     )
     return ComparisonView(
         baseline=comparison.baseline_run,
@@ -249,7 +260,8 @@ def build_view(comparison: Comparison) -> ComparisonView:
         statuses=_status_table(cases),
         metrics=_metrics_table(pairs),
         charts=charts,
-        unchanged_metrics=unchanged,
+        unchanged_metrics=len(unchanged),
+        unchanged=_metrics_table(unchanged),
     )
 
 

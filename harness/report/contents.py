@@ -8,6 +8,7 @@ from __future__ import annotations
 from harness.report import (
     api_contracts,
     audio,
+    charts,
     engines,
     failures,
     header,
@@ -44,6 +45,7 @@ def default_sections() -> tuple[Section, ...]:
     return (
         header.SECTION,
         matrix.SECTION,
+        charts.SECTION,
         *shown,
         unclaimed.section(claims),
         failures.SECTION,

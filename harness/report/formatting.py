@@ -1,6 +1,7 @@
 """Numbers, statuses and parameter points as short strings for people.
 
-Precision rules: tokens per second with one decimal; seconds shown in ms below one second;
+Precision rules: tokens per second with one decimal (k tok/s from 10,000 up); seconds in ms
+below one second, and in a column that also holds values under 0.1 s;
 bytes in MiB (one decimal) or GiB (two decimals). A value that is missing or not finite is
 shown as an em dash.
 """
@@ -114,12 +115,17 @@ def choose_scale(unit: Unit, values: Iterable[float | None]) -> Scale:
     """The scale for ``values`` of ``unit`` shown together (one column shares one unit)."""
     magnitudes = [abs(v) for v in finite(values)]
     largest = max(magnitudes, default=0.0)
+    smallest = min((v for v in magnitudes if v > 0), default=0.0)
     if unit is Unit.TOKENS_PER_SECOND:
+        if smallest >= 10_000:
+            return Scale(1e3, 1, "k tok/s")
         return Scale(1.0, 1, "tok/s")
     if unit is Unit.REQUESTS_PER_SECOND:
         return Scale(1.0, 2, "req/s")
     if unit is Unit.SECONDS:
-        if largest < 1.0:
+        # seconds only when every value reads in them: 1 ms beside 1.4 s is "1.00" and "1390"
+        # in ms, never "0.00" in s
+        if largest < 1.0 or smallest < 0.1:
             return Scale(1e-3, None, "ms")
         return Scale(1.0, 2 if largest < 100 else 1, "s")
     if unit is Unit.BYTES:

@@ -202,3 +202,16 @@ def case_reason(result: CaseResult) -> str:
         return result.reason
     failed = [g.message for g in result.gates if g.passed is False and g.message]
     return "\n".join(failed)
+
+
+def without_empty_columns(table: Table) -> Table:
+    """``table`` less the columns whose every cell is empty (no text, no note)."""
+    keep = [
+        i
+        for i in range(len(table.columns))
+        if any(row[i].text or row[i].note for row in table.rows)
+    ]
+    if len(keep) == len(table.columns) or not table.rows:
+        return table
+    rows = tuple(tuple(row[i] for i in keep) for row in table.rows)
+    return Table(tuple(table.columns[i] for i in keep), rows, table.css)

@@ -144,9 +144,22 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
                 _metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, *decode),
                 _metric("memory.mlx_peak_bytes", Unit.BYTES, 280 * MIB),
                 _metric(f"custom.{text}", Unit.COUNT, 1.0),
+                _metric("throughput.decode_share", Unit.RATIO, 0.41, 0.42),
             ),
             gates=gates,
             preflight=_preflight(text),
+        ),
+        _case(  # a second prompt length: the speed charts draw a curve
+            text,
+            "throughput",
+            Status.PASSED,
+            point={"prompt_tokens": 512},
+            params={"gen_tokens": 32, "prompt_tokens": 512},
+            metrics=(
+                _metric("throughput.prefill_tps", Unit.TOKENS_PER_SECOND, 800.0, 810.0),
+                _metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, 40.0, 41.0),
+                _metric("throughput.decode_share", Unit.RATIO, 0.38, 0.39),
+            ),
         ),
         _case(text, text, Status.ERRORED, reason=f"RuntimeError: {text}", link=text),
         _case(text, "prompt_cache", Status.SKIPPED, point={"shape": "a"}, reason=text),
@@ -159,6 +172,9 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
             metrics=(
                 _metric("prompt_cache.ttft_cold_s", Unit.SECONDS, 0.2, 0.21),
                 _metric("prompt_cache.ttft_warm_s", Unit.SECONDS, 0.05, 0.051),
+                _metric("prompt_cache.speedup_x", Unit.RATIO, 4.0, 4.1),
+                _metric("prompt_cache.tokens_reused", Unit.TOKENS, 900.0),
+                _metric("prompt_cache.tokens_recomputed", Unit.TOKENS, 100.0),
             ),
             artifacts={"cache_types": [text], "equivalent": False},
         ),
@@ -276,7 +292,12 @@ def _served_cases(text: str) -> list[CaseResult]:
             text,
             "serving",
             Status.PASSED,
-            metrics=(_metric("serving.c1.request_rps", Unit.REQUESTS_PER_SECOND, 2.0),),
+            metrics=(
+                _metric("serving.c1.request_rps", Unit.REQUESTS_PER_SECOND, 2.0),
+                _metric("serving.c1.ttft_p50_s", Unit.SECONDS, 0.02),
+                _metric("serving.c1.ttft_p90_s", Unit.SECONDS, 0.03),
+                _metric("serving.c1.ttft_p99_s", Unit.SECONDS, 0.05),
+            ),
             artifacts={
                 "points": [
                     {"key": "c1", "kind": "concurrency", "value": 1, "label": text},

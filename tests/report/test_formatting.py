@@ -27,7 +27,8 @@ GIB = 1024**3
     [
         (412.345, Unit.TOKENS_PER_SECOND, "412.3 tok/s"),
         (0.04, Unit.TOKENS_PER_SECOND, "0.0 tok/s"),
-        (12345.67, Unit.TOKENS_PER_SECOND, "12345.7 tok/s"),
+        (12345.67, Unit.TOKENS_PER_SECOND, "12.3 k tok/s"),
+        (24640.0, Unit.TOKENS_PER_SECOND, "24.6 k tok/s"),
         (0.0125, Unit.SECONDS, "12.5 ms"),
         (0.00342, Unit.SECONDS, "3.42 ms"),
         (0.2417, Unit.SECONDS, "242 ms"),
@@ -60,6 +61,7 @@ def test_format_value(value: float | None, unit: Unit, expected: str) -> None:
         (Unit.TOKENS_PER_SECOND, [60.0], 60.52, 0.71, 1, "60.5"),
         (Unit.SECONDS, [0.0162], 0.0162, 0.00036, 5, "16.2 ± 0.4"),
         (Unit.SECONDS, [0.15, 3.5], 0.153, 0.0023, 5, "0.15 ± 0.002"),  # column in s
+        (Unit.SECONDS, [0.001, 1.4], 0.00104, 0.0002, 5, "1.04 ± 0.20"),  # ms: never 0.00 s
         (Unit.BYTES, [700 * MIB], 700 * MIB, 2 * MIB, 3, "700.0 ± 2.0"),
         (Unit.SECONDS, [1.0], math.nan, math.nan, 0, MISSING),
     ],
@@ -74,7 +76,10 @@ def test_format_stat(
     ("unit", "values", "label"),
     [
         (Unit.SECONDS, [0.01, 0.5], "ms"),
-        (Unit.SECONDS, [0.01, 1.5], "s"),
+        (Unit.SECONDS, [0.01, 1.5], "ms"),  # 10 ms would read 0.01 s
+        (Unit.SECONDS, [0.1, 1.5], "s"),
+        (Unit.TOKENS_PER_SECOND, [20.0, 24640.0], "tok/s"),
+        (Unit.TOKENS_PER_SECOND, [12000.0, 24640.0], "k tok/s"),
         (Unit.SECONDS, [math.nan], "ms"),
         (Unit.BYTES, [10 * MIB, 2 * GIB], "GiB"),
         (Unit.BYTES, [10 * MIB, math.nan], "MiB"),

@@ -202,7 +202,7 @@ from harness.report.publish import publish_reports
 
 root, tag, seconds = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 end, count = time.monotonic() + seconds, 0
-while time.monotonic() < end and count < 400:
+while (time.monotonic() < end or count < 5) and count < 400:  # 5 each at least, however slow
     run, run_dir = _record(root, f"{tag}-{count:03d}")
     publish_reports(run, run_dir, root / "latest")
     count += 1
@@ -246,14 +246,14 @@ def test_concurrent_publishers_never_show_a_half_report(tmp_path: Path) -> None:
 
     reader = threading.Thread(target=read)
     reader.start()
-    outputs = [p.communicate(timeout=120) for p in publishers]
+    outputs = [p.communicate(timeout=300) for p in publishers]
     reader.join(timeout=30)
     for publisher, (_, err) in zip(publishers, outputs, strict=True):
         assert publisher.returncode == 0 and "Traceback" not in err, err
     published = [int(out) for out, _ in outputs]
     print(f"published {published} runs; {checked[0]} reads of latest checked")
     assert problems == []
-    assert min(published) >= 5 and checked[0] >= 20
+    assert checked[0] >= 20
     runs = sorted(p.name for p in tmp_path.iterdir() if p.name != LATEST)
     assert len(runs) == sum(published)  # no run lost its folder, nothing stray left behind
     assert os.readlink(latest) in runs

@@ -1,0 +1,220 @@
+"""The Charts section: pictures of what the tables hold, each only when the run has its data.
+
+Decode and prefill speed against prompt length and KV depth per model, predicted against
+measured MLX peak, prompt-cache speedup against the share of the prompt reused (with the ideal
+curve), latency percentiles under load per served case, and the share of the bandwidth
+roofline reached. Every chart keeps its points in a data table one click away.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from harness.report.chart_model import Chart, lines_from, median, xy_chart
+from harness.report.chart_svg import Guide
+from harness.report.formatting import MIB, Scale, params_label
+from harness.report.sections import Section
+from harness.results.preflight_record import peak_check
+from harness.scenarios import prompt_cache as pc
+from harness.scenarios import throughput
+from harness.scenarios.load_stats import QUANTILES
+from harness.scenarios.serving_metrics import PREFIX as SERVING_PREFIX
+from harness.types import CaseResult, RunRecord, Unit
+
+MAX_LOAD_CHARTS = 6  # served cases drawn; the Load section's tables hold every one
+PERCENT = Scale(0.01, 0, "% of ceiling")
+MIB_SCALE = Scale(MIB, 1, "MiB")
+
+
+@dataclass(frozen=True)
+class Charts:
+    charts: tuple[Chart, ...]
+
+
+def _int_param(result: CaseResult, name: str) -> int:
+    value = result.point.get(name, result.params.get(name))
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _others(result: CaseResult, axis: str) -> str:
+    """The series a throughput case belongs to: its model and the swept values but ``axis``."""
+    rest = {k: v for k, v in result.point.items() if k != axis}
+    label = params_label(rest, {}) if rest else ""
+    return f"{result.model} · {label}" if label and label != "—" else result.model
+
+
+def _speed_charts(results: Sequence[CaseResult]) -> list[Chart]:
+    charts = []
+    axes = (("prompt_tokens", "prompt length"), ("depth", "KV depth"))
+    metrics = ((throughput.DECODE, "decode"), (throughput.PREFILL, "prefill"))
+    for axis, axis_label in axes:
+        for spec, word in metrics:
+            groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+            for r in results:
+                value = median(r.metric(spec.name))
+                if value is not None and axis in r.point:  # swept here, not a fixed param
+                    groups[_others(r, axis)].append((_int_param(r, axis), value))
+            xs = {x for points in groups.values() for x, _ in points}
+            if len(xs) < 2:
+                continue  # one length is a table row, not a curve
+            charts.append(
+                xy_chart(
+                    f"{word}-vs-{axis}",
+                    f"{word.capitalize()} speed vs {axis_label}",
+                    f"Median {word} tokens per second at each {axis_label} (higher is better).",
+                    lines_from(groups),
+                    x_label=axis_label,
+                    x_unit="tokens",
+                    y_label=word,
+                    y_unit=Unit.TOKENS_PER_SECOND,
+                    log_x=min(xs) > 0 and max(xs) / min(xs) >= 8,
+                    ticks_at_data=True,
+                )
+            )
+    return charts
+
+
+def _roofline_chart(results: Sequence[CaseResult]) -> list[Chart]:
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in results:
+        share = median(r.metric(throughput.SHARE.name))
+        if share is not None:
+            context = _int_param(r, "prompt_tokens") + _int_param(r, "depth")
+            groups[r.model].append((context, share))
+    if not groups:
+        return []
+    xs = sorted({x for points in groups.values() for x, _ in points})
+    return [
+        xy_chart(
+            "roofline-share",
+            "Decode speed as a share of the bandwidth roofline",
+            "Decode tok/s / (read bandwidth / bytes read per token); the dotted line is the "
+            "ceiling (100%).",
+            lines_from(groups),
+            x_label="context",
+            x_unit="tokens",
+            y_label="share",
+            y_unit=Unit.RATIO,
+            y_scale=PERCENT,
+            dots=len(xs) < 2,
+            guides=(Guide((xs[0], xs[-1]), (1.0, 1.0)),),
+        )
+    ]
+
+
+def _memory_chart(results: Sequence[CaseResult]) -> list[Chart]:
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in results:
+        check = peak_check(r)
+        if check is None or not check.comparable or check.measured_bytes is None:
+            continue
+        groups[r.model].append((check.predicted_bytes / MIB, check.measured_bytes))
+    if not groups:
+        return []
+    top = max(max(x for x, _ in p) for p in groups.values())
+    top = max(top, max(y / MIB for p in groups.values() for _, y in p))
+    return [
+        xy_chart(
+            "memory-predicted",
+            "MLX peak per model: predicted vs measured",
+            "One dot per case; on the dotted line the probe's estimate equals the allocator's "
+            "peak, above it the estimate was low.",
+            lines_from(groups),
+            x_label="predicted",
+            x_unit="MiB",
+            y_label="measured",
+            y_unit=Unit.BYTES,
+            y_scale=MIB_SCALE,
+            log_y_allowed=False,  # against a linear x: y = x must stay a straight line
+            dots=True,
+            guides=(Guide((0.0, top), (0.0, top * MIB)),),
+        )
+    ]
+
+
+def _cache_chart(results: Sequence[CaseResult]) -> list[Chart]:
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in results:
+        speedup = median(r.metric(pc.SPEEDUP.name))
+        reused, recomputed = median(r.metric(pc.REUSED.name)), median(r.metric(pc.RECOMPUTED.name))
+        if speedup is None or reused is None or recomputed is None or reused + recomputed <= 0:
+            continue
+        groups[r.model].append((reused / (reused + recomputed), speedup))
+    if not groups:
+        return []
+    top = min(0.97, max(x for points in groups.values() for x, _ in points))
+    ideal_x = tuple(top * i / 24 for i in range(25))
+    return [
+        xy_chart(
+            "cache-speedup",
+            "Prompt-cache speedup vs share of the prompt reused",
+            "Cold TTFT / warm TTFT against reused / (reused + recomputed) tokens; the dotted "
+            "curve is the ideal 1 / (1 − reused share).",
+            lines_from(groups),
+            x_label="reused share",
+            x_unit="",
+            y_label="speedup",
+            y_unit=Unit.RATIO,
+            dots=len({x for p in groups.values() for x, _ in p}) < 2,
+            guides=(Guide(ideal_x, tuple(1 / (1 - x) for x in ideal_x)),),
+        )
+    ]
+
+
+def _load_charts(results: Sequence[CaseResult]) -> list[Chart]:
+    charts = []
+    served = sorted((r for r in results if r.scenario == "serving"), key=lambda r: r.case_id)
+    for index, r in enumerate(served[:MAX_LOAD_CHARTS]):
+        points = r.artifacts.get("points")
+        if not isinstance(points, list):
+            continue
+        kinds = {p.get("kind") for p in points if isinstance(p, dict)}
+        groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for p in points:
+            if not isinstance(p, dict) or not isinstance(p.get("value"), int | float):
+                continue
+            for q in QUANTILES:
+                found = median(r.metric(f"{SERVING_PREFIX}.{p.get('key')}.ttft_p{q}_s"))
+                if found is not None:
+                    groups[f"TTFT p{q}"].append((float(p["value"]), found))
+        if not groups:
+            continue
+        kind = kinds.pop() if len(kinds) == 1 else None
+        x_label = "concurrency" if kind == "concurrency" else "offered load"
+        charts.append(
+            xy_chart(
+                f"load-{index}",
+                f"Time to first token under load: {r.model} · {r.case_id.rsplit('::', 1)[-1]}",
+                "TTFT percentiles at each load point (lower is better).",
+                lines_from(groups),
+                x_label=x_label,
+                x_unit="requests" if x_label == "concurrency" else "req/s",
+                y_label="TTFT",
+                y_unit=Unit.SECONDS,
+                ticks_at_data=True,
+            )
+        )
+    return charts
+
+
+BUILDERS: tuple[Callable[[Sequence[CaseResult]], list[Chart]], ...] = (
+    _speed_charts,
+    _roofline_chart,
+    _memory_chart,
+    _cache_chart,
+    _load_charts,
+)
+
+
+def build_charts(run: RunRecord) -> list[Chart]:
+    return [chart for builder in BUILDERS for chart in builder(run.results)]
+
+
+def build(run: RunRecord) -> Charts | None:
+    charts = build_charts(run)
+    return Charts(tuple(charts)) if charts else None
+
+
+SECTION = Section("charts", "Charts", build)
