@@ -63,3 +63,10 @@ typecheck: setup
 # the README's scenario parameter table, from the scenarios' params models
 readme-params:
 	$(PY) -m harness.cli scenarios --update-readme README.md
+
+# A short real run on the embedded models, its report, and headless-Chromium screenshots of it
+# (top.png, full.png) in reports/screenshots/ (git-ignored). SCREENSHOTS_ARGS=--reuse re-renders.
+SCREENSHOTS_ARGS ?=
+.PHONY: screenshots
+screenshots: models
+	nice -n 19 $(PY) tests/report/screenshots.py reports/screenshots $(SCREENSHOTS_ARGS)
