@@ -167,6 +167,18 @@ class GateResult:
 
 
 @dataclass(frozen=True)
+class AutoRepeats:
+    """``repeats: auto``: repeat until the median of each headline metric has a relative 95%
+    confidence interval no wider than ``rel_ci``, or ``max_repeats`` or ``budget_s`` (seconds
+    of the scenario's own time) runs out, whichever comes first; at least ``min_repeats``."""
+
+    min_repeats: int = 6
+    max_repeats: int = 30
+    rel_ci: float = 0.02  # full width of the CI as a fraction of the median
+    budget_s: float = 120.0
+
+
+@dataclass(frozen=True)
 class Case:
     """One planned unit of work: a model x scenario x parameter point, with a stable id."""
 
@@ -177,13 +189,14 @@ class Case:
     scenario: str
     params: Mapping[str, JSONValue]
     point: Mapping[str, JSONValue] = field(default_factory=dict)  # the swept values only
-    repeats: int = 3
+    repeats: int = 3  # with ``auto_repeats``: the first batch (its minimum)
     warmup: int = 1
     timeout_s: float = 600.0
     memory_threshold: float = 0.70  # share of machine memory the policy lets a model use
     expectation: Expectation | None = None
     gates: tuple[Gate, ...] = ()
     marks: tuple[str, ...] = ()
+    auto_repeats: AutoRepeats | None = None  # repeats: auto
 
 
 @dataclass(frozen=True)

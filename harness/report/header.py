@@ -1,5 +1,6 @@
 """Header and summary: the run, the machine (BLAS included), package versions, status counts,
-and what the reader should know first: an interrupted or incomplete run, a damaged record."""
+the harness's own overhead (time outside backend calls), and what the reader should know first:
+an interrupted or incomplete run, a damaged record."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from harness.report.formatting import (
     status_css,
     status_order,
 )
+from harness.report.overhead import overhead
 from harness.report.sections import Section
 from harness.results.merge import merge_notes
 from harness.spec.shard import shard_line
@@ -114,6 +116,9 @@ def build(run: RunRecord) -> Header:
     run_rows.append(("git sha", run.git_sha[:12] if run.git_sha else "—"))
     run_rows.append(("suites", ", ".join(s.name for s in run.suites) or "—"))
     run_rows.append(("models", str(len({r.model for r in run.results} | set(run.models)))))
+    spent = overhead(run)
+    if spent is not None:
+        run_rows.append(("harness overhead", spent.line()))
     return Header(
         run_id=run.run_id,
         started_at=run.started_at,

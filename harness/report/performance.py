@@ -1,6 +1,8 @@
 """llama-bench style performance table: one row per (model, scenario, point), median ± stddev,
 with the roofline: bytes read per decoded token, the bandwidth-bound ceiling and the share of
-it reached, and the read bandwidth each figure was judged against."""
+it reached, and the read bandwidth each figure was judged against; and the noise: the
+coefficient of variation of decode and prefill (of every metric in the tooltip) with, under
+``repeats: auto``, the runs taken and why they stopped."""
 
 from __future__ import annotations
 
@@ -8,9 +10,19 @@ from dataclasses import dataclass
 
 from harness.report.formatting import MIB, Scale, choose_scale
 from harness.report.sections import Section
-from harness.report.table import MetricColumn, Table, case_metric_table, metric_label
+from harness.report.table import (
+    Cell,
+    Column,
+    MetricColumn,
+    Table,
+    case_metric_table,
+    find_metric,
+    metric_label,
+)
+from harness.results.stats import coefficient_of_variation
+from harness.runner.repeat_loop import ARTIFACT as REPEATS
 from harness.scenarios import throughput
-from harness.types import RunRecord, Unit
+from harness.types import CaseResult, RunRecord, Unit
 
 PREFIX = "throughput."
 
@@ -103,9 +115,61 @@ def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
     return COLUMNS + tuple(MetricColumn(metric_label(name), (name,), name) for name in extra)
 
 
+# the metrics whose coefficient of variation the CV column shows (every metric's is in its tip)
+NOISE: tuple[tuple[str, str], ...] = (
+    ("decode", throughput.DECODE.name),
+    ("prefill", throughput.PREFILL.name),
+)
+CV_COLUMN = Column(
+    "CV",
+    numeric=True,
+    title="coefficient of variation (stddev / mean) of decode and prefill; every metric's in "
+    "the tooltip; under it, how many runs repeats: auto took and why it stopped",
+)
+
+
+def _cv_text(cv: float | None) -> str:
+    return "—" if cv is None else f"{cv:.1%}"
+
+
+def noise_cell(result: CaseResult) -> Cell:
+    """``decode 3.1% · prefill 1.2%``, every metric's CV in the tooltip, and (repeats: auto)
+    the runs taken and the stop reason as the cell's note."""
+    shown = []
+    worst: float | None = None
+    for label, name in NOISE:
+        metric = result.metric(name)
+        if metric is None:
+            continue
+        cv = coefficient_of_variation(metric.samples)
+        shown.append(f"{label} {_cv_text(cv)}")
+        if cv is not None:
+            worst = cv if worst is None else max(worst, cv)
+    tip = "; ".join(
+        f"{m.name} {_cv_text(coefficient_of_variation(m.samples))}"
+        for m in result.metrics
+        if len(m.samples) > 1
+    )
+    stop = result.artifacts.get(REPEATS)
+    note = None
+    if isinstance(stop, dict) and stop.get("mode") == "auto":
+        note = f"auto: {stop.get('taken')} runs, {stop.get('reason', '')}"
+    return Cell(" · ".join(shown) or "—", sort=worst, note=note, title=tip or None)
+
+
+def with_noise(table: Table, results: list[CaseResult]) -> Table:
+    """``table`` with a CV column; ``results`` are its rows' cases, in order."""
+    rows = tuple((*row, noise_cell(r)) for row, r in zip(table.rows, results, strict=True))
+    return Table((*table.columns, CV_COLUMN), rows, table.css)
+
+
 def build(run: RunRecord) -> Performance | None:
-    table = case_metric_table(run.results, columns_for(run), scale_for=scale)
-    return Performance(table, bandwidth_lines(run)) if table else None
+    columns = columns_for(run)
+    table = case_metric_table(run.results, columns, scale_for=scale)
+    if not table:
+        return None
+    rows = [r for r in run.results if any(find_metric(r, c.names) for c in columns)]
+    return Performance(with_noise(table, rows), bandwidth_lines(run))
 
 
 SECTION = Section("performance", "Performance", build, claims=(PREFIX,))

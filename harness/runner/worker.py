@@ -5,7 +5,9 @@ anything a library prints goes to stderr, which the supervisor keeps as the work
 
 Requests: ``{"op": "load", "backend": NAME, "path": DIR}`` (a served model adds
 ``"server": {...}`` and ``"log_dir": DIR``, and is loaded with ``load_server``),
-``{"op": "run", "scenario": NAME, "params": {...}, "repeats": N, "warmup": N}``,
+``{"op": "run", "scenario": NAME, "params": {...}, "repeats": N, "warmup": N}`` (with
+``"auto": {...}`` (:class:`harness.types.AutoRepeats`) the case repeats until its median is
+known well, :mod:`harness.runner.repeat_loop`),
 ``{"op": "exit"}``.
 """
 
@@ -23,6 +25,8 @@ from typing import IO, Any
 from harness.exception_line import exception_line
 from harness.results.codec import to_json
 
+TIMING_ARTIFACT = "timing"  # seconds inside backend calls: the model's load, the scenario
+
 
 class Worker:
     def __init__(self, out: IO[str]) -> None:
@@ -34,6 +38,7 @@ class Worker:
         self.log_dir = Path(".")
         self.model: Any = None
         self.load_info: Any = None
+        self.load_s = 0.0  # seconds of the last load not yet reported in a result
 
     def reply(self, message: dict[str, Any]) -> None:
         self.out.write(json.dumps(to_json(message)) + "\n")
@@ -50,7 +55,9 @@ class Worker:
         self.path = Path(request["path"]) if request.get("path") else None
         self.server = request.get("server")
         self.log_dir = Path(request.get("log_dir") or ".")
+        start = time.perf_counter()
         self.model, self.load_info = self._load()
+        self.load_s = time.perf_counter() - start  # reported with the next case's result
         check_delivered(self.backend_name, declared, self.model)  # once: a backend bug errors
         self.reply(
             {"op": "loaded", "info": self.load_info, "blas": blas_in_use(), "pid": os.getpid()}
@@ -87,29 +94,50 @@ class Worker:
 
     def run(self, request: dict[str, Any]) -> None:
         from harness.backends import mlx_runtime as device
+        from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
+        from harness.runner.repeat_loop import headline_names, run_repeats
         from harness.scenarios import SCENARIOS
         from harness.scenarios.base import ScenarioContext
+        from harness.types import AutoRepeats
 
         scenario = SCENARIOS.get(request["scenario"])
         params = scenario.params_model.model_validate(request["params"])
-        ctx = ScenarioContext(
-            model=self.model,
-            load_info=self.load_info,
-            repeats=int(request["repeats"]),
-            warmup=int(request["warmup"]),
-            reload=self._reload,
-            backend=self.backend_name,
-        )
+
+        def batch(warmup: int, repeats: int) -> Any:
+            ctx = ScenarioContext(
+                model=self.model,
+                load_info=self.load_info,
+                repeats=repeats,
+                warmup=warmup,
+                reload=self._reload,
+                backend=self.backend_name,
+            )
+            return scenario.run(ctx, params)
+
+        auto = request.get("auto")
         rss_view = device.reset_peaks()
         start = time.perf_counter()
-        output = scenario.run(ctx, params)
+        output, stop = run_repeats(
+            batch,
+            int(request["repeats"]),
+            int(request["warmup"]),
+            AutoRepeats(**auto) if isinstance(auto, dict) else None,
+            headline_names(scenario),
+            applies=bool(getattr(scenario, "repeats_apply", True)),
+        )
         elapsed = time.perf_counter() - start
         memory = device.snapshot(rss_view)
+        timing = {"load_s": self.load_s, "scenario_s": elapsed}  # time inside backend calls
+        self.load_s = 0.0
         self.reply(
             {
                 "op": "result",
                 "metrics": output.metrics,
-                "artifacts": output.artifacts,
+                "artifacts": {
+                    **output.artifacts,
+                    REPEATS_ARTIFACT: stop.to_json(),
+                    TIMING_ARTIFACT: timing,
+                },
                 "memory": memory,
                 "elapsed_s": elapsed,
                 "version": scenario.version,

@@ -2,6 +2,12 @@
 
 A relative gate is judged like a comparison: it fails only on a significant change worse than
 its allowance; too few samples, or no baseline, leave it "not evaluated" with the reason.
+
+Noise: when the uncertainty of a median (:func:`harness.results.stats.median_noise`, the
+half-width of its 95% interval) is larger than what the gate asks to tell apart (a relative
+gate's allowance; an absolute gate's distance between the median and its threshold), the
+verdict would come from noise: the gate is "not evaluated" and says so. More repeats
+(``repeats: auto``) narrow the median's interval.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ import math
 import re
 
 from harness.results.significance import ALPHA, decide
+from harness.results.stats import coefficient_of_variation, median_noise
 from harness.types import Gate, GateResult, Metric, Verdict
 
 _ABSOLUTE = re.compile(r"^\s*(>=|<=|==|>|<)\s*([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
@@ -62,6 +69,11 @@ def evaluate_gate(
     measured = metric.median
     unit = metric.unit.value
     if not gate.relative:
+        margin = abs(measured - gate.threshold) / abs(measured) if measured else math.inf
+        noisy = _noise_line(gate, margin, "margin to the gate", metric)
+        if noisy is not None:
+            detail = f"expected {gate.op} {gate.threshold:g} {unit}, measured {measured:.4g} {unit}"
+            return GateResult(gate, measured, None, f"{noisy} ({detail})")
         passed = bool(_OPS[gate.op](measured, gate.threshold))
         verb = "ok" if passed else "FAILED"
         message = (
@@ -77,6 +89,9 @@ def evaluate_gate(
             f"{gate.metric} {gate.expression}: not evaluated: no baseline "
             "(give --baseline a run that has this case)",
         )
+    noisy = _noise_line(gate, gate.threshold, "gate", metric, baseline)
+    if noisy is not None:
+        return GateResult(gate, measured, None, noisy)
     decision = decide(
         baseline.samples,
         metric.samples,
@@ -96,3 +111,21 @@ def evaluate_gate(
     if decision.verdict is Verdict.REGRESSED:
         return GateResult(gate, measured, False, f"{gate.metric} FAILED: {detail}; {decision.note}")
     return GateResult(gate, measured, True, f"{gate.metric} ok: {detail}")
+
+
+def _noise_line(gate: Gate, effect: float, what: str, *metrics: Metric) -> str | None:
+    """``noise ±12% exceeds the 5% gate: not evaluated (...)`` when the noisiest median of
+    ``metrics`` is less certain than ``effect``; None when the gate can be judged."""
+    noises = [(median_noise(m.samples), m) for m in metrics]
+    known = [(n, m) for n, m in noises if n is not None]
+    if not known:
+        return None
+    noise, worst = max(known, key=lambda pair: pair[0])
+    if noise <= effect:
+        return None
+    cv = coefficient_of_variation(worst.samples) or 0.0
+    return (
+        f"{gate.metric} {gate.expression}: noise ±{noise:.1%} exceeds the {effect:.1%} {what}: "
+        f"not evaluated (95% interval of the median; CV {cv:.1%} over {len(worst.samples)} "
+        "samples; more repeats or repeats: auto narrow it)"
+    )

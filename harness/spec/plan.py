@@ -11,6 +11,7 @@ from harness.scenarios import SCENARIOS
 from harness.spec.gates import parse_gate
 from harness.spec.ledger import expectation_for, ledger_entries, needs_family
 from harness.spec.loaded import LoadedSuite, SourcedModel
+from harness.spec.repeats import resolved
 from harness.spec.resolve import ResolveError, resolve_model
 from harness.spec.schema import ModelEntry, ScenarioEntry
 from harness.types import (
@@ -150,6 +151,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
             if entry.models is not None and ref.key not in entry.models:
                 continue
             params_model = SCENARIOS.get(entry.scenario).params_model
+            first_batch, auto = resolved(entry.repeats or suite.defaults.repeats)
             for point in sweep_points(entry):
                 params = params_model.model_validate({**entry.params, **point}).model_dump()
                 expectation = expectation_for(
@@ -171,7 +173,8 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
                         scenario=entry.scenario,
                         params=params,
                         point=point,
-                        repeats=entry.repeats or suite.defaults.repeats,
+                        repeats=first_batch,
+                        auto_repeats=auto,
                         warmup=entry.warmup if entry.warmup is not None else suite.defaults.warmup,
                         timeout_s=entry.timeout_s or suite.defaults.timeout_s,
                         memory_threshold=suite.defaults.memory_threshold,

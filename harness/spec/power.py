@@ -14,6 +14,7 @@ from harness.results.stats import needed_n
 from harness.scenarios import SCENARIOS
 from harness.spec.errors import SuiteError
 from harness.spec.loaded import LoadedSuite
+from harness.spec.repeats import least
 from harness.types import Unit
 
 CLOCK_UNITS = frozenset({Unit.SECONDS, Unit.TOKENS_PER_SECOND})
@@ -44,7 +45,7 @@ def repeat_warnings(loaded: LoadedSuite, *, alpha: float = ALPHA) -> tuple[Suite
     for i, entry in enumerate(suite.scenarios):
         if not _timed(entry.scenario):
             continue
-        repeats = entry.repeats or suite.defaults.repeats
+        repeats = least(entry.repeats or suite.defaults.repeats)  # auto: its min
         if repeats >= needed:
             continue
         if entry.repeats is not None:

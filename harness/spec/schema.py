@@ -20,6 +20,7 @@ from harness.probe.types import Library as ProbeBackend
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 from harness.spec.marker_names import tag_problem
 from harness.spec.pin_sets import PinSet, unique_names
+from harness.spec.repeats import Repeats
 from harness.value_errors import value_error
 
 SUITE_SCHEMA_VERSION = 1
@@ -41,7 +42,7 @@ MarkerTag = Annotated[str, AfterValidator(_marker_tag)]
 
 
 class Defaults(Strict):
-    repeats: int = Field(3, ge=1, description="measured repetitions per case")
+    repeats: Repeats = Field(3, description="measured repetitions per case: a number or auto")
     warmup: int = Field(1, ge=0, description="warm-up runs per case, kept apart from samples")
     timeout_s: float = Field(600.0, gt=0, description="wall-clock limit per case (and per load)")
     memory_threshold: float = Field(
@@ -279,7 +280,7 @@ class ScenarioEntry(Strict):
         default_factory=dict, description="parameters to sweep; one case per combination"
     )
     models: list[str] | None = Field(None, description="restrict to these model names")
-    repeats: int | None = Field(None, ge=1, description="measured repetitions (default: defaults)")
+    repeats: Repeats | None = Field(None, description="measured repetitions (default: defaults)")
     warmup: int | None = Field(None, ge=0, description="warm-up runs (default: defaults)")
     timeout_s: float | None = Field(
         None, gt=0, description="wall-clock limit per case, seconds (default: defaults)"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from report_fixtures import GIB, MACHINE, MIB, case, make_run, metric, realistic_run
 
 from harness.report import failures, header, matrix, memory, performance, unclaimed
 from harness.report.contents import default_sections
 from harness.report.table import Cell, Table
-from harness.types import Gate, GateResult, Machine, Status, Unit
+from harness.types import CaseResult, Gate, GateResult, Machine, Status, Unit
 
 
 def column_labels(table: Table) -> list[str]:
@@ -108,6 +110,7 @@ def test_performance_table() -> None:
         "ITL p99 (ms)",
         "e2e (s)",
         "n",
+        "CV",
     ]
     first = table.rows[0]
     assert [c.text for c in first[:4]] == [
@@ -116,7 +119,8 @@ def test_performance_table() -> None:
         "pp128 tg128",
         "✅ passed",
     ]
-    assert " ± " in first[5].text and first[-1].text == "5"
+    assert " ± " in first[5].text and first[-2].text == "5"
+    assert first[-1].text.startswith("decode ") and " · prefill " in first[-1].text
     assert all(row[1].text == "throughput" for row in table.rows)  # load rows live in memory
 
 
@@ -126,8 +130,45 @@ def test_performance_unknown_throughput_metric_gets_a_column() -> None:
     )
     data = performance.build(run)
     assert data is not None
-    assert column_labels(data.table)[-2] == "spec accept ratio (x)"
+    assert column_labels(data.table)[-3] == "spec accept ratio (x)"
     assert column(data.table, "spec accept ratio (x)")[0].text == "0.60 ± 0.14"
+
+
+def _auto_case(decode: tuple[float, ...], stop: dict[str, object] | None) -> CaseResult:
+    result = case(
+        "m",
+        "throughput",
+        metrics=[
+            metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, *decode),
+            metric("throughput.ttft_s", Unit.SECONDS, 0.1, 0.1),
+        ],
+    )
+    return dataclasses.replace(result, artifacts={"repeats": stop} if stop else {})
+
+
+# (decode samples, the repeats artifact, CV cell text, its note)
+NOISE_CELLS = [
+    ((90.0, 110.0), None, "decode 14.1%", None),
+    ((100.0,), None, "decode —", None),  # one sample: no spread to tell
+    (
+        (99.0, 100.0, 101.0),
+        {"mode": "auto", "taken": 3, "reason": "max repeats 3 reached, ci 4.0%"},
+        "decode 1.0%",
+        "auto: 3 runs, max repeats 3 reached, ci 4.0%",
+    ),
+    ((99.0, 101.0), {"mode": "fixed", "taken": 2}, "decode 1.4%", None),
+]
+
+
+@pytest.mark.parametrize(("decode", "stop", "text", "note"), NOISE_CELLS)
+def test_performance_cv_column(
+    decode: tuple[float, ...], stop: dict[str, object] | None, text: str, note: str | None
+) -> None:
+    data = performance.build(make_run([_auto_case(decode, stop)]))
+    assert data is not None
+    (cell,) = column(data.table, "CV")
+    assert (cell.text, cell.note) == (text, note)
+    assert cell.title is not None and "throughput.ttft_s 0.0%" in cell.title
 
 
 def test_performance_absent_without_throughput() -> None:

@@ -9,9 +9,13 @@ import pytest
 
 from harness.results.stats import (
     can_reach,
+    coefficient_of_variation,
     mann_whitney_u,
+    median_ci,
+    median_noise,
     min_p_value,
     needed_n,
+    relative_ci_width,
     signed_rank_min_p,
     signed_rank_needed,
     wilcoxon_signed_rank,
@@ -163,3 +167,47 @@ def test_signed_rank_min_p_is_all_pairs_one_way(n: int, expected: float) -> None
 @pytest.mark.parametrize(("alpha", "needed"), [(0.05, 6), (0.01, 8), (0.5, 3), (1.0, 2)])
 def test_signed_rank_needed(alpha: float, needed: int) -> None:
     assert signed_rank_needed(alpha) == needed
+
+
+# (samples, 95% interval of the median by order statistics; None: fewer than 6 samples)
+MEDIAN_CI = [
+    ((1.0, 2, 3, 4, 5), None),  # 1 - 2 / 2**5 = 0.9375 < 0.95: no interval exists
+    ((6.0, 1, 5, 2, 4, 3), (1.0, 6.0)),  # n = 6: the extremes (coverage 0.969)
+    (tuple(float(i) for i in range(1, 10)), (2.0, 8.0)),  # n = 9: P(B <= 1) = 0.0195
+    (tuple(float(i) for i in range(1, 13)), (3.0, 10.0)),  # n = 12: P(B <= 2) = 0.0193
+]
+
+
+@pytest.mark.parametrize(("samples", "interval"), MEDIAN_CI)
+def test_median_ci(samples: tuple[float, ...], interval: tuple[float, float] | None) -> None:
+    assert median_ci(samples) == interval
+
+
+@pytest.mark.parametrize(
+    ("samples", "width"),
+    [
+        ((99.0, 100, 100, 100, 100, 101), 0.02),
+        ((100.0,) * 5, math.inf),  # too few for an interval: not known, never "narrow"
+        ((0.0,) * 6, math.inf),
+        ((99.0, 100, math.nan, 100, 100, 100, 101), 0.02),  # a NaN run is left out
+    ],
+)
+def test_relative_ci_width(samples: tuple[float, ...], width: float) -> None:
+    assert relative_ci_width(samples) == pytest.approx(width)
+
+
+@pytest.mark.parametrize(
+    ("samples", "cv"),
+    [((90.0, 110.0), 0.1414), ((5.0, 5.0, 5.0), 0.0), ((7.0,), None), ((-1.0, 1.0), None)],
+)
+def test_coefficient_of_variation(samples: tuple[float, ...], cv: float | None) -> None:
+    got = coefficient_of_variation(samples)
+    assert got == (None if cv is None else pytest.approx(cv, abs=1e-4))
+
+
+def test_median_noise_shrinks_with_samples_and_the_cv_does_not() -> None:
+    few, many = (90.0, 110.0) * 3, (90.0, 110.0) * 30
+    assert coefficient_of_variation(many) == pytest.approx(coefficient_of_variation(few), 0.1)
+    assert median_noise(few) == pytest.approx(2.456 * coefficient_of_variation(few) / 6**0.5, 1e-3)
+    assert median_noise(many) < median_noise(few) / 3
+    assert median_noise((1.0,)) is None

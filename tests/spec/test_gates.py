@@ -37,11 +37,19 @@ def _five(median: float) -> tuple[float, ...]:
     return tuple(median * (1 + d) for d in (-0.002, -0.001, 0.0, 0.001, 0.002))
 
 
+def _spread(median: float, width: float) -> tuple[float, ...]:
+    """Six samples around ``median``, ``width`` apart relative to it."""
+    return tuple(median * (1 + width * d) for d in (-1.0, -0.6, -0.2, 0.2, 0.6, 1.0))
+
+
 @pytest.mark.parametrize(
     ("expression", "samples", "baseline", "higher", "passed", "says"),
     [
-        (">= 5", (4.0, 6.0, 7.0), None, True, True, "ok: expected >= 5"),  # median 6
-        (">= 5", (4.0, 4.5, 9.0), None, True, False, "FAILED: expected >= 5"),  # median 4.5
+        (">= 5", (5.9, 6.0, 6.1), None, True, True, "ok: expected >= 5"),  # median 6
+        (">= 5", (4.4, 4.5, 4.6), None, True, False, "FAILED: expected >= 5"),  # median 4.5
+        # the median is less certain than its distance to the threshold: noise decides
+        (">= 5", (4.0, 6.0, 7.0), None, True, None, "noise ±38.2% exceeds the 16.7% margin"),
+        (">= 5", (4.0, 4.5, 9.0), None, True, None, "not evaluated (95% interval"),
         ("< 0.5", (0.4,), None, False, True, "ok"),
         ("-5%", _five(96.0), _five(100.0), True, True, "ok: allowed 5.0% worse"),  # 4% slower
         ("-5%", _five(94.0), _five(100.0), True, False, "FAILED: allowed 5.0% worse"),
@@ -53,7 +61,10 @@ def _five(median: float) -> tuple[float, ...]:
         ("-5%", _five(99.0)[:3], _five(100.0)[:3], True, None, "inconclusive (needs n >= 4"),
         ("-5%", (94.0,), (100.0,), True, None, "not evaluated: inconclusive (needs n >= 4"),
         # worse than allowed but not significant: the samples overlap too much to decide
-        ("-5%", (60.0, 95, 88, 130, 80), (100.0, 70, 120, 90, 110), True, None, "p=0."),
+        ("-5%", _spread(94.0, 0.06), _spread(100.0, 0.06), True, None, "p=0."),
+        # noisier than the gate's allowance: not judged on noise, whatever the medians say
+        ("-5%", (60.0, 95, 88, 130, 80), (100.0, 70, 120, 90, 110), True, None, "noise ±"),
+        ("-5%", _spread(80.0, 0.2), _five(100.0), True, None, "exceeds the 5.0% gate"),
     ],
 )
 def test_evaluate(expression, samples, baseline, higher, passed, says) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,84 @@
+"""The harness's own share of a run: time outside backend calls vs wall time.
+
+Each case run in a worker records in its ``timing`` artifact the seconds spent inside backend
+calls: the model's load (on the case that loaded it) and the scenario's runs. The rest of a
+case's wall time (``duration_s``: starting the worker process, probe and policy, the request
+and reply, judging) is the harness's overhead. The run's wall time (its start and finish
+stamps, to the second) also counts what lies between cases (planning, writing the record).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from harness.runner.worker import TIMING_ARTIFACT
+from harness.types import RunRecord
+
+GOAL = 0.05  # models loaded once per worker: the harness should take under 5%
+
+
+@dataclass(frozen=True)
+class Overhead:
+    load_s: float  # inside backend loads
+    scenario_s: float  # inside the scenarios' runs
+    cases_s: float  # wall time of every case
+    run_s: float | None  # the run's wall time (None: not finished or stamps unreadable)
+
+    @property
+    def backend_s(self) -> float:
+        return self.load_s + self.scenario_s
+
+    @property
+    def share(self) -> float:
+        """Share of the cases' wall time spent outside backend calls."""
+        return max(0.0, 1 - self.backend_s / self.cases_s) if self.cases_s > 0 else math.nan
+
+    @property
+    def run_share(self) -> float | None:
+        if self.run_s is None or self.run_s <= 0:
+            return None
+        return max(0.0, 1 - self.backend_s / self.run_s)
+
+    def line(self) -> str:
+        """``2.1% (goal under 5%): 3.2 s of 152.0 s of case time outside backend calls (loads
+        12.0 s, scenarios 136.8 s); 4.0% of the run's 2m 38s``."""
+        flag = "" if self.share <= GOAL else " ⚠ above the goal"
+        text = (
+            f"{self.share:.1%} (goal under {GOAL:.0%}){flag}: "
+            f"{self.cases_s - self.backend_s:.1f} s of {self.cases_s:.1f} s of case time outside "
+            f"backend calls (loads {self.load_s:.1f} s, scenarios {self.scenario_s:.1f} s)"
+        )
+        run_share = self.run_share
+        if run_share is not None and self.run_s is not None:
+            text += f"; {run_share:.1%} of the run's {self.run_s:.0f} s wall time"
+        return text
+
+
+def _seconds(started: str, finished: str | None) -> float | None:
+    try:
+        start, end = datetime.fromisoformat(started), datetime.fromisoformat(finished or "")
+        return (end - start).total_seconds()
+    except (TypeError, ValueError):  # unreadable, or naive against aware
+        return None
+
+
+def overhead(run: RunRecord) -> Overhead | None:
+    """The run's overhead; None when no case says how long its backend calls took."""
+    load = scenario = cases = 0.0
+    found = False
+    for result in run.results:
+        cases += result.duration_s  # a case skipped before its worker: all of it is overhead
+        timing = result.artifacts.get(TIMING_ARTIFACT)
+        if not isinstance(timing, dict):
+            continue
+        values = [timing.get("load_s"), timing.get("scenario_s")]
+        if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):
+            continue
+        found = True
+        load += float(timing["load_s"])
+        scenario += float(timing["scenario_s"])
+    if not found:
+        return None
+    return Overhead(load, scenario, cases, _seconds(run.started_at, run.finished_at))
