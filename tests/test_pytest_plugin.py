@@ -59,7 +59,12 @@ def test_run_records_and_reports(project: pytest.Pytester) -> None:
     result = project.runpytest()
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(
-        ["*mlx-harness*", "*fast*throughput*passed*", "report: *reports/latest/report.html"]
+        [
+            "*mlx-harness run*",
+            "throughput",  # the summary's table of that scenario
+            "*fast*pp8 tg4*passed*",
+            "report: *reports/latest/report.html",
+        ]
     )
     latest = project.path / "reports" / "latest"
     assert (latest / "report.md").is_file() and (latest / "report.html").is_file()
