@@ -1,6 +1,7 @@
 """Load and memory tables: per case, load time, weights size and each memory view labelled
-(MLX peak, MLX active, process peak RSS); then the probe's predicted MLX peak beside the
-measured one, with the prediction error."""
+(MLX peak, MLX active, process peak RSS), one table per scenario so each shows only the columns
+its cases measured (a load row has no MLX peak, a throughput row no load time); then the probe's
+predicted MLX peak beside the measured one, with the prediction error."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ COLUMNS: tuple[MetricColumn, ...] = (
 
 @dataclass(frozen=True)
 class Memory:
-    table: Table
+    table: Table  # every case in one table
     prediction: Table  # predicted vs measured MLX peak (empty in runs without estimates)
+    by_scenario: tuple[tuple[str, Table], ...] = ()  # ``table`` split: only each one's columns
 
 
 def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
@@ -57,11 +59,23 @@ def memory_scale(unit: Unit, values: list[float]) -> Scale:
 
 
 def build(run: RunRecord) -> Memory | None:
-    table = case_metric_table(
-        run.results, columns_for(run), sample_count=False, scale_for=memory_scale
-    )
+    columns = columns_for(run)
+    table = case_metric_table(run.results, columns, sample_count=False, scale_for=memory_scale)
     prediction = prediction_table(run.results)
-    return Memory(table, prediction) if table or prediction else None
+    scenarios = sorted({r.scenario for r in run.results})
+    split = tuple(
+        (name, part)
+        for name in scenarios
+        if (
+            part := case_metric_table(
+                [r for r in run.results if r.scenario == name],
+                columns,
+                sample_count=False,
+                scale_for=memory_scale,
+            )
+        )
+    )
+    return Memory(table, prediction, split) if table or prediction else None
 
 
 SECTION = Section(
