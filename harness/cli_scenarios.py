@@ -66,14 +66,12 @@ def listing(names: list[str]) -> list[str]:
     for name in names or list(models):
         scenario = SCENARIOS.get(name)
         lines.append(f"{plain(name)} (version {scenario.version})")
-        rows = [
-            (d.name, d.type, d.default, d.unit, d.description)
-            for d in param_docs(name, models[name])
-        ]
-        if not rows:
+        docs = param_docs(name, models[name])
+        if not docs:
             lines.extend(["  no parameters", ""])
             continue
-        rows = [tuple(plain(cell, 200) for cell in row) for row in [COLUMNS, *rows]]
+        cells_of = [COLUMNS, *((d.name, d.type, d.default, d.unit, d.description) for d in docs)]
+        rows = [[plain(cell, 200) for cell in row] for row in cells_of]
         widths = [min(28, max(len(r[i]) for r in rows)) for i in range(len(COLUMNS) - 1)]
         for row in rows:
             cells = [plain(c, w).ljust(w) for c, w in zip(row, widths, strict=False)]
