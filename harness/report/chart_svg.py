@@ -183,7 +183,7 @@ def strip_svg(
     from matplotlib.figure import Figure
 
     with rc_context(_rc({"svg.hashsalt": salt, "axes.grid": False})):
-        figure = Figure(figsize=(4.2, 1.3))
+        figure = Figure(figsize=(6.4, 1.5))  # the width of an xy chart: text the same size
         ax = figure.add_subplot()
         for row, values, color in ((1, baseline, BASELINE_GREY), (0, current, PALETTE[0])):
             xs, _ = _finite(values, values)
@@ -195,7 +195,7 @@ def strip_svg(
         ax.set_ylim(-0.6, 1.6)
         ax.spines["left"].set_visible(False)
         ax.set_xlabel(x_label)
-        figure.tight_layout()
+        figure.subplots_adjust(left=0.14, right=0.98, top=0.94, bottom=0.34)
         return _svg(figure)
 
 
