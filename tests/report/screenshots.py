@@ -48,6 +48,7 @@ SHOTS = (("top", 1400, 2200), ("full", 1400, 9000))
 def main(out: Path, *, reuse: bool) -> int:
     """Run the suite (or, with ``reuse``, re-render the run already there), then screenshot."""
     harness = Path(sys.executable).with_name("mlx-harness")
+    out = out.resolve()  # Chromium opens it as a file:// URI
     run_dir = out / RUN_ID
     if reuse and (run_dir / "run.jsonl").is_file():
         command = [str(harness), "report", str(run_dir)]
