@@ -11,12 +11,11 @@ the non-streamed one and stream/non-stream parity says nothing on this backend.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from harness.backends.base import BackendError
 
 if TYPE_CHECKING:
-    from harness.backends.mlx_vlm import MlxVlmModel
     from harness.toolcalls.model import Extraction
 
 
@@ -52,12 +51,10 @@ class MlxVlmToolCalling:
             template = getattr(self.processor, "chat_template", None)
         return template if isinstance(template, str) else None
 
-    def with_chat_template(self, template: str) -> MlxVlmModel:
+    def with_chat_template(self, template: str) -> Self:
         """The same weights with ``template`` set on a copy of the processor's tokenizer
         (as ``mlx_vlm.server`` takes a chat template override)."""
         import copy
-
-        from harness.backends.mlx_vlm import MlxVlmModel
 
         processor = copy.copy(self.processor)
         tokenizer = copy.copy(self.tokenizer)
@@ -67,7 +64,7 @@ class MlxVlmToolCalling:
             processor.chat_template = template
         else:
             processor = tokenizer
-        return MlxVlmModel(self.model, processor, getattr(self, "path", None))
+        return type(self)(self.model, processor, getattr(self, "path", None))  # type: ignore[call-arg]
 
     def replay_server(
         self,
