@@ -103,10 +103,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--force", action="store_true", help="rebuild even if a build is cached")
     p.set_defaults(func=cmd_models_build_llama_server)
     from harness.cli_arch_matrix import add_parser as add_arch_matrix
+    from harness.cli_audio_matrix import add_parser as add_audio_matrix
     from harness.cli_vision_matrix import add_parser as add_vlm_matrix
 
     add_arch_matrix(models)
     add_vlm_matrix(models)
+    add_audio_matrix(models)
 
     imports = sub.add_parser("import", help="convert model files to MLX").add_subparsers(
         dest="import_command", required=True

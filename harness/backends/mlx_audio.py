@@ -19,7 +19,6 @@ scenarios, so that line is reached only through a mislabelled model).
 
 from __future__ import annotations
 
-import inspect
 import json
 import time
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.backends.base import BackendCapability, BackendError, LoadInfo, SpeechChunk
 from harness.exception_line import exception_line
+from harness.models.tts_generate import float_samples, generate_options
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 WHISPER_RATE = 16000  # Hz: Whisper's feature extractor takes 16 kHz mono
 SUPPORTED = ("whisper",)  # speech to text
-STREAM_INTERVAL_S = 0.5  # seconds of audio per streamed chunk, where the model streams
 
 
 class MlxAudioTranscriber:
@@ -84,33 +83,9 @@ class MlxAudioSynthesizer:
             yield speech_chunk(result.audio, int(result.sample_rate))
 
 
-def generate_options(generate: Any) -> dict[str, Any]:
-    """Greedy and streaming options for a TTS model's ``generate``, those it names."""
-    try:
-        names = set(inspect.signature(generate).parameters)
-    except (TypeError, ValueError):
-        return {}
-    options: dict[str, Any] = {}
-    if "temperature" in names:
-        options["temperature"] = 0.0
-    if "stream" in names:
-        options["stream"] = True
-        if "streaming_interval" in names:
-            options["streaming_interval"] = STREAM_INTERVAL_S
-    if "verbose" in names:
-        options["verbose"] = False
-    return options
-
-
 def speech_chunk(audio: Any, sample_rate: int) -> SpeechChunk:
     """An mlx (or numpy) array of samples as a flat float32 :class:`SpeechChunk`."""
-    import numpy as np
-
-    if hasattr(audio, "astype") and type(audio).__module__.startswith("mlx"):
-        import mlx.core as mx
-
-        audio = audio.astype(mx.float32)
-    return SpeechChunk(np.asarray(audio, dtype=np.float32).reshape(-1), sample_rate)
+    return SpeechChunk(float_samples(audio), sample_rate)
 
 
 def read_config(path: Path) -> dict[str, Any]:

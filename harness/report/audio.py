@@ -1,7 +1,8 @@
 """Speech section: per model and clip set, the real-time factor, WER and CER of
 ``speech_to_text`` cases, the long-form clip's WER, and each clip transcribed with errors
 (reference and transcript side by side; transcripts are model output, escaped by the
-templates like every cell)."""
+templates like every cell); per text-to-speech model, the real-time factor, time to first
+audio, output rate and the round-trip WER of ``text_to_speech`` cases."""
 
 from __future__ import annotations
 
@@ -22,15 +23,18 @@ from harness.report.table import (
     metric_cell,
 )
 from harness.scenarios import speech_to_text as stt
+from harness.scenarios import text_to_speech as tts
 from harness.types import CaseResult, RunRecord, Unit
 
 SCENARIO = "speech_to_text"
+TTS_SCENARIO = "text_to_speech"
 
 
 @dataclass(frozen=True)
 class Speech:
-    summary: Table
-    misses: Table
+    summary: Table | None  # speech to text
+    misses: Table | None
+    synthesis: Table | None = None  # text to speech
 
 
 def percent(value: float | None) -> Cell:
@@ -117,11 +121,59 @@ def misses_table(results: list[CaseResult]) -> Table:
     return Table(columns, tuple(rows))
 
 
+TTS_COLUMNS = (
+    Column("sentences", numeric=True, title="sentences synthesised"),
+    Column("rate", numeric=True, title="output sample rate"),
+    Column("streams", title="yes: audio arrives while the model generates; no: per segment"),
+    Column("audio", numeric=True, title="seconds of audio made for the sentences"),
+    Column("RTF", numeric=True, title="real-time factor per sentence: synthesis time / audio"),
+    Column("TTFA", numeric=True, title="time to the first audio chunk of a sentence"),
+    Column(
+        "round-trip WER",
+        numeric=True,
+        title="the reference Whisper's transcripts of the speech against the input text, "
+        "all sentences pooled (random weights: ~100%)",
+    ),
+)
+
+
+def synthesis_table(results: list[CaseResult]) -> Table:
+    rtf_scale = choose_scale(Unit.RATIO, [])
+    ttfa = [m for r in results if (m := r.metric(tts.TTFA.name)) is not None]
+    ttfa_scale = choose_scale(Unit.SECONDS, [x for m in ttfa for x in m.samples])
+    rows = []
+    for result in results:
+        audio = result.metric(tts.AUDIO.name)
+        seconds = sum(audio.samples) if audio is not None else None
+        rate = _number(result.artifacts.get("sample_rate"))
+        streams = result.artifacts.get("streams")
+        rows.append(
+            (
+                *case_cells(result),
+                Cell(str(len(_items(result))), sort=len(_items(result))),
+                Cell(f"{rate:.0f} Hz", sort=rate) if rate else Cell(MISSING),
+                Cell({True: "yes", False: "no"}.get(streams, MISSING))
+                if isinstance(streams, bool)
+                else Cell(MISSING),
+                Cell(f"{seconds:.1f} s", sort=seconds) if seconds is not None else Cell(MISSING),
+                metric_cell(find_metric(result, (tts.RTF.name,)), rtf_scale),
+                metric_cell(find_metric(result, (tts.TTFA.name,)), ttfa_scale),
+                percent(_single(result, tts.CORPUS_ROUND_TRIP_WER.name)),
+            )
+        )
+    return Table((*CASE_COLUMNS, *TTS_COLUMNS), tuple(rows))
+
+
 def build(run: RunRecord) -> Speech | None:
     results = [r for r in run.results if r.scenario == SCENARIO and r.metrics]
-    if not results:
+    synthesis = [r for r in run.results if r.scenario == TTS_SCENARIO and r.metrics]
+    if not results and not synthesis:
         return None
-    return Speech(summary_table(results), misses_table(results))
+    return Speech(
+        summary_table(results) if results else None,
+        misses_table(results) if results else None,
+        synthesis_table(synthesis) if synthesis else None,
+    )
 
 
-SECTION = Section("audio", "Speech to text", build, claims=(stt.PREFIX,))
+SECTION = Section("audio", "Speech", build, claims=(stt.PREFIX, tts.PREFIX))

@@ -23,7 +23,7 @@ from harness.backends.base import (
     check_delivered,
     declared_capabilities,
 )
-from harness.backends.mlx_audio import BACKEND, audio_kind, generate_options, model_type
+from harness.backends.mlx_audio import BACKEND, audio_kind, model_type
 
 
 @pytest.mark.parametrize(
@@ -82,31 +82,6 @@ def test_audio_kind(tmp_path: Path, config: str, expected: tuple[str, str]) -> N
     pytest.importorskip("mlx_audio", reason="mlx-audio is the optional 'audio' extra")
     (tmp_path / "config.json").write_text(config)
     assert audio_kind(tmp_path) == expected
-
-
-def _plain(text: str) -> None: ...
-
-
-def _sampling(text: str, temperature: float = 0.7, verbose: bool = True) -> None: ...
-
-
-def _streaming(
-    text: str, temperature: float = 0.7, stream: bool = False, streaming_interval: float = 2.0
-) -> None: ...
-
-
-@pytest.mark.parametrize(
-    ("generate", "options"),
-    [
-        (_plain, {}),
-        (_sampling, {"temperature": 0.0, "verbose": False}),
-        (_streaming, {"temperature": 0.0, "stream": True, "streaming_interval": 0.5}),
-    ],
-)
-def test_generate_options_are_greedy_and_stream_where_named(
-    generate: object, options: dict[str, object]
-) -> None:
-    assert generate_options(generate) == options
 
 
 @pytest.fixture(scope="module")

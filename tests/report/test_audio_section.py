@@ -1,4 +1,5 @@
-"""The speech-to-text section: RTF, WER, CER per model and clip set; transcripts escaped."""
+"""The speech section: RTF, WER, CER per model and clip set; transcripts escaped; text to
+speech: RTF, TTFA, rate and round-trip WER per model."""
 
 from __future__ import annotations
 
@@ -69,6 +70,47 @@ def test_hostile_transcript_is_escaped() -> None:
     run = make_run([speech_case("whisper", "clean", [1.0], hypothesis=EVIL)])
     html, md = render_html(run), render_markdown(run)
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
-    section = md.split("## Speech to text", 1)[1].split("\n## ", 1)[0]
+    section = md.split("## Speech", 1)[1].split("\n## ", 1)[0]
     assert "<script>alert(1)" not in section and "Clips transcribed with errors" in section
     assert not any(line.startswith("second line") for line in section.splitlines())
+
+
+def tts_case(model: str, streams: bool, round_trip: float) -> CaseResult:
+    items = [{"id": f"s{i:02d}", "text": "ref", "transcript": "x", "wer": 1.0} for i in range(3)]
+    result = case(
+        model,
+        "text_to_speech",
+        metrics=[
+            metric("text_to_speech.rtf", Unit.RATIO, 0.5, 0.7, 0.6),
+            metric("text_to_speech.ttfa_s", Unit.SECONDS, 0.2, 0.3, 0.25),
+            metric("text_to_speech.audio_s", Unit.SECONDS, 1.0, 2.0, 1.5),
+            metric("text_to_speech.corpus_round_trip_wer", Unit.RATIO, round_trip),
+        ],
+    )
+    artifacts = {"items": items, "sample_rate": 24000, "streams": streams}
+    return dataclasses.replace(result, artifacts=artifacts)
+
+
+def test_text_to_speech_row_per_model_without_speech_to_text() -> None:
+    section = build(make_run([tts_case("kokoro", True, 0.125), tts_case("zoo", False, 1.0)]))
+    assert section is not None and section.summary is None and section.misses is None
+    assert section.synthesis is not None
+    headers = [c.label for c in section.synthesis.columns]
+    rows = [{h: c.text for h, c in zip(headers, r, strict=True)} for r in section.synthesis.rows]
+    assert [(r["model"], r["streams"], r["round-trip WER"]) for r in rows] == [
+        ("kokoro", "yes", "12.5%"),
+        ("zoo", "no", "100.0%"),
+    ]
+    assert rows[0]["sentences"] == "3" and rows[0]["rate"] == "24000 Hz"
+    assert rows[0]["audio"] == "4.5 s" and rows[0]["RTF"].startswith("0.60")
+    md = render_markdown(make_run([tts_case("zoo", False, 1.0)]))
+    speech = md.split("## Speech", 1)[1].split("\n## ", 1)[0]
+    assert "Text to speech" in speech and "Clips transcribed with errors" not in speech
+
+
+def test_both_directions_in_one_section() -> None:
+    run = make_run([speech_case("whisper", "clean", [0.0, 0.5]), tts_case("zoo", False, 1.0)])
+    section = build(run)
+    assert section is not None and section.summary is not None and section.synthesis is not None
+    md = render_markdown(run)
+    assert md.count("## Speech") == 1
