@@ -12,6 +12,7 @@ from harness.backends import BACKENDS
 from harness.scenarios import SCENARIOS
 from harness.scenarios.specs import all_specs
 from harness.spec.errors import SuiteError, describe_value
+from harness.spec.fields import names_model
 from harness.spec.gates import GateSyntaxError, parse_gate
 from harness.spec.loaded import LoadedSuite
 from harness.spec.plan import case_name, sweep_points
@@ -77,7 +78,8 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
             continue
         errors.extend(_check_params(loaded, i, scenario.scenario, scenario.params, scenario.sweep))
         for j, name in enumerate(scenario.models or []):
-            if name not in keys:
+            # a glob may match nothing (a selector found no model); a plain name must exist
+            if not any(ch in name for ch in "*?[") and name not in keys:
                 line, col = pos(("scenarios", i, "models", j))
                 errors.append(
                     SuiteError(
@@ -185,7 +187,7 @@ def _check_duplicate_ids(loaded: LoadedSuite, model_names: list[str]) -> list[Su
     errors: list[SuiteError] = []
     for i, entry in enumerate(loaded.suite.scenarios):
         for model in model_names:
-            if entry.models is not None and model not in entry.models:
+            if not names_model(entry.models, model):
                 continue
             for point in sweep_points(entry):
                 key = (model, case_name(entry.id or entry.scenario, point))

@@ -42,6 +42,15 @@ Globs = Annotated[
     _one_or_many_schema({"type": "string"}, "a glob (fnmatch: *, ?, [..]) or a list of globs"),
 ]
 
+
+def names_model(names: list[str] | None, model: str) -> bool:
+    """Whether a scenario entry's ``models:`` (names or globs; None: every model) takes
+    ``model``."""
+    import fnmatch
+
+    return names is None or any(fnmatch.fnmatchcase(model, name) for name in names)
+
+
 # a whole number or a list of them
 Ints = Annotated[
     list[int],

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from harness.probe import ProbeError, detect_stack, probe_model
 from harness.scenarios import SCENARIOS
+from harness.spec.fields import names_model
 from harness.spec.gates import parse_gate
 from harness.spec.ledger import expectation_for, ledger_entries, needs_family
 from harness.spec.loaded import LoadedSuite, SourcedModel
@@ -148,7 +149,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
     cases: list[Case] = []
     for ref, problem in refs:
         for entry in suite.scenarios:
-            if entry.models is not None and ref.key not in entry.models:
+            if not names_model(entry.models, ref.key):
                 continue
             params_model = SCENARIOS.get(entry.scenario).params_model
             first_batch, auto = resolved(entry.repeats or suite.defaults.repeats)

@@ -279,7 +279,9 @@ class ScenarioEntry(Strict):
     sweep: dict[str, list[Any]] = Field(
         default_factory=dict, description="parameters to sweep; one case per combination"
     )
-    models: list[str] | None = Field(None, description="restrict to these model names")
+    models: list[str] | None = Field(
+        None, description="restrict to these model names (or globs: zoo/*)"
+    )
     repeats: Repeats | None = Field(None, description="measured repetitions (default: defaults)")
     warmup: int | None = Field(None, ge=0, description="warm-up runs (default: defaults)")
     timeout_s: float | None = Field(

@@ -107,3 +107,18 @@ def test_group_by_first_seen_keeps_unkeyed_items_in_place() -> None:
     items = ["a1", "x", "b1", "a2", "b2", "y"]
     out = group_by_first_seen(items, lambda s: None if s in "xy" else s[0])
     assert out == ["a1", "a2", "x", "b1", "b2", "y"]
+
+
+def test_a_scenario_entry_takes_model_globs(write_suite, tmp_path: Path) -> None:
+    from harness.backends.fake import write_fake_model
+
+    paths = {n: write_fake_model(tmp_path / n) for n in ("zoo-a", "zoo-b", "real")}
+    models = "".join(f"  - {{name: {n}, path: {p}, backend: fake}}\n" for n, p in paths.items())
+    text = (
+        f"schema_version: 1\nmodels:\n{models}scenarios:\n  - scenario: load\n"
+        "  - {scenario: load, id: reload, models: ['zoo-*'], params: {reloads: 1}}\n"
+        "  - {scenario: load, id: none, models: ['gone-*']}\n"  # a glob may match nothing
+    )
+    ids = [c.case_id for c in plan(load_suite(write_suite(text)))]
+    assert [i for i in ids if i.endswith("::reload")] == ["t::zoo-a::reload", "t::zoo-b::reload"]
+    assert not [i for i in ids if i.endswith("::none")]
