@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.models.catalog import embedded_models
 from harness.spec.errors import SuiteInvalid
 from harness.spec.expand import expand_models
 from harness.spec.loader import SourcedModel, load_suite
@@ -157,7 +158,10 @@ def test_a_selector_that_chooses_nothing_warns_and_validate_still_passes(  # typ
     loaded = load_suite(suite)
     assert loaded.models == () and plan(loaded) == []
     (warning,) = loaded.warnings
-    assert str(warning).startswith(f"{suite}:3:5: warning: selector chose none of 15 models (e.g.")
+    total = len(embedded_models())  # every embedded model is a candidate, prepared or not
+    assert str(warning).startswith(
+        f"{suite}:3:5: warning: selector chose none of {total} models (e.g."
+    )
     assert "(e.g. smollm2-135m-instruct: not prepared" in str(warning)
     reasons = {o.name: o.reason for o in loaded.selections[0].left_out}
     assert reasons["zoo/llama"] == "family: llama is not mamba*"
