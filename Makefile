@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: demo test setup system-deps models llama-server lint typecheck readme-params
+.PHONY: demo test setup system-deps models llama-server lint typecheck fidelity readme-params
 
 demo: models
 	$(PY) -m pytest suites/smoke.suite.yaml $(PYTEST_ARGS)
@@ -63,6 +63,12 @@ typecheck: setup
 # the README's scenario parameter table, from the scenarios' params models
 readme-params:
 	$(PY) -m harness.cli scenarios --update-readme README.md
+
+# Our throughput scenario against mlx-lm's own `python -m mlx_lm.benchmark`, alternating the two
+# tools over rounds; prints ours/theirs for prefill and decode. A measurement: not under nice.
+FIDELITY_ARGS ?= --model smollm2-135m-instruct-f32 --prompt-tokens 128 --gen-tokens 32 --rounds 3
+fidelity: models
+	$(PY) tests/benchmarks/fidelity_mlx_lm_benchmark.py $(FIDELITY_ARGS)
 
 # A short real run on the embedded models, its report, and headless-Chromium screenshots of it
 # (top.png, full.png) in reports/screenshots/ (git-ignored). SCREENSHOTS_ARGS=--reuse re-renders.

@@ -44,7 +44,7 @@ MODELS_USED = pytest.StashKey[list[str]]()
 
 
 class ModelNotFound(Exception):
-    """A name ``mlx_model`` cannot resolve; the message is one line with the fix."""
+    """A name ``mlx_model`` cannot resolve or load; the message is one line with the fix."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class BenchModel:
     loaded: Any  # the backend's loaded model (LoadedModel: encode, decode, stream_tokens, ...)
     load_s: float
     device: str
+    blas: str = "unknown"  # the BLAS this process has mapped (the benchmark's speed depends on it)
 
     @property
     def model(self) -> Any:
@@ -85,10 +86,15 @@ class ModelCache:
 def resolve(name: str, suite: str | None) -> tuple[Path, str]:
     """The folder and backend of ``name``: a suite's model, an embedded model, or a folder."""
     if suite is not None:
+        from harness.spec.errors import SuiteInvalid
         from harness.spec.loader import load_suite
         from harness.spec.plan import plan
 
-        for case in plan(load_suite(Path(suite))):
+        try:
+            cases = plan(load_suite(Path(suite)))
+        except SuiteInvalid as exc:
+            raise ModelNotFound(str(exc)) from None
+        for case in cases:
             if case.model.key == name and case.model.path is not None:
                 return Path(case.model.path), case.model.backend
         raise ModelNotFound(f"{suite}: no local model named {name!r}; check its `models:`")
@@ -109,10 +115,31 @@ def resolve(name: str, suite: str | None) -> tuple[Path, str]:
 
 def load_model(name: str, suite: str | None) -> BenchModel:
     from harness.backends import BACKENDS
+    from harness.backends.base import BackendError
+    from harness.backends.mlx_runtime import blas_in_use
 
     path, backend = resolve(name, suite)
-    loaded, info = BACKENDS.get(backend).load(path)
-    return BenchModel(name, path, backend, loaded, info.load_s, info.device)
+    try:
+        loaded, info = BACKENDS.get(backend).load(path)
+    except BackendError as exc:
+        raise ModelNotFound(f"{name} could not be loaded: {exc}") from None
+    return BenchModel(name, path, backend, loaded, info.load_s, info.device, blas_in_use())
+
+
+def blas_warning(blas: str) -> str | None:
+    """Why this process's MLX is slower than the harness's workers, when it is: they preload
+    OpenBLAS for MLX's CPU backend, a running pytest cannot any more."""
+    import os
+
+    from harness.runner.blas import openblas_library
+
+    library = openblas_library(os.environ)
+    if library is None or blas.startswith("openblas"):
+        return None
+    return (
+        f"mlx_model: this pytest runs MLX with {blas}, the harness's workers with OpenBLAS "
+        f"(10-70x on float32 matmuls); run LD_PRELOAD={library} pytest ... for their speed"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -130,10 +157,14 @@ def mlx_model(
 
     def get(name: str, suite: str | None = None) -> BenchModel:
         try:
+            first = (name, suite) not in mlx_model_cache.loaded
             model = mlx_model_cache.get(name, suite)
         except ModelNotFound as exc:
             pytest.fail(str(exc), pytrace=False)
         request.node.stash.setdefault(MODELS_USED, []).append(name)
+        warning = blas_warning(model.blas) if first else None
+        if warning is not None:
+            request.node.warn(pytest.PytestWarning(warning))
         return model
 
     return get
@@ -158,8 +189,10 @@ def benchmark_results(
     benchmarks: Iterable[Any], models: Mapping[str, list[str]], started_at: str
 ) -> Iterator[tuple[Case, CaseResult]]:
     """Each pytest-benchmark ``Metadata`` with timings as a ``benchmark`` case and its result."""
+    from harness.backends.mlx_runtime import blas_in_use
     from harness.scenarios.pytest_benchmark import SCENARIO, TIME
 
+    blas = blas_in_use()
     for bench in benchmarks:
         samples = tuple(float(s) for s in getattr(bench.stats, "data", ()) or ())
         if not samples:
@@ -186,6 +219,7 @@ def benchmark_results(
         artifacts = {
             "rounds": len(samples),
             "iterations": int(bench.iterations),
+            "blas": blas,  # this process's: a pytest cannot preload OpenBLAS as workers do
             "extra_info": {str(k): _json(v) for k, v in (bench.extra_info or {}).items()},
         }
         result = CaseResult(

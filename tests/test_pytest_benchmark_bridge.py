@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.pytest_benchmark_bridge import benchmark_results
+from harness.pytest_benchmark_bridge import benchmark_results, blas_warning
 from harness.results.store import load_run
 from harness.types import Status
 
@@ -49,6 +49,7 @@ def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, Path]
     return result, reports / "bench"
 
 
+@pytest.mark.slow
 def test_benchmarks_are_cases_of_the_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_counting=COUNTING)
     result, run_dir = _run(pytester, "--benchmark-json", "bench.json")
@@ -69,6 +70,7 @@ def test_benchmarks_are_cases_of_the_run(pytester: pytest.Pytester) -> None:
     assert machine["mlx_harness"]["cores"] == run.machine.cores
 
 
+@pytest.mark.slow
 def test_the_example_is_recorded_and_reported(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,6 +78,8 @@ def test_the_example_is_recorded_and_reported(
     monkeypatch.setenv("BENCH_MODEL", "zoo/llama")
     result, run_dir = _run(pytester)
     result.assert_outcomes(passed=2)
+    if blas_warning("bundled") is not None:  # OpenBLAS installed, not preloaded in pytest
+        result.stdout.fnmatch_lines(["*mlx_model: this pytest runs MLX with *LD_PRELOAD=*"])
     medians = {r.point["test"]: r.metrics[0].median for r in load_run(run_dir).results}
     assert set(medians) == {"test_custom_sampler_decode", "test_request_handler"}
     report = (run_dir / "report.md").read_text(encoding="utf-8")
@@ -83,6 +87,7 @@ def test_the_example_is_recorded_and_reported(
         assert f"test={test}" in report or test in report
 
 
+@pytest.mark.slow
 def test_an_unknown_model_is_one_line(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_x(mlx_model):\n    mlx_model('no-such-model')\n")
     result, run_dir = _run(pytester)
@@ -121,3 +126,20 @@ def test_benchmark_results(data: list[float], error: bool, status: Status | None
         "param": "x",
     }
     assert isinstance(result.artifacts["extra_info"]["note"], str)  # JSON-safe
+    assert result.artifacts["blas"]  # which BLAS this process ran with
+
+
+@pytest.mark.slow
+def test_a_benchmark_compares_with_a_baseline(pytester: pytest.Pytester) -> None:
+    """Two runs of one benchmark: the second, given the first as --baseline, judges the case
+    like any other (a verdict in the record's comparison and the report's section)."""
+    pytester.makepyfile("def test_sum(benchmark):\n    benchmark(sum, range(1000))\n")
+    reports = pytester.path / "reports"
+    common = ["-p", "no:cacheprovider", "--benchmark-min-rounds=5", "--report-dir", str(reports)]
+    pytester.runpytest_subprocess(*common, "--run-id", "a").assert_outcomes(passed=1)
+    second = pytester.runpytest_subprocess(
+        *common, "--run-id", "b", "--baseline", str(reports / "a")
+    )
+    second.assert_outcomes(passed=1)
+    report = (reports / "b" / "report.md").read_text(encoding="utf-8")
+    assert "Comparison with baseline" in report and "test_sum" in report
