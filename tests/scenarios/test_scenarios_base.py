@@ -22,6 +22,7 @@ from harness.scenarios.prompt_cache_lru import LruParams
 from harness.scenarios.quality import QualityParams
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
+from harness.scenarios.text_to_speech import TextToSpeechParams
 from harness.scenarios.throughput import ThroughputParams
 from harness.scenarios.tool_calls import ToolCallsParams
 from harness.scenarios.toolcalls_corpus import CorpusParams
@@ -41,6 +42,7 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("toolcalls_corpus", CorpusParams, set(), set()),
     ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
+    ("text_to_speech", TextToSpeechParams, {Capability.TTS}, {BackendCapability.AUDIO_OUT}),
     ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
     ("serving", ServingParams, set(), {BackendCapability.HTTP}),
     ("api_contracts", ApiContractsParams, set(), {BackendCapability.HTTP}),
