@@ -5,8 +5,9 @@ fails the load ("Expected shape ... but received ...") after every file has been
 missing layer fails it too. These checks catch that before any load, naming the file, the
 tensor and the config field:
 
-- ``embed_tokens`` and ``lm_head`` rows against ``vocab_size``; ``embed_tokens`` columns
-  against ``hidden_size``;
+- ``embed_tokens`` and ``lm_head`` rows against ``vocab_size`` (plus the extra embedding rows
+  a family builds on purpose: mlx-vlm's Mllama embeds ``vocab_size + 8``); ``embed_tokens``
+  columns against ``hidden_size``;
 - each layer's ``self_attn.q_proj`` rows against ``num_attention_heads x head_dim``
   (``head_dim`` defaults to hidden_size / heads; twice that is accepted for gated attention,
   as Qwen3-Next stores it; skipped for multi-head latent attention, whose query is shaped by
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from harness.probe.files import TensorHeader
@@ -88,6 +90,10 @@ def config_int(config: Mapping[str, Any], *keys: str) -> tuple[str, int] | None:
     return None
 
 
+# embedding rows a family's model class adds to vocab_size (lm_head keeps vocab_size)
+EXTRA_EMBED_ROWS: Mapping[str, int] = MappingProxyType({"mllama": 8})
+
+
 def _vocab(
     config: Mapping[str, Any],
     by_name: Mapping[str, TensorHeader],
@@ -98,8 +104,10 @@ def _vocab(
     embed = by_name.get(f"{prefix}embed_tokens.weight")
     heads = [t for n, t in by_name.items() if n.endswith("lm_head.weight")]
     vocab = config_int(config, "vocab_size")
+    extra = EXTRA_EMBED_ROWS.get(str(config.get("model_type")), 0)
     for tensor in ([embed] if embed else []) + heads:
-        if vocab and len(tensor.shape) == 2 and tensor.shape[0] != vocab[1]:
+        rows = vocab[1] + (extra if tensor is embed else 0) if vocab else None
+        if vocab and len(tensor.shape) == 2 and tensor.shape[0] != rows:
             found.append(_says(tensor, f"has {tensor.shape[0]} rows", vocab))
     hidden = config_int(config, "hidden_size", "d_model", "n_embd")
     if embed is not None and hidden and len(embed.shape) == 2:

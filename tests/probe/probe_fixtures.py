@@ -144,14 +144,19 @@ def vlm(
     files: Mapping[str, Any] | None = None,
     template: str = CHATML,
     extra: Mapping[str, Any] | None = None,
+    extra_embed_rows: int = 0,
 ) -> Build:
-    """A vision-language model: text settings (flat or in text_config) plus vision_config."""
+    """A vision-language model: text settings (flat or in text_config) plus vision_config;
+    ``extra_embed_rows``: embedding rows beyond vocab_size, as the family builds them."""
 
     def build(root: Path, zoo: Mapping[str, Path]) -> Path:
         text = {"text_config": {"model_type": f"{model_type}_text", **TEXT}} if nested else TEXT
         config = {"model_type": model_type, "architectures": [arch], **text}
         config.update({"vision_config": VISION, **(extra or {})})
-        tensors = dense(prefix="language_model.model")
+        tensors = dict(dense(prefix="language_model.model"))
+        embed = "language_model.model.embed_tokens.weight"
+        rows, hidden = tensors[embed][1]
+        tensors[embed] = (tensors[embed][0], (rows + extra_embed_rows, hidden))
         return model_dir(root, name, config, files=files, template=template, tensors=tensors)
 
     return build

@@ -71,7 +71,7 @@ SMOLVLM2 = fx.vlm("smolvlm2", "smolvlm", "SmolVLMForConditionalGeneration",
 QWEN3_VL = fx.vlm("qwen3_vl", "qwen3_vl", "Qwen3VLForConditionalGeneration",
                   template=fx.QWEN_CODER_TOOLS, files={**_pre("Qwen2VLImageProcessorFast"), **VIDEO})  # fmt: skip  # noqa: E501
 MLLAMA = fx.vlm("mllama", "mllama", "MllamaForConditionalGeneration",
-                files=_pre("MllamaImageProcessor"))  # fmt: skip
+                files=_pre("MllamaImageProcessor"), extra_embed_rows=8)  # fmt: skip
 MISTRAL3 = fx.vlm("mistral3-pixtral", "mistral3", "Mistral3ForConditionalGeneration",
                   template=MISTRAL_TOOLS,
                   files={"processor_config.json": {"image_token": "[IMG]"}})  # fmt: skip
