@@ -12,16 +12,26 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness.backends.base import BackendCapability, BackendError, LoadInfo, ServerMemory
+from harness.backends.base import (
+    BackendCapability,
+    BackendError,
+    LoadInfo,
+    ServerMemory,
+    SpeechChunk,
+)
 from harness.backends.openai_client import Endpoint, get, sync_client
 from harness.backends.server_engines import ServerEngine, launch
 from harness.backends.server_process import ServerProcess, free_port
 from harness.types import ServerRef
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 def local_tokenizer(path: Path | None) -> Callable[[str], int] | None:
@@ -73,7 +83,7 @@ def engine_version(engine: ServerEngine, argv0: str) -> str:
         return f"{engine.label} {lines[0].strip()}" if lines else engine.label
     from importlib.metadata import PackageNotFoundError, version
 
-    package = "mlx-lm" if engine is ServerEngine.MLX_LM else "mlx-vlm"
+    package = {"mlx_lm": "mlx-lm", "mlx_audio": "mlx-audio"}.get(engine.value, "mlx-vlm")
     try:
         return f"{engine.label} {version(package)}"
     except PackageNotFoundError:
@@ -89,6 +99,24 @@ class ServedModel:
     token_counter: Callable[[str], int] | None
     server_models: tuple[str, ...] = ()
     process: ServerProcess | None = field(default=None, repr=False)
+
+    sample_rate: ClassVar[int] = 16000  # Hz of the WAV uploads (Transcribing)
+    streams: ClassVar[bool] = False  # speech comes back whole (Synthesizing)
+
+    def transcribe(self, audio: NDArray[np.float32]) -> str:
+        from harness.backends import http_audio
+
+        return http_audio.transcribe(self.endpoint, audio, self.sample_rate, log_tail=self._tail)
+
+    def synthesize(self, text: str) -> Iterator[SpeechChunk]:
+        from harness.backends import http_audio
+
+        yield http_audio.synthesize(self.endpoint, text, log_tail=self._tail)
+
+    def _tail(self) -> str:
+        from harness.backends.server_process import log_tail
+
+        return log_tail(self.process.log_path) if self.process is not None else ""
 
     def server_memory(self) -> ServerMemory | None:
         if self.process is None or not self.process.alive():
@@ -112,7 +140,9 @@ def listed_models(endpoint: Endpoint, timeout_s: float = 30.0) -> tuple[str, ...
 
 class HttpBackend:
     name = "http"
-    capabilities: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})
+    capabilities: ClassVar[frozenset[BackendCapability]] = frozenset(
+        {BackendCapability.HTTP, BackendCapability.AUDIO_IN, BackendCapability.AUDIO_OUT}
+    )  # audio: the speech endpoints (a text-only server answers them with one error line)
 
     def load(self, path: Path) -> tuple[object, LoadInfo]:
         raise BackendError(

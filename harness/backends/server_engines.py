@@ -1,9 +1,11 @@
 """How each server engine the harness can start is run: its command line for a model, its health
 URL, and the ``model`` name its requests carry.
 
-mlx_lm.server and mlx_vlm.server are this interpreter's modules; llama.cpp's ``llama-server`` is
-the binary the set-up built into the harness cache (``harness.models.llama_server``) and serves
-a GGUF file: the model's own, or, for an embedded model converted from a GGUF, that source file.
+mlx_lm.server, mlx_vlm.server and mlx_audio.server are this interpreter's modules (mlx-audio's
+loads models per request: the ``model`` its requests name is the folder's path); llama.cpp's
+``llama-server`` is the binary the set-up built into the harness cache
+(``harness.models.llama_server``) and serves a GGUF file: the model's own, or, for an embedded
+model converted from a GGUF, that source file.
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ class ServerEngine(str, Enum):
     MLX_LM = "mlx_lm"  # mlx_lm.server
     MLX_VLM = "mlx_vlm"  # mlx_vlm.server
     LLAMA_SERVER = "llama_server"  # llama.cpp's llama-server, on a GGUF
+    MLX_AUDIO = "mlx_audio"  # mlx_audio.server (speech: transcriptions, speech)
 
     @property
     def label(self) -> str:
-        return {"mlx_lm": "mlx_lm.server", "mlx_vlm": "mlx_vlm.server"}.get(
-            self.value, "llama-server"
-        )
+        return {
+            "mlx_lm": "mlx_lm.server",
+            "mlx_vlm": "mlx_vlm.server",
+            "mlx_audio": "mlx_audio.server",
+        }.get(self.value, "llama-server")
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,10 @@ def _launch(
     hub = state_dir / "hf-cache"  # mlx_lm.server's /v1/models lists it and fails without one
     hub.mkdir(parents=True, exist_ok=True)
     env = {"HF_HUB_CACHE": str(hub), "HF_HUB_OFFLINE": "1"}
+    if engine is ServerEngine.MLX_AUDIO:  # loads the model a request names, at that request
+        argv = python_module_argv("mlx_audio.server", [*host, *args])
+        ready = loopback_url(port, "/v1/models")
+        return EngineLaunch(ServerCommand(argv, ready, env, engine.label), str(path), path)
     module = "mlx_lm.server" if engine is ServerEngine.MLX_LM else "mlx_vlm.server"
     argv = python_module_argv(module, ["--model", str(path), *host, *args])
     return EngineLaunch(ServerCommand(argv, health, env, engine.label), str(path), path)

@@ -142,13 +142,14 @@ class ServeEngine(str, Enum):
     MLX_LM = "mlx_lm"  # mlx_lm.server
     MLX_VLM = "mlx_vlm"  # mlx_vlm.server
     LLAMA_SERVER = "llama_server"  # llama.cpp's llama-server, on the model's GGUF
+    MLX_AUDIO = "mlx_audio"  # mlx_audio.server (speech: transcriptions and speech)
 
 
 class Serve(Strict):
     """Start a server for the model on a free loopback port and run its cases over HTTP."""
 
     engine: Annotated[ServeEngine, known_name(ServeEngine, "engine")] = Field(
-        description="mlx_lm, mlx_vlm or llama_server"
+        description="mlx_lm, mlx_vlm, llama_server or mlx_audio"
     )
     args: list[str] = Field(
         default_factory=list, description="extra command-line arguments for the server"
@@ -181,7 +182,8 @@ class ModelEntry(Strict):
     backend: str = Field("mlx_lm", description="backend that loads it")
     serve: Serve | None = Field(
         None,
-        description="serve it over HTTP: an engine name (mlx_lm, mlx_vlm, llama_server) or "
+        description="serve it over HTTP: an engine name (mlx_lm, mlx_vlm, llama_server, "
+        "mlx_audio) or "
         "{engine, args, startup_timeout_s}; the backend is then http",
     )
     url: str | None = Field(

@@ -221,12 +221,17 @@ def test_every_capability_has_words_and_protocols_extend_text_generation() -> No
     text = set(protocol_members(LoadedModel))
     assert {"encode", "eos_token_ids", "stream_tokens"} <= text
     for capability, protocol in MODEL_PROTOCOLS.items():
-        # speech to text needs no tokens; a server is spoken to over HTTP, not token by token
-        if capability not in (BackendCapability.AUDIO_IN, BackendCapability.HTTP):
+        # speech needs no tokens; a server is spoken to over HTTP, not token by token
+        speech = (BackendCapability.AUDIO_IN, BackendCapability.AUDIO_OUT)
+        if capability not in (*speech, BackendCapability.HTTP):
             assert text <= set(protocol_members(protocol)), capability
     assert set(protocol_members(MODEL_PROTOCOLS[BackendCapability.AUDIO_IN])) == {
         "sample_rate",
         "transcribe",
+    }
+    assert set(protocol_members(MODEL_PROTOCOLS[BackendCapability.AUDIO_OUT])) == {
+        "streams",
+        "synthesize",
     }
     assert set(protocol_members(MODEL_PROTOCOLS[BackendCapability.HTTP])) == {
         "close",
