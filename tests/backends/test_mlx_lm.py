@@ -64,7 +64,6 @@ def test_load_error_is_one_line(tmp_path: Path) -> None:
     assert "\n" not in str(info.value) and str(info.value).startswith("mlx_lm.load failed")
 
 
-
 @pytest.mark.real_model
 def test_encode_prompt_adds_bos_as_a_server_does() -> None:
     """encode() is bare text; encode_prompt() is a completions prompt as mlx_lm.server makes it,
