@@ -259,7 +259,7 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
 
 
 def _served_cases(text: str) -> list[CaseResult]:
-    """Cases of a served model: the Engines, Load and API contracts sections."""
+    """Cases of a served model: the Engines, Load, API and template contracts sections."""
     from harness.scenarios.contract_verdicts import CheckResult, Exchange, Verdict
 
     check = CheckResult("stop_string", Verdict.FAIL, text, (Exchange(text, text),))
@@ -287,6 +287,18 @@ def _served_cases(text: str) -> list[CaseResult]:
             Status.FAILED,
             reason=f"API contract checks failed: stop_string; {text}",
             artifacts={"engine": text, "checks": [check.record()]},
+        ),
+        _case(
+            text,
+            "template_contracts",
+            Status.FAILED,
+            reason=f"template contract failed: system_role; {text}",
+            artifacts={
+                "checks": [
+                    {"name": "system_role", "verdict": "fail", "outcome": text, "evidence": text},
+                    {"name": text, "verdict": "warn", "outcome": text, "evidence": text},
+                ]
+            },
         ),
         _case(
             text,
