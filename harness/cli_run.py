@@ -137,7 +137,8 @@ def _run_cases(
             with progress:
                 for case in pending:
                     progress.start(case.case_id, case.model.key)
-                    progress.done(case_line(session.run_case(case)), case.model.key)
+                    result = session.run_case(case, progress.progressed)
+                    progress.done(case_line(result), case.model.key)
         except KeyboardInterrupt as exc:
             stop = as_interrupt(exc)
             with signals_deferred():

@@ -220,8 +220,8 @@ class CaseItem(pytest.Item):
         return self.path, 0, self.case.case_id
 
     def runtest(self) -> None:
-        with _still_running(self.config, self.case):
-            result = _session(self.config).run_case(self.case)
+        with _still_running(self.config, self.case) as on_progress:
+            result = _session(self.config).run_case(self.case, on_progress)
         self.config.stash[STATE].results.append(result)
         self.user_properties.append(("status", result.status.value))
         if result.preflight is not None and result.preflight.policy is not None:
@@ -252,10 +252,11 @@ class CaseItem(pytest.Item):
 
 
 @contextmanager
-def _still_running(config: pytest.Config, case: Case) -> Iterator[None]:
-    """A ``still running: CASE (case 3/12) 20 s`` line every ``--still-running-every`` seconds
-    of a long case (not with -q): a CI log shows the run is alive; pytest owns the terminal, so
-    there is no animation."""
+def _still_running(config: pytest.Config, case: Case) -> Iterator[Any]:
+    """A ``still running: CASE (case 3/12, repeat 2/5 · 64 tokens) 20 s`` line every
+    ``--still-running-every`` seconds of a long case (not with -q): a CI log shows the run is
+    alive; pytest owns the terminal, so there is no animation. Yields the worker's progress
+    callback (None when quiet)."""
     import time
 
     from harness.report.progress import RunningCase, StillRunning
@@ -263,13 +264,13 @@ def _still_running(config: pytest.Config, case: Case) -> Iterator[None]:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     every_s = float(config.getoption("still_running_every"))
     if reporter is None or config.get_verbosity() < 0 or every_s <= 0:
-        yield
+        yield None
         return
     planned = config.stash[STATE].planned
     index = next((i for i, c in enumerate(planned, 1) if c.case_id == case.case_id), 0)
     running = RunningCase(case.case_id, case.model.key, index, len(planned), time.monotonic())
-    with StillRunning(running, reporter.write_line, every_s):
-        yield
+    with StillRunning(running, reporter.write_line, every_s) as ticker:
+        yield ticker.progressed
 
 
 def _report_root(config: pytest.Config) -> Path:

@@ -67,6 +67,9 @@ def test_run_in_a_log_prints_still_running_lines(
     still = [line for line in out if line.startswith("still running: ")]
     assert bool(still) is shown  # auto: captured output is not a terminal, so lines
     if shown:
-        assert still[0].startswith("still running: slow::[bold red]slow[/]::throughput (case 1/1)")
+        assert still[0].startswith("still running: slow::[bold red]slow[/]::throughput (case 1/1")
+        # once the worker has ended a run, the line says which (each generates 8 tokens)
+        told = [line for line in still if "(case 1/1, repeat 1/2 · 8 tokens) " in line]
+        assert told, still
     assert "     passed  slow::[bold red]slow[/]::throughput" in out
     assert all("\x1b[" not in line for line in out)  # no animation, no colour codes in a log

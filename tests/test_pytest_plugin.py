@@ -418,3 +418,14 @@ def test_a_long_case_prints_still_running_lines(
     assert bool(lines) is shown
     if shown:  # the untrusted model name is shown as it is, never as markup
         assert lines[0].startswith("still running: slow::[bold red]slow[/]::throughput (case 1/1) ")
+
+
+def test_still_running_lines_tell_the_repeats_done(pytester: pytest.Pytester) -> None:
+    """Under pytest too, a long case's line says its repeats and tokens once the worker ends a
+    run (each run generates 8 tokens, in 0.7 s; a line every 0.2 s)."""
+    write_fake_model(pytester.path / "models" / "slow", per_token_s=0.1)
+    pytester.makefile(".suite.yaml", slow=SLOW_SUITE)
+    result = pytester.runpytest("--still-running-every", "0.2")
+    result.assert_outcomes(passed=1)
+    lines = [line for line in result.outlines if line.startswith("still running: ")]
+    assert any("(case 1/1, repeat 1/2 · 8 tokens) " in line for line in lines), lines

@@ -4,9 +4,10 @@ Three ways to show it (:class:`ProgressMode`), chosen by :func:`choose_mode`:
 
 - ``live`` (a terminal): a rich display under the case lines: the whole run (cases done of all,
   elapsed, ETA from the cases so far) and the current model (its cases done of its own, the
-  case running and how long it has run). ``NO_COLOR`` turns the colours off;
+  case running, how long it has run, its repeats done and tokens generated so far:
+  ``repeat 3/5 · 96 tokens``). ``NO_COLOR`` turns the colours off;
 - ``lines`` (a CI log, a pipe): no animation; a plain line per case, and a ``still running``
-  line every ``every_s`` seconds of a long case;
+  line every ``every_s`` seconds of a long case, with its repeats when the worker told them;
 - ``off`` (``-q``, ``--progress off``): the case lines only.
 
 Every name shown (models, cases, reasons) is untrusted text: it goes to rich as
@@ -26,6 +27,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING
 
 from harness.report.escape import plain
+from harness.runner.repeat_progress import RepeatProgress
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -78,16 +80,53 @@ class RunningCase:
     started: float  # clock() when it began
 
 
-def still_running_line(case: RunningCase, now: float) -> str:
-    """``still running: CASE (case 3/12) 20 s``, terminal-safe."""
-    return (
-        f"still running: {plain(case.case_id, 160)} (case {case.index}/{case.total}) "
-        f"{_duration(now - case.started)}"
-    )
+@dataclass(frozen=True)
+class RepeatsSoFar:
+    """The running case's last run, and the tokens all its runs (warm-ups too) generated."""
+
+    last: RepeatProgress
+    tokens: int | None = None  # None: no run said
+
+    def after(self, update: RepeatProgress) -> RepeatsSoFar:
+        return RepeatsSoFar(update, _plus(self.tokens, update.tokens))
+
+    @classmethod
+    def first(cls, update: RepeatProgress) -> RepeatsSoFar:
+        return cls(update, update.tokens)
+
+
+def _plus(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else a + b
+
+
+def follow(so_far: RepeatsSoFar | None, update: RepeatProgress) -> RepeatsSoFar:
+    return RepeatsSoFar.first(update) if so_far is None else so_far.after(update)
+
+
+def repeats_text(so_far: RepeatsSoFar | None) -> str:
+    """``repeat 3/5 · 96 tokens``, ``warm-up 1/1``, ``repeat 4/≤20`` (``repeats: auto``)."""
+    if so_far is None:
+        return ""
+    last = so_far.last
+    if last.warmup:
+        text = f"warm-up {last.repeat}/{last.of}"
+    else:
+        text = f"repeat {last.repeat}/{'≤' if last.auto else ''}{last.of}"
+    if so_far.tokens is not None:
+        text += f" · {so_far.tokens} token{'' if so_far.tokens == 1 else 's'}"
+    return text
+
+
+def still_running_line(case: RunningCase, now: float, so_far: RepeatsSoFar | None = None) -> str:
+    """``still running: CASE (case 3/12, repeat 2/5 · 64 tokens) 20 s``, terminal-safe."""
+    repeats = repeats_text(so_far)
+    where = f"case {case.index}/{case.total}" + (f", {repeats}" if repeats else "")
+    return f"still running: {plain(case.case_id, 160)} ({where}) {_duration(now - case.started)}"
 
 
 class StillRunning:
-    """While a case runs, call ``write(still_running_line(...))`` every ``every_s`` seconds."""
+    """While a case runs, call ``write(still_running_line(...))`` every ``every_s`` seconds;
+    :meth:`progressed` (the worker's progress) adds the repeats to the next lines."""
 
     def __init__(
         self,
@@ -97,12 +136,16 @@ class StillRunning:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.case, self.write, self.every_s, self.clock = case, write, every_s, clock
+        self.so_far: RepeatsSoFar | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="still-running", daemon=True)
 
+    def progressed(self, update: RepeatProgress) -> None:
+        self.so_far = follow(self.so_far, update)
+
     def _loop(self) -> None:
         while not self._stop.wait(self.every_s):
-            self.write(still_running_line(self.case, self.clock()))
+            self.write(still_running_line(self.case, self.clock(), self.so_far))
 
     def __enter__(self) -> StillRunning:
         self._thread.start()
@@ -125,8 +168,9 @@ def _label(model: str, case_id: str) -> str:
 class RunProgress:
     """Progress of one run over ``plan`` (``(case_id, model)`` pairs, in run order).
 
-    Use it as a context manager; call :meth:`start` before each case, :meth:`done` with the
-    case's line after it, and :meth:`note` for any other line (they print above the display).
+    Use it as a context manager; call :meth:`start` before each case, :meth:`progressed` with
+    each progress message of its worker, :meth:`done` with the case's line after it, and
+    :meth:`note` for any other line (they print above the display).
     """
 
     def __init__(
@@ -144,6 +188,7 @@ class RunProgress:
         self.finished = 0
         self.started_at = clock()
         self._case: RunningCase | None = None
+        self._so_far: RepeatsSoFar | None = None
         self._ticker: StillRunning | None = None
         self._progress: Progress | None = None
         self._run_task: TaskID | None = None
@@ -176,6 +221,7 @@ class RunProgress:
         self._stop_ticker()
         index = min(self.finished + 1, self.total)
         self._case = RunningCase(case_id, model, index, self.total, self.clock())
+        self._so_far = None
         if self._progress is not None:
             if model != self._model:
                 if self._model_task is not None:
@@ -190,10 +236,19 @@ class RunProgress:
                 completed=self.done_per_model[model],
                 label=_label(model, case_id),
                 case_started=self._case.started,
+                repeats="",
             )
         elif self.mode is ProgressMode.LINES:
             self._ticker = StillRunning(self._case, self.note, self.every_s, self.clock)
             self._ticker.__enter__()
+
+    def progressed(self, update: RepeatProgress) -> None:
+        """The running case's worker ended one of its runs."""
+        self._so_far = follow(self._so_far, update)
+        if self._progress is not None and self._model_task is not None:
+            self._progress.update(self._model_task, repeats=repeats_text(self._so_far))
+        elif self._ticker is not None:
+            self._ticker.progressed(update)
 
     def done(self, line: str, model: str | None = None) -> None:
         """A case ended: print its (terminal-safe) line and count it."""
@@ -202,12 +257,16 @@ class RunProgress:
         self.finished += 1
         self.done_per_model[model] += 1
         self._case = None
+        self._so_far = None
         if self._progress is not None:
             assert self._run_task is not None
             self._progress.update(self._run_task, completed=self.finished)
             if self._model_task is not None:
                 self._progress.update(
-                    self._model_task, completed=self.done_per_model[model], case_started=None
+                    self._model_task,
+                    completed=self.done_per_model[model],
+                    case_started=None,
+                    repeats="",
                 )
         self.note(line)
 
@@ -251,6 +310,12 @@ def _live_progress(console: Console, clock: Callable[[], float]) -> Progress:
                 return Text("")
             return Text(f"case {_duration(clock() - float(started))}", style="progress.elapsed")
 
+    class RepeatsColumn(ProgressColumn):
+        """``repeat 3/5 · 96 tokens`` of the current case (blank until its worker says)."""
+
+        def render(self, task: Task) -> Text:
+            return Text(str(task.fields.get("repeats", "")), style="progress.download")
+
     class EtaColumn(ProgressColumn):
         """``ETA 0:01:23``: rich's estimate from the cases finished so far."""
 
@@ -266,6 +331,7 @@ def _live_progress(console: Console, clock: Callable[[], float]) -> Progress:
         TimeElapsedColumn(),
         EtaColumn(),
         CaseElapsedColumn(),
+        RepeatsColumn(),
         LabelColumn(),
         console=console,
         transient=True,

@@ -1,17 +1,29 @@
-"""The supervisor side of one worker process: requests with timeouts, crashes as outcomes."""
+"""The supervisor side of one worker process: requests with timeouts, crashes as outcomes.
+
+While it waits for a reply, a ``{"op": "progress", ...}`` line
+(:class:`harness.runner.repeat_progress.RepeatProgress`) goes to the request's ``on_progress``
+and the wait goes on: such a line is never the reply, and a malformed one is dropped (a debug
+log line), never a failure of the case.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import selectors
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
+
+from harness.runner.repeat_progress import OP as PROGRESS_OP
+from harness.runner.repeat_progress import RepeatProgress
+
+OnProgress = Callable[[RepeatProgress], None]
 
 
 class WorkerProtocolError(Exception):
@@ -47,6 +59,23 @@ def log_tail(path: Path, limit: int = 1) -> str:
     return " | ".join(lines[-limit:])
 
 
+def _pass_on(line: dict[str, Any], on_progress: OnProgress | None) -> None:
+    """Hand a progress line to ``on_progress``; drop it (a debug log line) when it is malformed
+    or the display fails on it: progress is never worth a case."""
+    log = logging.getLogger(__name__)
+    try:
+        progress = RepeatProgress.from_json(line)
+    except ValueError as exc:
+        log.debug("worker progress line dropped: %s", exc)
+        return
+    if on_progress is None:
+        return
+    try:
+        on_progress(progress)
+    except Exception:  # a display's fault: the case goes on
+        log.debug("progress display failed on %s", progress, exc_info=True)
+
+
 class WorkerClient:
     def __init__(self, env: Mapping[str, str], log_path: Path) -> None:
         self.log_path = log_path
@@ -66,8 +95,14 @@ class WorkerClient:
     def pid(self) -> int:
         return self.proc.pid
 
-    def request(self, message: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
-        """Send one request and wait for its reply; raise :class:`WorkerGone` otherwise."""
+    def request(
+        self,
+        message: Mapping[str, Any],
+        timeout_s: float,
+        on_progress: OnProgress | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and wait for its reply; raise :class:`WorkerGone` otherwise.
+        Progress lines before the reply go to ``on_progress`` (within the same timeout)."""
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -75,12 +110,16 @@ class WorkerClient:
         except (BrokenPipeError, OSError):
             self.proc.wait()
             raise WorkerGone(self._death()) from None
-        return self._read_reply(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            reply = self._read_reply(timeout_s, deadline)
+            if reply.get("op") != PROGRESS_OP:
+                return reply
+            _pass_on(reply, on_progress)
 
-    def _read_reply(self, timeout_s: float) -> dict[str, Any]:
+    def _read_reply(self, timeout_s: float, deadline: float) -> dict[str, Any]:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + timeout_s
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
             while b"\n" not in self._buffer:

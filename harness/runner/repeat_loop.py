@@ -11,6 +11,9 @@ Merging batches: a metric (or a list artifact) with one value per measured run i
 batch gets the later batches' values appended; one with a single value for the whole case (a
 ceiling, bytes per token) keeps the first batch's. The stop, the headline CI widths and every
 metric's coefficient of variation go into the case's ``repeats`` artifact.
+
+Progress: a :class:`harness.runner.repeat_progress.RepeatCounter` hears of each batch's start
+and end (and, through the scenario's ``ctx.run_done``, of each run in it).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 from harness.metrics import MetricSpec
 from harness.results.stats import coefficient_of_variation, relative_ci_width
+from harness.runner.repeat_progress import RepeatCounter
 from harness.scenarios.base import ScenarioOutput
 from harness.types import AutoRepeats, Metric, Unit
 
@@ -137,10 +141,21 @@ def run_repeats(
     *,
     applies: bool = True,
     clock: Callable[[], float] = time.perf_counter,
+    counter: RepeatCounter | None = None,
 ) -> tuple[ScenarioOutput, RepeatStop]:
-    """Run the case: ``repeats`` runs, or with ``auto`` as many as its median needs."""
+    """Run the case: ``repeats`` runs, or with ``auto`` as many as its median needs.
+    ``counter`` follows the runs batch by batch (the scenario reports each run to it)."""
+
+    def batch(warm: int, runs: int) -> ScenarioOutput:
+        if counter is not None:
+            counter.begin(warm, runs)
+        out = run(warm, runs)
+        if counter is not None:
+            counter.end(runs, out.artifacts)
+        return out
+
     start = clock()
-    output = run(warmup, repeats)
+    output = batch(warmup, repeats)
     per_run_names = _per_run(output, repeats)
     headline = tuple(n for n in headline if n in per_run_names[0])  # not a per-case constant
     if auto is None or not applies:
@@ -171,5 +186,5 @@ def run_repeats(
             reason = _auto_reason(auto, taken, elapsed, elapsed / max(taken, 1), widths)
         if reason is not None:
             return output, RepeatStop("auto", taken, reason, widths, _cvs(output), auto.rel_ci)
-        output = merge(output, run(0, 1), per_run_names)
+        output = merge(output, batch(0, 1), per_run_names)
         taken += 1

@@ -21,7 +21,7 @@ from pathlib import Path
 from harness.probe.machine import MemoryBudget
 from harness.results.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.runner.blas import planned_blas, worker_env
-from harness.runner.client import WorkerClient, WorkerGone, WorkerProtocolError
+from harness.runner.client import OnProgress, WorkerClient, WorkerGone, WorkerProtocolError
 from harness.runner.identity import ServedIdentity, load_request, model_identity, served_identity
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
@@ -206,19 +206,21 @@ class RunSession:
         return preflight
 
     # -- cases -----------------------------------------------------------------------------
-    def _execute(self, case: Case) -> Outcome:
+    def _execute(self, case: Case, on_progress: OnProgress | None = None) -> Outcome:
         live = self._model(case)  # a switch of model stops the previous worker first
         with self._stage("probe and policy"):
             preflight = self._check(case)
             record = preflight.record() if preflight is not None else None
         if preflight is None:
-            return self._run_in_worker(case, live)
+            return self._run_in_worker(case, live, on_progress)
         if preflight.blocked:  # no worker starts for it
             return Outcome(Status.SKIPPED, preflight.reason, preflight=record)
-        outcome = self._run_in_worker(case, live)
+        outcome = self._run_in_worker(case, live, on_progress)
         return dataclasses.replace(outcome, preflight=record)
 
-    def _run_in_worker(self, case: Case, live: _LiveModel) -> Outcome:
+    def _run_in_worker(
+        self, case: Case, live: _LiveModel, on_progress: OnProgress | None = None
+    ) -> Outcome:
         if live.load_error is not None:
             return Outcome(Status.ERRORED, live.load_error)
         try:
@@ -245,7 +247,7 @@ class RunSession:
         if case.auto_repeats is not None:  # repeats: auto
             request["auto"] = dataclasses.asdict(case.auto_repeats)
         try:
-            reply = client.request(request, case.timeout_s)
+            reply = client.request(request, case.timeout_s, on_progress)
         except WorkerGone as exc:
             live.client = None  # the next case of this model starts a fresh worker
             return Outcome(Status.TIMED_OUT if exc.timed_out else Status.CRASHED, str(exc))
@@ -281,8 +283,9 @@ class RunSession:
             return None
         return self.log_path
 
-    def run_case(self, case: Case) -> CaseResult:
-        """Run ``case`` (or return its recorded result when resuming) and record it."""
+    def run_case(self, case: Case, on_progress: OnProgress | None = None) -> CaseResult:
+        """Run ``case`` (or return its recorded result when resuming) and record it;
+        ``on_progress`` hears of each of its runs as the worker ends it."""
         if case.case_id in self.recorded:
             return self.recorded[case.case_id]
         self._planned.setdefault(case.case_id, case)
@@ -290,21 +293,23 @@ class RunSession:
         start = time.perf_counter()
         try:
             with self._stage("running the case"):
-                result = self._run_and_judge(case, started, start)
+                result = self._run_and_judge(case, started, start, on_progress)
         except HarnessFault as fault:
             if fault.stage == "running the case":  # the worker's state is unknown: restart it
                 self.kill_worker()
             result = errored(case, started, time.perf_counter() - start, fault.line)
         return self._record(case, result)
 
-    def _run_and_judge(self, case: Case, started: str, start: float) -> CaseResult:
+    def _run_and_judge(
+        self, case: Case, started: str, start: float, on_progress: OnProgress | None = None
+    ) -> CaseResult:
         expectation = case.expectation
         gates: tuple[GateResult, ...] = ()
         if expectation is not None and expectation.kind is ExpectKind.SKIP:
             outcome = Outcome(Status.SKIPPED, expectation.reason)
             status, reason = outcome.status, outcome.reason
         else:
-            outcome = self._execute(case)
+            outcome = self._execute(case, on_progress)
             with self._stage("judging gates and expectations"):
                 before = self._baseline_cases.get(case.case_id)
                 status, gates, reason = judge(

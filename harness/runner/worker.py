@@ -9,6 +9,9 @@ Requests: ``{"op": "load", "backend": NAME, "path": DIR}`` (a served model adds
 ``"auto": {...}`` (:class:`harness.types.AutoRepeats`) the case repeats until its median is
 known well, :mod:`harness.runner.repeat_loop`),
 ``{"op": "exit"}``.
+
+While a case runs, the worker writes a ``{"op": "progress", ...}`` line after each of its runs
+(:mod:`harness.runner.repeat_progress`); the ``result`` line still ends the request.
 """
 
 from __future__ import annotations
@@ -96,12 +99,26 @@ class Worker:
         from harness.backends import mlx_runtime as device
         from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
         from harness.runner.repeat_loop import headline_names, run_repeats
+        from harness.runner.repeat_progress import RepeatCounter, RepeatProgress
         from harness.scenarios import SCENARIOS
         from harness.scenarios.base import ScenarioContext
         from harness.types import AutoRepeats
 
         scenario = SCENARIOS.get(request["scenario"])
         params = scenario.params_model.model_validate(request["params"])
+        auto = request.get("auto")
+        auto_repeats = AutoRepeats(**auto) if isinstance(auto, dict) else None
+        applies = bool(getattr(scenario, "repeats_apply", True))
+        repeats = int(request["repeats"])
+
+        def emit(progress: RepeatProgress) -> None:
+            self.reply(progress.to_json())
+
+        counter = RepeatCounter(
+            emit,
+            auto_repeats.max_repeats if auto_repeats is not None else repeats,
+            auto=auto_repeats is not None,
+        )
 
         def batch(warmup: int, repeats: int) -> Any:
             ctx = ScenarioContext(
@@ -111,19 +128,20 @@ class Worker:
                 warmup=warmup,
                 reload=self._reload,
                 backend=self.backend_name,
+                run_done=counter.run_done,
             )
             return scenario.run(ctx, params)
 
-        auto = request.get("auto")
         rss_view = device.reset_peaks()
         start = time.perf_counter()
         output, stop = run_repeats(
             batch,
-            int(request["repeats"]),
+            repeats,
             int(request["warmup"]),
-            AutoRepeats(**auto) if isinstance(auto, dict) else None,
+            auto_repeats,
             headline_names(scenario),
-            applies=bool(getattr(scenario, "repeats_apply", True)),
+            applies=applies,
+            counter=counter if applies else None,  # its samples come from elsewhere
         )
         elapsed = time.perf_counter() - start
         memory = device.snapshot(rss_view)

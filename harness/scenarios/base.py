@@ -71,6 +71,9 @@ class ScenarioContext:
     warmup: int
     reload: Callable[[], tuple[object, LoadInfo]]
     backend: str = "unknown"  # the backend's registered name, for reasons
+    # after each run (warm-ups first), with the tokens it generated when known: the live
+    # progress of the case (:mod:`harness.runner.repeat_progress`)
+    run_done: Callable[[int | None], None] = field(default=lambda tokens=None: None)
 
 
 @dataclass(frozen=True)

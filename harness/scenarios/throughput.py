@@ -213,6 +213,7 @@ class ThroughputScenario(BaseScenario[ThroughputParams]):
                 )
             else:
                 runs.append(timed_run(model, prompt, params.gen_tokens, params.ignore_eos))
+            ctx.run_done(len(runs[-1]))  # the live progress: repeat i of n, its tokens
         warm, measured = runs[: ctx.warmup], runs[ctx.warmup :]
         timing = self.metrics[: len(self.metrics) - len(ROOFLINE)]
         values = {spec.name: ([], []) for spec in timing}  # type: dict[str, tuple[list[float], list[float]]]

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 
 import pytest
 from rich.text import Text
 
 from harness.report.progress import (
     ProgressMode,
+    RepeatsSoFar,
     RunningCase,
     RunProgress,
     StillRunning,
     choose_mode,
+    follow,
     make_console,
+    repeats_text,
     still_running_line,
 )
+from harness.runner.repeat_progress import RepeatProgress
 
 HOSTILE = "[bold red]x[/]"
 
@@ -127,3 +132,90 @@ def test_markup_in_a_case_line_is_printed_as_it_is() -> None:
     with RunProgress([], ProgressMode.OFF, make_console(out, {})) as progress:
         progress.note(f"     passed  s::{HOSTILE}::load")
     assert out.getvalue() == f"     passed  s::{HOSTILE}::load\n"
+
+
+def _after(*updates: RepeatProgress) -> RepeatsSoFar | None:
+    so_far = None
+    for update in updates:
+        so_far = follow(so_far, update)
+    return so_far
+
+
+@pytest.mark.parametrize(
+    ("updates", "text"),
+    [
+        ((), ""),
+        ((RepeatProgress(1, 2, warmup=True),), "warm-up 1/2"),
+        ((RepeatProgress(1, 1, warmup=True, tokens=32),), "warm-up 1/1 · 32 tokens"),
+        ((RepeatProgress(3, 5),), "repeat 3/5"),
+        (tuple(RepeatProgress(i, 5, tokens=32) for i in (1, 2, 3)), "repeat 3/5 · 96 tokens"),
+        ((RepeatProgress(1, 5, tokens=1),), "repeat 1/5 · 1 token"),
+        ((RepeatProgress(1, 5), RepeatProgress(2, 5, tokens=7)), "repeat 2/5 · 7 tokens"),
+        (
+            (RepeatProgress(1, 1, warmup=True, tokens=8), RepeatProgress(1, 4, tokens=8)),
+            "repeat 1/4 · 16 tokens",  # every token generated, warm-ups included
+        ),
+        ((RepeatProgress(7, 20, auto=True, tokens=70),), "repeat 7/≤20 · 70 tokens"),
+    ],
+    ids=[
+        "nothing_yet",
+        "warm_up",
+        "warm_up_tokens",
+        "repeat_no_tokens",
+        "tokens_add_up",
+        "one_token",
+        "unknown_then_known",
+        "warm_up_tokens_count",
+        "auto_shows_its_maximum",
+    ],
+)
+def test_repeats_text(updates: tuple[RepeatProgress, ...], text: str) -> None:
+    assert repeats_text(_after(*updates)) == text
+
+
+def test_still_running_line_with_repeats() -> None:
+    case = RunningCase("s::m::throughput", "m", 4, 5, started=0.0)
+    so_far = _after(*(RepeatProgress(i, 5, tokens=32) for i in (1, 2, 3)))
+    assert still_running_line(case, 20.0, so_far) == (
+        "still running: s::m::throughput (case 4/5, repeat 3/5 · 96 tokens) 20 s"
+    )
+
+
+def test_lines_mode_still_running_shows_the_repeats_the_worker_told() -> None:
+    out = Tty()
+    plan = [("s::m::throughput", "m")]
+    wanted = "still running: s::m::throughput (case 1/1, repeat 2/5 · 16 tokens) "
+    with RunProgress(plan, ProgressMode.LINES, make_console(out, {}), every_s=0.01) as progress:
+        progress.start(*plan[0])
+        progress.progressed(RepeatProgress(1, 5, tokens=8))
+        progress.progressed(RepeatProgress(2, 5, tokens=8))
+        deadline = time.monotonic() + 5
+        while wanted not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        progress.done("     passed  s::m::throughput")
+    assert wanted in out.getvalue()
+
+
+def test_live_mode_shows_the_running_cases_repeats_and_clears_them() -> None:
+    console = make_console(Tty(), {})
+    plan = [("s::m1::throughput", HOSTILE), ("s::m1::load", HOSTILE)]
+
+    def frame(progress: RunProgress) -> str:
+        assert progress._progress is not None
+        shown = io.StringIO()
+        snapshot = make_console(Tty(), {})
+        snapshot.file, snapshot.width = shown, 200
+        snapshot.print(progress._progress.get_renderable())
+        return shown.getvalue()
+
+    with RunProgress(plan, ProgressMode.LIVE, console) as progress:
+        progress.start(*plan[0])
+        for i in (1, 2, 3):
+            progress.progressed(RepeatProgress(i, 5, tokens=32))
+        during = frame(progress)
+        progress.done("     passed  s::m1::throughput", HOSTILE)
+        progress.start(*plan[1])
+        next_case = frame(progress)
+        progress.done("     passed  s::m1::load", HOSTILE)
+    assert "repeat 3/5 · 96 tokens" in during
+    assert "repeat" not in next_case  # a new case starts with no repeats told

@@ -75,10 +75,10 @@ def _plant_protocol(mp: pytest.MonkeyPatch, root: Path) -> None:
 
     real_write = client.WorkerClient.request
 
-    def request(self: Any, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def request(self: Any, message: dict[str, Any], *args: Any) -> dict[str, Any]:
         if message.get("op") == "run":
             self._buffer = b"garbage from the worker\n"
-        return real_write(self, message, timeout_s)
+        return real_write(self, message, *args)
 
     mp.setattr(client.WorkerClient, "request", request)
 

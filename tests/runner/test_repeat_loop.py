@@ -12,6 +12,7 @@ import pytest
 from harness.backends.fake import write_fake_model
 from harness.metrics import MetricSpec
 from harness.runner.repeat_loop import RepeatStop, headline_names, merge, run_repeats
+from harness.runner.repeat_progress import RepeatCounter, RepeatProgress
 from harness.runner.session import RunSession
 from harness.scenarios.base import ScenarioOutput
 from harness.scenarios.throughput import SCENARIO as THROUGHPUT
@@ -133,6 +134,28 @@ def test_auto_runs_once_when_more_runs_cannot_help(
     assert (stop.mode, stop.reason) == (mode, reason)
 
 
+@pytest.mark.parametrize(
+    ("auto", "expected"),
+    [
+        (None, [RepeatProgress(6, 6, tokens=24)]),
+        (
+            AutoRepeats(min_repeats=6, max_repeats=8, rel_ci=0.02, budget_s=100.0),
+            [RepeatProgress(n, 8, auto=True, tokens=t) for n, t in ((6, 24), (7, 4), (8, 4))],
+        ),
+    ],
+    ids=["fixed", "auto"],
+)
+def test_a_silent_scenario_gets_a_progress_message_per_batch(
+    auto: AutoRepeats | None, expected: list[RepeatProgress]
+) -> None:
+    """The fake scenario never calls ``run_done``: the loop still tells each batch's end."""
+    fake = FakeScenario(alternating(90.0, 110.0))
+    seen: list[RepeatProgress] = []
+    counter = RepeatCounter(seen.append, auto.max_repeats if auto else 6, auto=auto is not None)
+    run_repeats(fake, 6, 1, auto, (DECODE,), clock=fake.clock, counter=counter)
+    assert seen == expected
+
+
 def test_no_headline_metric_stops_after_the_minimum() -> None:
     fake = FakeScenario(alternating(90.0, 110.0))
     _, stop = run_repeats(fake, 6, 0, AUTO, ("other.metric",), clock=fake.clock)
@@ -181,14 +204,20 @@ def test_worker_repeats_auto_and_records_why_and_its_timing(tmp_path: Path) -> N
     case = dataclasses.replace(
         path_case(model, "m", "throughput", {"prompt_tokens": 8, "gen_tokens": 4}, backend="fake"),
         repeats=auto.min_repeats,
+        warmup=1,
         auto_repeats=auto,
     )
     session = RunSession(tmp_path / "reports", [], run_id="r1")
+    seen: list[RepeatProgress] = []
     try:
-        result = session.run_case(case)
+        result = session.run_case(case, seen.append)
     finally:
         session.close_worker()
     assert result.status is Status.PASSED, result.reason
+    assert seen == [  # each run as it ends: the warm-up, then measured runs of at most 3
+        RepeatProgress(1, 1, warmup=True, auto=True, tokens=4),
+        *(RepeatProgress(i, 3, warmup=False, auto=True, tokens=4) for i in (1, 2, 3)),
+    ]
     stop = result.artifacts["repeats"]
     assert isinstance(stop, dict)
     assert stop["mode"] == "auto" and stop["taken"] == 3
