@@ -12,9 +12,13 @@ Units: bytes and tokens.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
+
+# field metadata: the record leaves the field out while it holds its default, so a record
+# without the feature reads the same to older readers (their decoders forbid unknown keys)
+OMITTED_WHEN_DEFAULT: Mapping[str, bool] = MappingProxyType({"omitted_when_default": True})
 
 
 class ContextSource(str, Enum):
@@ -51,7 +55,6 @@ class MemoryRecord:
     context_tokens: int = 0
     prompt_tokens: int | None = None  # prefilled part of the context; None: all of it
     weights_bytes: int = 0
-    reference_weights_bytes: int = 0  # a reference model loaded beside it (``quality``)
     kv_cache_bytes: int = 0
     state_bytes: int = 0
     activation_bytes: int = 0
@@ -59,14 +62,22 @@ class MemoryRecord:
     process_overhead_bytes: int = 0
     total_bytes: int | None = None
     approximate: tuple[str, ...] = ()  # what the estimate could not model for this model
+    # a reference model loaded beside it (``quality``); last, so positional records still read
+    reference_weights_bytes: int = field(default=0, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def components(self) -> Mapping[str, int]:
-        """The parts of the MLX peak, bytes, by field name."""
+        """The parts of the MLX peak, bytes, by field name (a reference model only when the
+        case loads one)."""
+        reference = (
+            {"reference_weights_bytes": self.reference_weights_bytes}
+            if self.reference_weights_bytes
+            else {}
+        )
         return MappingProxyType(
             {
                 "weights_bytes": self.weights_bytes,
-                "reference_weights_bytes": self.reference_weights_bytes,
+                **reference,
                 "kv_cache_bytes": self.kv_cache_bytes,
                 "state_bytes": self.state_bytes,
                 "activation_bytes": self.activation_bytes,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from harness.preflight_types import PreflightRecord
+from harness.preflight_types import OMITTED_WHEN_DEFAULT, PreflightRecord
 
 JSONValue = Any  # a value that json.dumps accepts; kept loose on purpose at this boundary
 
@@ -312,8 +312,10 @@ class PinSetInfo:
     name: str
     pins: tuple[str, ...] = ()
     resolved: Mapping[str, str] = field(default_factory=dict)
-    environment_s: float | None = None  # seconds to make its environment ready (None: unknown)
-    environment_cold: bool | None = None  # True: built for this run; False: reused from the cache
+    # seconds to make its environment ready, and whether it was built for this run (True) or
+    # reused from the cache (False); None: unknown (older records, bisect's runs)
+    environment_s: float | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    environment_cold: bool | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     def pinned_versions(self) -> dict[str, str | None]:
         """Each pinned package's resolved version, by the name its pin gives."""

@@ -51,7 +51,11 @@ def to_json(value: Any) -> Any:
     """Turn dataclasses, enums, mappings and tuples into plain JSON values (NaN -> None, a lone
     surrogate in text -> ``?``, so strict JSON readers take every line we write)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        data = {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        data = {
+            f.name: to_json(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get("omitted_when_default") and getattr(value, f.name) == f.default)
+        }
         if isinstance(value, CaseResult) and value.preflight is None:
             data["preflight"] = {}  # not judged, as earlier versions wrote (and read) it
         return data

@@ -227,3 +227,15 @@ def test_bad_preflight_in_a_record_line_names_the_field() -> None:
     result = {**to_json(CaseResult("i", "s", "m", "x", Status.PASSED)), "preflight": [1]}
     with pytest.raises(DecodeError, match=r"^case event\.result\.preflight: "):
         decode_event("case", json.dumps({"event": "case", "result": result}))
+
+
+@pytest.mark.parametrize(("reference", "written"), [(0, False), (8192, True)])
+def test_a_field_new_since_is_written_only_when_set(reference: int, written: bool) -> None:
+    """``reference_weights_bytes`` (``quality``'s reference model) is left out at its default, so
+    records without one keep the keys earlier versions wrote; set, it round-trips."""
+    assert TINY_LLAMA.memory is not None
+    memory = dataclasses.replace(TINY_LLAMA.memory, reference_weights_bytes=reference)
+    record = dataclasses.replace(TINY_LLAMA, memory=memory)
+    data = to_json(record)
+    assert ("reference_weights_bytes" in data["memory"]) is written
+    assert preflight_from_json(json.loads(json.dumps(data))) == record
