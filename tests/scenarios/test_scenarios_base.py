@@ -19,13 +19,16 @@ from harness.scenarios.http_throughput import HttpThroughputParams
 from harness.scenarios.load import LoadParams
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
+from harness.scenarios.pytest_benchmark import BenchmarkParams
 from harness.scenarios.quality import QualityParams
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
+from harness.scenarios.template_contracts import TemplateContractsParams
 from harness.scenarios.text_to_speech import TextToSpeechParams
 from harness.scenarios.throughput import ThroughputParams
 from harness.scenarios.tool_calls import ToolCallsParams
 from harness.scenarios.toolcalls_corpus import CorpusParams
+from harness.scenarios.vision_prompt_cache import VisionPromptCacheParams
 from harness.scenarios.vision_throughput import VisionThroughputParams
 
 TEXT = BackendCapability.TEXT_GENERATION
@@ -50,7 +53,12 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("http_prompt_cache", HttpPromptCacheParams, set(), {BackendCapability.HTTP}),
     # in process (text generation) or served (HTTP): either will do, checked when it runs
     ("greedy_text", GreedyTextParams, set(), set()),
-]
+    ("vision_prompt_cache", VisionPromptCacheParams, {Capability.VISION},
+     {BackendCapability.IMAGES, CACHE}),
+    ("template_contracts", TemplateContractsParams, {Capability.CHAT}, {TEXT}),
+    # a pytest-benchmark test's timings, recorded by the bridge: nothing runs in a worker
+    ("benchmark", BenchmarkParams, set(), set()),
+]  # fmt: skip
 
 
 def test_the_table_covers_every_builtin() -> None:
