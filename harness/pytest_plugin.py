@@ -16,6 +16,13 @@ from typing import Any
 
 import pytest
 
+from harness.pytest_xdist_parts import (
+    choose_loadgroup,
+    group_of,
+    in_worker,
+    setup_xdist,
+    worker_part,
+)
 from harness.types import Case, CaseResult, ExpectKind, Status, SuiteInfo
 
 MARKER_PREFIX_HELP = "mlx-harness: "
@@ -107,6 +114,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
+    """``-n N`` (pytest-xdist) without ``--dist``: ``loadgroup``, one worker per model."""
+    choose_loadgroup(config)
+    return (yield)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from harness.results.store import RunFileError, load_run
 
@@ -131,6 +145,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except ShardError as exc:
             raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = state
+    setup_xdist(config, state, _report_root(config))  # -n N: parts joined into one run
     config.addinivalue_line("markers", "harness_case: a case planned from a *.suite.yaml file")
     config.pluginmanager.import_plugin("harness.pytest_benchmark_bridge")  # mlx_model, timings
 
@@ -197,6 +212,8 @@ class CaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.case = case
         self.add_marker("harness_case")
+        if in_worker(self.config):  # pytest-xdist: one group per model, one load
+            self.add_marker(pytest.mark.xdist_group(group_of(case)))
         for mark in case.marks:
             name = _safe_mark(mark)
             _register_marker(self.config, name)
@@ -284,17 +301,19 @@ def _session(config: pytest.Config) -> Any:
     state = config.stash[STATE]
     if state.session is None:
         resume = config.getoption("resume")
+        part = worker_part(config)  # a pytest-xdist worker records its part of the run
+        root, run_id = part or (_report_root(config), resume or config.getoption("run_id"))
         state.session = RunSession(
-            _report_root(config),
+            root,
             list(state.suites.values()),
-            run_id=resume or config.getoption("run_id"),
+            run_id=run_id,
             offline=not config.getoption("allow_download"),
             project_root=Path(config.rootpath),
             baseline=state.baseline,
             resume=bool(resume),
             shard=state.shard,
         )
-        state.session.plan(state.planned)
+        state.session.plan(state.planned if part is None else [])  # a worker: what it runs
     return state.session
 
 
@@ -315,6 +334,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state.planned = [item.case for item in session.items if isinstance(item, CaseItem)]
     if (not state.planned and state.shard is None) or config.option.collectonly:
         return  # an empty shard still opens its record: it says it holds nothing
+    if in_worker(config):
+        return  # a pytest-xdist worker opens its part with its first case
     try:
         _session(config)
     except (RunFileError, OSError) as exc:
@@ -421,7 +442,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         why = f"not run: pytest stopped early ({session.shouldstop or session.shouldfail})"
         with signals_deferred():
             state.session.interrupt(RunInterrupted(why=why))
-    state.end = conclude(state.session, render=not session.config.getoption("no_report"))
+    render = not session.config.getoption("no_report") and not in_worker(session.config)
+    state.end = conclude(state.session, render=render)  # xdist: the controller renders
     if (
         state.shard is not None
         and not state.planned

@@ -7,9 +7,11 @@ written costs the reports (one line in ``report_error``), never the measurements
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.metrics import MetricSpec
 from harness.report.comparison import with_comparison
 from harness.report.publish import LATEST, ReportDirError, publish_reports
 from harness.results.compare import Comparison, compare_runs
@@ -29,14 +31,35 @@ def conclude(session: RunSession, *, render: bool = True) -> RunEnd:
     """End ``session``'s record and publish its reports (and comparison, with a baseline)."""
 
     run = session.finish()
+    return conclude_record(
+        run,
+        session.run_dir,
+        session.report_root,
+        session.baseline,
+        specs=session.specs,
+        render=render,
+    )
+
+
+def conclude_record(
+    run: RunRecord,
+    run_dir: Path,
+    report_root: Path,
+    baseline: RunRecord | None,
+    *,
+    specs: Mapping[str, MetricSpec] | None = None,
+    render: bool = True,
+) -> RunEnd:
+    """Compare a written record (``run_dir/run.jsonl``) with ``baseline`` and publish its
+    reports, ``report_root/latest`` pointing at them (pytest-xdist's parts joined end here)."""
     comparison = None
-    if session.baseline is not None:
-        comparison = compare_runs(session.baseline, run, specs=session.specs)
+    if baseline is not None:
+        comparison = compare_runs(baseline, run, specs=specs)
     if not render:
         return RunEnd(run, comparison)
     sections = with_comparison(comparison) if comparison is not None else None
     try:
-        html = publish_reports(run, session.run_dir, session.report_root / LATEST, sections)
+        html = publish_reports(run, run_dir, report_root / LATEST, sections)
     except ReportDirError as exc:
         return RunEnd(run, comparison, None, f"reports not written: {exc}")
     return RunEnd(run, comparison, html)

@@ -119,6 +119,7 @@ def summary(results: tuple[CheckResult, ...]) -> ScenarioOutput:
 
 class ApiContractsScenario(BaseScenario[ApiContractsParams]):
     name: ClassVar[str] = "api_contracts"
+    measures_time: ClassVar[bool] = False  # check counts (per-check seconds stay in artifacts)
     version: ClassVar[int] = 1
     params_model = ApiContractsParams
     backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})

@@ -12,6 +12,9 @@ A scenario is generic over its params type: ``Scenario[P]`` runs with ``P``, the
   (``capability_missing: backend fake has no prompt cache``). Inside ``run`` the scenario
   narrows ``ctx.model`` with ``isinstance`` against the capability's protocol.
 
+``measures_time`` (default True) says whether the case's figures depend on the machine's speed:
+such a case refuses to share the machine with parallel pytest-xdist workers.
+
 ``workload(params) -> Workload | None`` gives the tokens one request of the case holds at its
 largest, which sizes the memory estimate (the policy's default context when None).
 :class:`BaseScenario` gives the defaults (no needs, no workload). A plug-in written before
@@ -116,6 +119,9 @@ class BaseScenario(ABC, Generic[P]):
     needs: ClassVar[frozenset[Capability]] = NO_NEEDS
     backend_needs: ClassVar[frozenset[BackendCapability]] = NO_BACKEND_NEEDS
     repeats_apply: ClassVar[bool] = True
+    # True: a metric depends on the machine's speed (times, rates), so parallel workers on one
+    # machine would skew it: ``pytest -n 2`` refuses the case. False: correctness only.
+    measures_time: ClassVar[bool] = True
     params_model: type[P]
 
     def workload(self, params: P) -> Workload | None:

@@ -66,6 +66,7 @@ def _present(lru: Any, key: str, tokens: list[int]) -> bool:
 
 class PromptCacheLruScenario(BaseScenario[LruParams]):
     name: ClassVar[str] = "prompt_cache_lru"
+    measures_time: ClassVar[bool] = False  # hit rate, reuse, evictions, bytes
     version: ClassVar[int] = 1
     params_model = LruParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (HIT_RATE, REUSE, EVICTIONS, BYTES)

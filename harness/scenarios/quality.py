@@ -183,6 +183,7 @@ def kl_divergence(model: NDArray[np.float32], reference: NDArray[np.float32]) ->
 
 class QualityScenario(BaseScenario[QualityParams]):
     name: ClassVar[str] = "quality"
+    measures_time: ClassVar[bool] = False  # perplexity, agreement, KL: ratios
     version: ClassVar[int] = 1
     params_model = QualityParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (PERPLEXITY, REFERENCE_PERPLEXITY, AGREEMENT, KL)

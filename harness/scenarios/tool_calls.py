@@ -174,6 +174,7 @@ def _metrics(results: list[PromptResult]) -> list[Metric]:
 
 class ToolCallsScenario(BaseScenario[ToolCallsParams]):
     name: ClassVar[str] = "tool_calls"
+    measures_time: ClassVar[bool] = False  # counts and ratios (seconds only in artifacts)
     version: ClassVar[int] = 1
     params_model = ToolCallsParams
     needs: ClassVar[frozenset[Capability]] = frozenset({Capability.CHAT})

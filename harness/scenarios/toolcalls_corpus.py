@@ -40,6 +40,7 @@ class CorpusParams(Params):
 
 class ToolcallsCorpusScenario(BaseScenario[CorpusParams]):
     name: ClassVar[str] = "toolcalls_corpus"
+    measures_time: ClassVar[bool] = False  # parser scores over a fixed corpus
     version: ClassVar[int] = 1
     params_model = CorpusParams
     needs: ClassVar[frozenset[Capability]] = frozenset()
