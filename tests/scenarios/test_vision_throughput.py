@@ -159,9 +159,11 @@ def test_llava_ledger_entry_xfails_for_its_reason_and_would_xpass_if_fixed(
         build(FAMILIES[family], tmp_path / "models" / "zoo" / family)
     cases = plan(load_suite(SUITES / "vision.suite.yaml"))
     vision = [c for c in cases if c.scenario == "vision_throughput"]
-    expected = {c.model.key for c in vision if c.expectation is not None}
+    images = [c for c in cases if c.scenario.startswith("vision_")]  # every turn with an image
+    expected = {c.model.key for c in images if c.expectation is not None}
     assert expected == {"zoo-llava"}  # qwen2-vl generates with images; llava's text cases pass
-    assert all(c.expectation is None for c in cases if c.scenario != "vision_throughput")
+    assert all(c.expectation is not None for c in images if c.model.key == "zoo-llava")
+    assert all(c.expectation is None for c in cases if not c.scenario.startswith("vision_"))
     case = next(c for c in vision if c.model.key == "zoo-llava")
     assert case.expectation is not None and case.expectation.strict
     assert case.expectation.source.endswith("known_broken.yaml:9")
