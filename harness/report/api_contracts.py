@@ -8,10 +8,11 @@ raw text in the data and is escaped by the templates like every other value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.report.check_records import check_names, checks_by_name, verdict_of
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.contract_catalog import CHECKS
@@ -62,24 +63,8 @@ def _server(result: CaseResult) -> str:
     return f"{label} ({engine})" if isinstance(engine, str) and engine else label
 
 
-def _records(result: CaseResult) -> dict[str, Mapping[str, Any]]:
-    checks = result.artifacts.get("checks")
-    found: dict[str, Mapping[str, Any]] = {}
-    for entry in checks if isinstance(checks, list) else ():
-        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
-            found[entry["name"]] = entry
-    return found
-
-
-def _verdict(entry: Mapping[str, Any] | None) -> Verdict | None:
-    try:
-        return Verdict(entry.get("verdict")) if entry is not None else None
-    except ValueError:
-        return None
-
-
 def _cell(entry: Mapping[str, Any] | None) -> Cell:
-    verdict = _verdict(entry)
+    verdict = verdict_of(entry, Verdict)
     if entry is None or verdict is None:
         return Cell("—")
     return Cell(verdict.label, css=VERDICT_CSS[verdict], title=str(entry.get("reason", "")))
@@ -94,19 +79,13 @@ def _finding(server: str, entry: Mapping[str, Any]) -> Finding:
     return Finding(server, str(entry["name"]), str(entry.get("reason", "")), evidence)
 
 
-def _check_names(per_case: Sequence[Mapping[str, Mapping[str, Any]]]) -> list[str]:
-    """The catalog's order, then any name the catalog no longer has (an older run)."""
-    seen = {name for records in per_case for name in records}
-    return [n for n in CHECKS if n in seen] + sorted(seen - set(CHECKS))
-
-
 def build(run: RunRecord) -> ApiContracts | None:
-    cases = [r for r in run.results if r.scenario == "api_contracts" and _records(r)]
+    cases = [r for r in run.results if r.scenario == "api_contracts" and checks_by_name(r)]
     if not cases:
         return None
     servers = [_server(r) for r in cases]
-    per_case = [_records(r) for r in cases]
-    names = _check_names(per_case)
+    per_case = [checks_by_name(r) for r in cases]
+    names = check_names(per_case, CHECKS)
     columns = (
         Column("check", css="nowrap"),
         Column("contract"),
@@ -124,7 +103,7 @@ def build(run: RunRecord) -> ApiContracts | None:
     for server, records in zip(servers, per_case, strict=True):
         for name in names:
             entry = records.get(name)
-            verdict = _verdict(entry)
+            verdict = verdict_of(entry, Verdict)
             if entry is not None and verdict is Verdict.FAIL:
                 failures.append(_finding(server, entry))
             elif entry is not None and verdict is Verdict.NOT_APPLICABLE:

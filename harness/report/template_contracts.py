@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.report.check_records import check_names, checks_by_name, verdict_of
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.template_contracts import CheckVerdict
-from harness.types import CaseResult, RunRecord
+from harness.types import RunRecord
 
 PREFIXES = ("template_contracts.",)
 ORDER = ("double_bos", "system_role", "alternation", "tools_kwarg", "enable_thinking_kwarg")
@@ -42,24 +43,8 @@ class TemplateContracts:
     findings: tuple[Finding, ...]  # every fail, then every warn
 
 
-def _checks(result: CaseResult) -> dict[str, Mapping[str, Any]]:
-    found: dict[str, Mapping[str, Any]] = {}
-    entries = result.artifacts.get("checks")
-    for entry in entries if isinstance(entries, list) else ():
-        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
-            found[entry["name"]] = entry
-    return found
-
-
-def _verdict(entry: Mapping[str, Any] | None) -> CheckVerdict | None:
-    try:
-        return CheckVerdict(entry.get("verdict")) if entry is not None else None
-    except ValueError:
-        return None
-
-
 def _cell(entry: Mapping[str, Any] | None) -> Cell:
-    verdict = _verdict(entry)
+    verdict = verdict_of(entry, CheckVerdict)
     if entry is None or verdict is None:
         return Cell("—")
     outcome = str(entry.get("outcome", ""))
@@ -77,12 +62,11 @@ def _cell(entry: Mapping[str, Any] | None) -> Cell:
 
 
 def build(run: RunRecord) -> TemplateContracts | None:
-    cases = [r for r in run.results if r.scenario == "template_contracts" and _checks(r)]
+    cases = [r for r in run.results if r.scenario == "template_contracts" and checks_by_name(r)]
     if not cases:
         return None
-    per_case = [_checks(r) for r in cases]
-    seen = {name for checks in per_case for name in checks}
-    names = [n for n in ORDER if n in seen] + sorted(seen - set(ORDER))
+    per_case = [checks_by_name(r) for r in cases]
+    names = check_names(per_case, ORDER)
     columns = (Column("check", css="nowrap"), *(Column(r.model) for r in cases))
     rows = tuple((Cell(name), *(_cell(checks.get(name)) for checks in per_case)) for name in names)
     findings = [
@@ -96,7 +80,8 @@ def build(run: RunRecord) -> TemplateContracts | None:
         for wanted in (CheckVerdict.FAIL, CheckVerdict.WARN)
         for result, checks in zip(cases, per_case, strict=True)
         for name in names
-        if (entry := checks.get(name)) is not None and (verdict := _verdict(entry)) is wanted
+        if (entry := checks.get(name)) is not None
+        and (verdict := verdict_of(entry, CheckVerdict)) is wanted
     ]
     return TemplateContracts(Table(columns, rows), tuple(findings))
 

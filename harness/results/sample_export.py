@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from harness.types import RunRecord
+from harness.types import CaseResult, RunRecord
 
 PARAM_PREFIX = "param."
 # the fixed columns, in order; ``param.*`` columns follow, sorted
@@ -69,21 +69,25 @@ def sample_rows(run: RunRecord) -> list[dict[str, Any]]:
             "status": result.status.value,
             **{f"{PARAM_PREFIX}{key}": value for key, value in params.items()},
         }
-        for metric in result.metrics:
-            for warmup, samples in ((True, metric.warmup_samples), (False, metric.samples)):
-                for index, value in enumerate(samples):
-                    rows.append(
-                        {
-                            **base,
-                            "metric": metric.name,
-                            "unit": metric.unit.value,
-                            "view": metric.view,
-                            "warmup": warmup,
-                            "repeat": index,
-                            "value": float(value),
-                        }
-                    )
+        for fields in sample_fields(result, "repeat"):
+            rows.append({**base, **fields, "value": float(fields["value"])})
     return rows
+
+
+def sample_fields(result: CaseResult, index_key: str) -> Iterator[dict[str, Any]]:
+    """Each raw sample of a case (per metric, warm-ups first): its metric, unit, view, whether
+    a warm-up, its index among its kind (under ``index_key``) and its value."""
+    for metric in result.metrics:
+        for warmup, samples in ((True, metric.warmup_samples), (False, metric.samples)):
+            for index, value in enumerate(samples):
+                yield {
+                    "metric": metric.name,
+                    "unit": metric.unit.value,
+                    "view": metric.view,
+                    "warmup": warmup,
+                    index_key: index,
+                    "value": value,
+                }
 
 
 def column_names(rows: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -30,6 +30,7 @@ from harness.results.report_dir import (
     os_error,
     shown,
 )
+from harness.results.sample_export import sample_fields
 from harness.types import (
     CaseResult,
     Machine,
@@ -359,20 +360,7 @@ def metrics_frame(run: RunRecord) -> pd.DataFrame:
             "status": result.status.value,
             **{f"param.{k}": v for k, v in result.point.items()},
         }
-        for metric in result.metrics:
-            for warmup, samples in ((True, metric.warmup_samples), (False, metric.samples)):
-                for index, value in enumerate(samples):
-                    rows.append(
-                        {
-                            **base,
-                            "metric": metric.name,
-                            "unit": metric.unit.value,
-                            "view": metric.view,
-                            "warmup": warmup,
-                            "sample": index,
-                            "value": value,
-                        }
-                    )
+        rows.extend({**base, **fields} for fields in sample_fields(result, "sample"))
     return pd.DataFrame(rows)
 
 

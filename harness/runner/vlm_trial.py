@@ -12,23 +12,16 @@ import dataclasses
 import importlib
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness.exception_line import exception_line
-from harness.models.zoo.arch_trial import ArchRow, Cell, Outcome
+from harness.models.zoo.trial_row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
 
 COLUMNS = ("load", "text", "image", "cache", "tool")
 PROMPT = "Describe the picture."
 IMAGE_PX = 64
 GEN_TOKENS = 2
-
-OnEvent = Callable[[str, Cell | None], None]
-
-
-class _Stop(Exception):
-    """A family that cannot go on: its row is complete as it stands."""
 
 
 def _hand_made(name: str) -> Any:
@@ -55,7 +48,7 @@ def _derive(name: str) -> str:
     return trial.reason
 
 
-def _generate(name: str, out_dir: Path) -> tuple[Path, str]:
+def _generate(name: str, out_dir: Path) -> str:
     from harness.models.zoo.build import build
     from harness.models.zoo.derive_vision_family import recipe
 
@@ -63,14 +56,14 @@ def _generate(name: str, out_dir: Path) -> tuple[Path, str]:
     if hand_made is None:
         why = _derive(name)
         if why:
-            raise _Stop(why)
+            raise Stop(why)
     start = time.perf_counter()
     try:
         build(hand_made or recipe(name), out_dir)
     except Exception as exc:
-        raise _Stop(f"writing it fails: {exception_line(exc, 160)}") from None
+        raise Stop(f"writing it fails: {exception_line(exc, 160)}") from None
     built_s = time.perf_counter() - start
-    return out_dir, f"{'derived' if hand_made is None else 'hand-made'}, built in {built_s:.1f} s"
+    return f"{'derived' if hand_made is None else 'hand-made'}, built in {built_s:.1f} s"
 
 
 def try_vision_family(name: str, *, on_event: OnEvent | None = None) -> ArchRow:
@@ -81,38 +74,21 @@ def try_vision_family(name: str, *, on_event: OnEvent | None = None) -> ArchRow:
     """
     event = on_event or (lambda column, cell: None)
     with tempfile.TemporaryDirectory(prefix=f"vlm-{name}-") as tmp:
-        event("generated", None)
-        try:
-            path, detail = _generate(name, Path(tmp) / "model")
-        except _Stop as stop:
-            event("generated", Cell(Outcome.NOT_GENERATED, str(stop)))
-            return ArchRow(name, Cell(Outcome.NOT_GENERATED, str(stop)))
-        generated = Cell(Outcome.OK, detail)
-        event("generated", generated)
+        path = Path(tmp) / "model"
+        made = generated(event, lambda: _generate(name, path))
+        if made.outcome is not Outcome.OK:
+            return ArchRow(name, made)
         cells: dict[str, Cell] = {}
-        with contextlib.suppress(_Stop):
-            model = _step(cells, "load", lambda: _load(path), event)
-            with contextlib.suppress(_Stop):
-                _step(cells, "text", lambda: _text(model), event)
-            with contextlib.suppress(_Stop):
-                _step(cells, "image", lambda: _image(model), event)
-            with contextlib.suppress(_Stop):
-                _step(cells, "cache", lambda: _cache(model), event)
-            _step(cells, "tool", lambda: _tool(model), event)
-        return ArchRow(name, generated, {c: cells[c] for c in COLUMNS if c in cells})
-
-
-def _step(cells: dict[str, Cell], column: str, run: Any, event: OnEvent) -> Any:
-    event(column, None)
-    try:
-        value, cell = run()
-    except Exception as exc:  # the family's own error is this cell's finding
-        cells[column] = Cell(Outcome.FAILED, exception_line(exc, 200))
-        event(column, cells[column])
-        raise _Stop from exc
-    cells[column] = cell
-    event(column, cell)
-    return value
+        with contextlib.suppress(Stop):
+            model = step(cells, "load", lambda: _load(path), event)
+            with contextlib.suppress(Stop):
+                step(cells, "text", lambda: _text(model), event)
+            with contextlib.suppress(Stop):
+                step(cells, "image", lambda: _image(model), event)
+            with contextlib.suppress(Stop):
+                step(cells, "cache", lambda: _cache(model), event)
+            step(cells, "tool", lambda: _tool(model), event)
+        return ArchRow(name, made, {c: cells[c] for c in COLUMNS if c in cells})
 
 
 def _load(path: Path) -> tuple[Any, Cell]:

@@ -9,52 +9,15 @@ import contextlib
 import importlib
 import io
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from harness.exception_line import exception_line
+from harness.models.zoo.trial_row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
 
 MAX_PARAMS = 20_000_000  # more than this after shrinking: a size field under another name
 PROMPT = "The capital of France is"
 COLUMNS = ("load", "generate", "cache", "trim", "tools")
-
-
-class Outcome(str, Enum):
-    OK = "ok"
-    ABSENT = "absent"  # the architecture lacks it (a cache that cannot trim, no tool template)
-    FAILED = "failed"
-    NOT_GENERATED = "not generated"  # no tiny model could be derived: nothing to try
-    NOT_RUN = "not run"  # an earlier column failed (load, cache), so this one could not be tried
-
-
-@dataclass(frozen=True)
-class Cell:
-    outcome: Outcome
-    detail: str = ""  # one line: what it found, or why not
-
-
-@dataclass(frozen=True)
-class ArchRow:
-    """One architecture module: whether a tiny model was generated, and each column's outcome."""
-
-    name: str
-    generated: Cell
-    cells: dict[str, Cell] = field(default_factory=dict)  # column -> cell, in COLUMNS order
-
-    def cell(self, column: str) -> Cell:
-        if self.generated.outcome is not Outcome.OK:
-            return self.cells.get(column, Cell(Outcome.NOT_GENERATED, self.generated.detail))
-        return self.cells.get(column, Cell(Outcome.NOT_RUN, "an earlier column failed"))
-
-
-OnEvent = Callable[[str, Cell | None], None]
-
-
-class _Stop(Exception):
-    """An architecture that cannot go on: its row is complete as it stands."""
 
 
 def try_architecture(name: str, *, seed: int = 0, on_event: OnEvent | None = None) -> ArchRow:
@@ -66,41 +29,23 @@ def try_architecture(name: str, *, seed: int = 0, on_event: OnEvent | None = Non
     """
     event = on_event or (lambda column, cell: None)
     with tempfile.TemporaryDirectory(prefix=f"arch-{name}-") as tmp:
-        event("generated", None)
-        try:
-            path, params = _generate(name, Path(tmp) / "model", seed=seed)
-        except _Stop as stop:
-            event("generated", Cell(Outcome.NOT_GENERATED, str(stop)))
-            return ArchRow(name, Cell(Outcome.NOT_GENERATED, str(stop)))
-        event("generated", Cell(Outcome.OK, f"{params} parameters"))
+        path = Path(tmp) / "model"
+        made = generated(event, lambda: f"{_generate(name, path, seed=seed)} parameters")
+        if made.outcome is not Outcome.OK:
+            return ArchRow(name, made)
         cells: dict[str, Cell] = {}
         tokenizer = None
-        with contextlib.suppress(_Stop):
-            model, tokenizer = _step(cells, "load", lambda: _load(path), event)
+        with contextlib.suppress(Stop):
+            model, tokenizer = step(cells, "load", lambda: _load(path), event)
             ids = list(tokenizer.encode(PROMPT))
-            with contextlib.suppress(_Stop):  # the cache is tried even when generation fails
-                _step(cells, "generate", lambda: _generate_step(model, tokenizer, ids), event)
-            cache = _step(cells, "cache", lambda: _cache(model, ids), event)
-            _step(cells, "trim", lambda: _trim(model, cache, ids), event)
+            with contextlib.suppress(Stop):  # the cache is tried even when generation fails
+                step(cells, "generate", lambda: _generate_step(model, tokenizer, ids), event)
+            cache = step(cells, "cache", lambda: _cache(model, ids), event)
+            step(cells, "trim", lambda: _trim(model, cache, ids), event)
         event("tools", None)
         cells["tools"] = _tools(name, tokenizer)
         event("tools", cells["tools"])
-        generated = Cell(Outcome.OK, f"{params} parameters")
-        return ArchRow(name, generated, {c: cells[c] for c in COLUMNS if c in cells})
-
-
-def _step(cells: dict[str, Cell], column: str, run: Any, event: OnEvent) -> Any:
-    """Run one column's check; record its cell; stop the row when it failed."""
-    event(column, None)
-    try:
-        value, cell = run()
-    except Exception as exc:  # the architecture's own error is this cell's finding
-        cells[column] = Cell(Outcome.FAILED, exception_line(exc, 200))
-        event(column, cells[column])
-        raise _Stop from exc
-    cells[column] = cell
-    event(column, cell)
-    return value
+        return ArchRow(name, made, {c: cells[c] for c in COLUMNS if c in cells})
 
 
 def _import(name: str) -> Any:
@@ -111,16 +56,16 @@ def _import(name: str) -> Any:
             return importlib.import_module(f"mlx_lm.models.{name}")
     except SystemExit as exc:
         said = " ".join(out.getvalue().split()) or f"exit status {exc.code}"
-        raise _Stop(f"importing it exits: {said}") from None
+        raise Stop(f"importing it exits: {said}") from None
     except Exception as exc:
-        raise _Stop(f"importing it fails: {exception_line(exc, 200)}") from None
+        raise Stop(f"importing it fails: {exception_line(exc, 200)}") from None
 
 
-def _generate(name: str, out_dir: Path, *, seed: int) -> tuple[Path, int]:
+def _generate(name: str, out_dir: Path, *, seed: int) -> int:
     """Write a tiny random ``name`` into ``out_dir``: config.json, safetensors, a tokenizer."""
     module = _import(name)
     if not (hasattr(module, "Model") and hasattr(module, "ModelArgs")):
-        raise _Stop("defines no Model and ModelArgs: not an architecture")
+        raise Stop("defines no Model and ModelArgs: not an architecture")
     import mlx.core as mx
     from mlx.utils import tree_flatten
     from mlx_lm.utils import save_model
@@ -140,15 +85,15 @@ def _generate(name: str, out_dir: Path, *, seed: int) -> tuple[Path, int]:
         leaves: Any = tree_flatten(model.parameters())
         params = sum(int(array.size) for _name, array in leaves)
         if params > MAX_PARAMS:
-            raise _Stop(f"{params} parameters after shrinking: a size field the derivation lacks")
+            raise Stop(f"{params} parameters after shrinking: a size field the derivation lacks")
         mx.eval([array for _name, array in leaves])
         save_model(out_dir, model)
         write_json(out_dir / "config.json", config)
-    except _Stop:
+    except Stop:
         raise
     except Exception as exc:
-        raise _Stop(exception_line(exc, 200)) from None
-    return out_dir, params
+        raise Stop(exception_line(exc, 200)) from None
+    return params
 
 
 def _load(path: Path) -> tuple[Any, Cell]:

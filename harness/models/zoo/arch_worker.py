@@ -1,44 +1,17 @@
-"""The process that tries architectures: ``python -m harness.models.zoo.arch_worker OUT NAME...``.
-
-Each event of :func:`~harness.models.zoo.arch_trial.try_architecture` is appended to ``OUT`` as
-one JSON line (``{"arch", "column", "outcome"?, "detail"?}``) and flushed, so the parent knows how
-far an architecture got when this process dies (a segfault in a kernel) or hangs.
-"""
+"""The process that tries architectures: ``python -m harness.models.zoo.arch_worker OUT NAME...``
+(the events of :func:`~harness.models.zoo.arch_trial.try_architecture`, written as
+:mod:`.family_worker` says)."""
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
-from typing import TextIO
 
-from harness.models.zoo.arch_trial import Cell, try_architecture
-
-
-def event_line(arch: str, column: str, cell: Cell | None) -> str:
-    """One event as a JSON line: a column started (no outcome) or ended (with its cell)."""
-    record: dict[str, str] = {"arch": arch, "column": column}
-    if cell is not None:
-        record.update(outcome=cell.outcome.value, detail=cell.detail)
-    return json.dumps(record) + "\n"
-
-
-def run(names: list[str], out: TextIO) -> None:
-    for name in names:
-
-        def write(column: str, cell: Cell | None, name: str = name) -> None:
-            out.write(event_line(name, column, cell))
-            out.flush()
-
-        try_architecture(name, on_event=write)
-        write("done", None)
+from harness.models.zoo import family_worker
+from harness.models.zoo.arch_trial import try_architecture
 
 
 def main(argv: list[str]) -> int:
-    out_path, *names = argv
-    with Path(out_path).open("a", encoding="utf-8") as out:
-        run(names, out)
-    return 0
+    return family_worker.main(argv, try_architecture)
 
 
 if __name__ == "__main__":

@@ -17,22 +17,15 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness.exception_line import exception_line
-from harness.models.zoo.arch_trial import ArchRow, Cell, Outcome
+from harness.models.zoo.trial_row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
 
 COLUMNS = ("load", "run")
 TEXT = "The birch canoe slid on the smooth planks."
 STT_RATE = 16000  # Hz: a second of silence for speech-to-text families
-
-OnEvent = Callable[[str, Cell | None], None]
-
-
-class _Stop(Exception):
-    """A family that cannot go on: its row is complete as it stands."""
 
 
 def _hand_made(kind: str, model_type: str) -> Any:
@@ -58,7 +51,7 @@ def _generate(kind: str, model_type: str, out_dir: Path) -> str:
             return f"hand-made (zoo/{hand_made.name}), built in {time.perf_counter() - start:.1f} s"
         params = build_tiny(kind, model_type, out_dir)
     except Exception as exc:  # the family's own error is this row's finding
-        raise _Stop(exception_line(exc, 200)) from None
+        raise Stop(exception_line(exc, 200)) from None
     return f"derived, {params} parameters, built in {time.perf_counter() - start:.1f} s"
 
 
@@ -71,33 +64,15 @@ def try_audio_family(name: str, *, on_event: OnEvent | None = None) -> ArchRow:
     event = on_event or (lambda column, cell: None)
     kind, _, model_type = name.partition("/")
     with tempfile.TemporaryDirectory(prefix=f"audio-{model_type}-") as tmp:
-        event("generated", None)
-        try:
-            detail = _generate(kind, model_type, Path(tmp) / model_type)
-        except _Stop as stop:
-            event("generated", Cell(Outcome.NOT_GENERATED, str(stop)))
-            return ArchRow(name, Cell(Outcome.NOT_GENERATED, str(stop)))
-        generated = Cell(Outcome.OK, detail)
-        event("generated", generated)
-        cells: dict[str, Cell] = {}
         path = Path(tmp) / model_type
-        with contextlib.suppress(_Stop):
-            model = _step(cells, "load", lambda: _load(kind, path), event)
-            _step(cells, "run", lambda: _run(kind, model), event)
-        return ArchRow(name, generated, {c: cells[c] for c in COLUMNS if c in cells})
-
-
-def _step(cells: dict[str, Cell], column: str, run: Any, event: OnEvent) -> Any:
-    event(column, None)
-    try:
-        value, cell = run()
-    except Exception as exc:  # the family's own error is this cell's finding
-        cells[column] = Cell(Outcome.FAILED, exception_line(exc, 200))
-        event(column, cells[column])
-        raise _Stop from exc
-    cells[column] = cell
-    event(column, cell)
-    return value
+        made = generated(event, lambda: _generate(kind, model_type, path))
+        if made.outcome is not Outcome.OK:
+            return ArchRow(name, made)
+        cells: dict[str, Cell] = {}
+        with contextlib.suppress(Stop):
+            model = step(cells, "load", lambda: _load(kind, path), event)
+            step(cells, "run", lambda: _run(kind, model), event)
+        return ArchRow(name, made, {c: cells[c] for c in COLUMNS if c in cells})
 
 
 def _load(kind: str, path: Path) -> tuple[Any, Cell]:

@@ -19,21 +19,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from harness.models.zoo.tiny_sizes import DENSE, EXPERTS, POSITIONS, VOCAB
+
 KINDS = ("tts", "stt")
 NOT_MODELS = frozenset({"base", "interpolate"})  # modules of the models packages, no family
 SIZES: Mapping[str, int] = MappingProxyType(
     {
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 16,
-        "vocab_size": 512,
-        "moe_intermediate_size": 32,
-        "num_experts": 4,
-        "num_experts_per_tok": 2,
-        "max_position_embeddings": 4096,
+        **DENSE,
+        "vocab_size": VOCAB,
+        **EXPERTS,
+        "max_position_embeddings": POSITIONS,
         "n_layer": 2,
         "n_layers": 2,
         "num_layers": 2,

@@ -18,21 +18,15 @@ from types import MappingProxyType
 from typing import Any
 
 from harness.exception_line import exception_line
+from harness.models.zoo.tiny_sizes import DENSE, EXPERTS, POSITIONS, VOCAB
 
 TEXT_SIZES: Mapping[str, int] = MappingProxyType(
     {
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 16,
-        "vocab_size": 512,
-        "moe_intermediate_size": 32,
-        "num_experts": 4,
-        "num_experts_per_tok": 2,
+        **DENSE,
+        "vocab_size": VOCAB,
+        **EXPERTS,
         "n_routed_experts": 4,
-        "max_position_embeddings": 4096,
+        "max_position_embeddings": POSITIONS,
     }
 )
 VISION_SIZES: Mapping[str, int] = MappingProxyType(

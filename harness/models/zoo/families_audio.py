@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from harness.models.zoo.family import VOCAB_SIZE, Family, frozen
+from harness.models.zoo.tiny_sizes import DENSE, POSITIONS
 
 SOPRANO = Family(
     name="soprano",
@@ -24,14 +25,9 @@ SOPRANO = Family(
     config=frozen(
         {
             "model_type": "soprano",
-            "hidden_size": 64,
-            "intermediate_size": 128,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "head_dim": 16,
+            **DENSE,
             "vocab_size": VOCAB_SIZE,
-            "max_position_embeddings": 4096,
+            "max_position_embeddings": POSITIONS,
             "rms_norm_eps": 1e-6,
             "rope_theta": 10000.0,
             "tie_word_embeddings": False,  # soprano reads lm_head directly

@@ -1,0 +1,49 @@
+"""The ``checks`` artifact of a contract case: entries by name (malformed ones left out), each
+entry's verdict (unknown ones None), the check names in catalog order then the rest."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from report_fixtures import case
+
+from harness.report.check_records import check_names, checks_by_name, verdict_of
+from harness.scenarios.contract_verdicts import Verdict
+from harness.scenarios.template_contracts import CheckVerdict
+
+
+@pytest.mark.parametrize(
+    ("checks", "names"),
+    [
+        ([{"name": "a", "verdict": "pass"}, {"name": "b"}], ["a", "b"]),
+        ([{"name": 3}, "text", None, {"verdict": "pass"}, {"name": "a"}], ["a"]),
+        ({"name": "a"}, []),  # not a list
+        (None, []),
+    ],
+)
+def test_checks_by_name(checks: Any, names: list[str]) -> None:
+    result = replace(case("m", "api_contracts"), artifacts={"checks": checks})
+    assert list(checks_by_name(result)) == names
+
+
+@pytest.mark.parametrize(
+    ("entry", "verdicts", "expected"),
+    [
+        ({"verdict": "fail"}, Verdict, Verdict.FAIL),
+        ({"verdict": "n/a"}, CheckVerdict, CheckVerdict.NOT_APPLICABLE),
+        ({"verdict": "n/a"}, Verdict, None),  # another scenario's word
+        ({"verdict": None}, Verdict, None),
+        ({}, CheckVerdict, None),
+        (None, Verdict, None),
+    ],
+)
+def test_verdict_of(entry: Any, verdicts: Any, expected: Any) -> None:
+    assert verdict_of(entry, verdicts) is expected
+
+
+def test_check_names_catalog_order_then_the_rest_sorted() -> None:
+    per_case = [{"zeta": {}, "b": {}}, {"a": {}, "old": {}}]
+    assert check_names(per_case, ("a", "b", "c")) == ["a", "b", "old", "zeta"]
+    assert check_names([], ("a",)) == []
