@@ -23,8 +23,8 @@ from enum import Enum
 from typing import Any
 
 from harness.metrics import MetricSpec
-from harness.results.paired import PairedSummary, decide_paired, item_ids
-from harness.results.significance import ALPHA, decide
+from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
+from harness.results.significance import ALPHA, Decision, decide
 from harness.results.stats import bootstrap_ratio_ci
 from harness.scenarios.specs import all_specs
 from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
@@ -162,6 +162,13 @@ def compare_metric(
     )
     testable = min(len(base.samples), len(cur.samples)) >= 3
     ci = bootstrap_ratio_ci(base.samples, cur.samples) if testable else None
+    return _delta(base, cur, higher, decision, ratio_ci=ci, needed_n=decision.needed_n)
+
+
+def _delta(
+    base: Metric, cur: Metric, higher: bool, decision: Decision | PairedDecision, **extra: Any
+) -> MetricDelta:
+    """The delta of one metric: its samples a side and the decision's change, p and verdict."""
     return MetricDelta(
         metric=base.name,
         unit=cur.unit,
@@ -172,10 +179,9 @@ def compare_metric(
         current_samples=cur.samples,
         change=decision.change,
         p_value=decision.p_value,
-        ratio_ci=ci,
         verdict=decision.verdict,
         note=decision.note,
-        needed_n=decision.needed_n,
+        **extra,
     )
 
 
@@ -197,22 +203,10 @@ def _compare_items(
         effect=floor,
         alpha=alpha,
     )
-    return MetricDelta(
-        metric=base.name,
-        unit=cur.unit,
-        higher_is_better=higher,
-        baseline_median=base.median,
-        current_median=cur.median,
-        baseline_samples=base.samples,
-        current_samples=cur.samples,
-        change=decision.change,
-        p_value=decision.p_value,
-        ratio_ci=None,
-        verdict=decision.verdict,
-        note=decision.note,
-        method=Method.PAIRED_ITEMS,
+    return _delta(
+        base, cur, higher, decision, ratio_ci=None, method=Method.PAIRED_ITEMS,
         paired=decision.summary,
-    )
+    )  # fmt: skip
 
 
 def _not_comparable(
