@@ -11,10 +11,20 @@ from typing import Any
 from harness.cli_errors import CliError
 
 
+def _text_origins() -> dict[str, Any]:
+    """The zoo's text families by embedded name: where each one's config comes from."""
+    from harness.models.zoo.families_text import TEXT_FAMILIES
+
+    return {f"zoo/{f.name}": f for f in TEXT_FAMILIES}
+
+
 def cmd_models_list(args: argparse.Namespace) -> int:
+    from importlib import metadata
+
     from harness.models.catalog import embedded_models
 
     models = embedded_models()
+    origins = _text_origins()
     if args.json:
         print(
             json.dumps(
@@ -26,6 +36,14 @@ def cmd_models_list(args: argparse.Namespace) -> int:
                         "prepared": m.prepared,
                         "size_bytes": m.size_bytes,
                         "description": m.description,
+                        **(
+                            {
+                                "config_origin": origins[m.name].config_origin.value,
+                                "config_origin_reason": origins[m.name].origin_reason,
+                            }
+                            if m.name in origins
+                            else {}
+                        ),
                     }
                     for m in models
                 ],
@@ -37,7 +55,16 @@ def cmd_models_list(args: argparse.Namespace) -> int:
     for m in models:
         state = "prepared" if m.prepared else "not prepared"
         size = f"{m.size_bytes / 2**20:8.1f} MiB" if m.prepared else " " * 12
-        print(f"{m.name:<{width}}  {m.backend:<9} {state:<12} {size}  {m.path}")
+        origin = origins[m.name].config_origin.value if m.name in origins else ""
+        print(f"{m.name:<{width}}  {m.backend:<9} {state:<12} {size}  {origin:<9}  {m.path}")
+    try:
+        mlx_lm = f"mlx-lm {metadata.version('mlx-lm')}"
+    except metadata.PackageNotFoundError:
+        mlx_lm = "mlx-lm (not installed)"
+    print(f"\nzoo text configs: derived = generated from {mlx_lm}'s ModelArgs + the family's keys")
+    for name, family in origins.items():
+        if family.origin_reason:
+            print(f"  {name}: {family.config_origin.value}: {family.origin_reason}")
     return 0
 
 
@@ -51,8 +78,13 @@ def cmd_models_prepare(args: argparse.Namespace) -> int:
         raise CliError(
             f"unknown embedded model(s): {', '.join(unknown)}; see `mlx-harness models list`"
         )
+    from harness.models.zoo.family import DerivationError
+
     for name in names:
-        path = prepare_embedded(name, force=args.force)
+        try:
+            path = prepare_embedded(name, force=args.force)
+        except DerivationError as exc:
+            raise CliError(str(exc)) from None
         print(f"{name}: {path}", flush=True)
     return 0
 

@@ -19,10 +19,12 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> int:
     """Write tokenizer, config and seeded float32 weights of ``family``; return the parameter count.
 
     The model class comes from ``mlx_lm.utils._get_classes``, the way ``mlx_lm.load`` resolves
-    ``model_type`` (including remappings such as mistral -> llama).
+    ``model_type`` (including remappings such as mistral -> llama). A derived family's config is
+    completed from the installed mlx-lm first (:meth:`Family.resolved`).
     """
     from mlx_lm.utils import _get_classes, save_model
 
+    family = family.resolved()
     vocab = write_tokenizer(family, out_dir)
     config = model_config(family, vocab)
     model_cls, args_cls = _get_classes(config)

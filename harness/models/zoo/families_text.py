@@ -1,40 +1,38 @@
 """Text families (loaded by mlx-lm): tiny configurations of real architectures and templates.
 
-Each configuration keeps the real model's config keys and structural choices (biases, tied
-embeddings, head_dim, sliding-window pattern, experts, conv layers) at toy sizes.
+A derived family's ``config`` holds only what makes it that family: the real model's structural
+choices the generator's tiny configuration (:func:`~harness.models.zoo.derive_text.tiny_config`,
+from the installed mlx-lm's ``ModelArgs``) does not have (norm epsilon, rope base, head_dim,
+tied embeddings, sliding-window pattern, conv layers), values the family's tests and notes rely
+on, and keys real checkpoints carry that mlx-lm does not read (``architectures``,
+``checkpoint_keys``). Sizes come from the generator: hidden 64, 4 query heads of 16, 2 KV heads,
+2 layers, 4 experts of which 2 per token. What generation cannot give stays here: the real chat
+template, special tokens, BOS/EOS, the tool parser mlx-lm should infer. A family the generator
+cannot derive is hand-made, with the reason.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from harness.models.zoo import templates as t
 from harness.models.zoo.family import VOCAB_SIZE, Family, frozen
 
 TEXT_TAGS = ("text", "chat", "tiny", "random")
 
-# Shared toy sizes: hidden 64, 4 query heads of 16, 2 KV heads, 2 layers.
-_SMALL = {
-    "hidden_size": 64,
-    "num_hidden_layers": 2,
-    "intermediate_size": 128,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "vocab_size": VOCAB_SIZE,
-    "max_position_embeddings": 4096,
-}
+
+def generated(model_type: str) -> dict[str, Any]:
+    """The generator's tiny config of ``model_type`` (imports mlx-lm: called when building)."""
+    from harness.models.zoo.derive_text import tiny_config
+
+    return tiny_config(model_type)
+
 
 LLAMA = Family(
     name="llama",
     backend="mlx_lm",
-    config=frozen(
-        {
-            "model_type": "llama",
-            "architectures": ["LlamaForCausalLM"],
-            **_SMALL,
-            "rms_norm_eps": 1e-5,
-            "rope_theta": 10000.0,
-            "tie_word_embeddings": True,
-        }
-    ),
+    config=frozen({"model_type": "llama", "architectures": ["LlamaForCausalLM"]}),
+    generator=generated,
     chat_template=t.CHATML_TOOLS,
     special_tokens=t.CHATML_SPECIAL_TOKENS,
     bos_token=None,
@@ -52,13 +50,12 @@ QWEN2 = Family(
         {
             "model_type": "qwen2",
             "architectures": ["Qwen2ForCausalLM"],
-            **_SMALL,
             "rms_norm_eps": 1e-6,
-            "rope_theta": 1000000.0,
-            "tie_word_embeddings": True,
             "use_sliding_window": False,
         }
     ),
+    generator=generated,
+    checkpoint_keys=("use_sliding_window",),
     chat_template=t.QWEN2_5,
     special_tokens=(),
     appended_special_tokens=t.QWEN2_5_SPECIAL_TOKENS,
@@ -71,11 +68,9 @@ QWEN2 = Family(
 )
 
 _QWEN3_CONFIG = {
-    **_SMALL,
     "head_dim": 32,  # MLX quantizes KV in groups of 32+: lets QuantizedKVCache run on the zoo
     "rms_norm_eps": 1e-6,
     "rope_theta": 1000000.0,
-    "tie_word_embeddings": True,
     "attention_bias": False,
 }
 
@@ -83,6 +78,8 @@ QWEN3 = Family(
     name="qwen3",
     backend="mlx_lm",
     config=frozen({"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], **_QWEN3_CONFIG}),
+    generator=generated,
+    checkpoint_keys=("attention_bias",),
     chat_template=t.QWEN3,
     special_tokens=(),
     appended_special_tokens=t.QWEN3_SPECIAL_TOKENS,
@@ -103,14 +100,11 @@ QWEN3_MOE = Family(
             "model_type": "qwen3_moe",
             "architectures": ["Qwen3MoeForCausalLM"],
             **_QWEN3_CONFIG,
-            "num_experts": 4,
-            "num_experts_per_tok": 2,
-            "moe_intermediate_size": 32,
-            "decoder_sparse_step": 1,
-            "mlp_only_layers": [],
             "norm_topk_prob": True,
         }
     ),
+    generator=generated,
+    checkpoint_keys=("attention_bias",),
     chat_template=t.QWEN3_CODER,
     special_tokens=(),
     appended_special_tokens=t.QWEN3_CODER_SPECIAL_TOKENS,
@@ -129,19 +123,17 @@ GEMMA3_TEXT = Family(
         {
             "model_type": "gemma3_text",
             "architectures": ["Gemma3ForCausalLM"],
-            **_SMALL,
             "num_key_value_heads": 1,
-            "head_dim": 16,
             "query_pre_attn_scalar": 16,
-            "rms_norm_eps": 1e-6,
-            "rope_theta": 1000000.0,
-            "rope_local_base_freq": 10000.0,
+            # local then global layers; the window (64) the notes and tests rely on
             "sliding_window": 64,
             "sliding_window_pattern": 2,
             "layer_types": ["sliding_attention", "full_attention"],
             "hidden_activation": "gelu_pytorch_tanh",
         }
     ),
+    generator=generated,
+    checkpoint_keys=("layer_types", "hidden_activation"),
     chat_template=t.GEMMA3,
     special_tokens=t.GEMMA3_SPECIAL_TOKENS,
     bos_token="<bos>",
@@ -168,7 +160,13 @@ MISTRAL = Family(
         {
             "model_type": "mistral",
             "architectures": ["MistralForCausalLM"],
-            **_SMALL,
+            "hidden_size": 64,
+            "num_hidden_layers": 2,
+            "intermediate_size": 128,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "vocab_size": VOCAB_SIZE,
+            "max_position_embeddings": 4096,
             "head_dim": 16,
             "rms_norm_eps": 1e-5,
             "rope_theta": 1000000.0,
@@ -176,6 +174,8 @@ MISTRAL = Family(
             "tie_word_embeddings": False,
         }
     ),
+    origin_reason="mlx-lm has no mistral module to derive from: it loads model_type mistral "
+    "with its llama module",
     chat_template=t.MISTRAL_V3,
     special_tokens=t.MISTRAL_V3_SPECIAL_TOKENS,
     bos_token="<s>",
@@ -195,14 +195,11 @@ PHI3 = Family(
         {
             "model_type": "phi3",
             "architectures": ["Phi3ForCausalLM"],
-            **_SMALL,
-            "rms_norm_eps": 1e-5,
-            "rope_theta": 10000.0,
             "partial_rotary_factor": 0.75,
-            "original_max_position_embeddings": 4096,
-            "tie_word_embeddings": True,
+            "tie_word_embeddings": True,  # Phi-4-mini ties them (Phi-3 did not)
         }
     ),
+    generator=generated,
     chat_template=t.PHI4_MINI,
     special_tokens=t.PHI4_MINI_SPECIAL_TOKENS,
     bos_token="<|endoftext|>",
@@ -227,25 +224,17 @@ LFM2 = Family(
         {
             "model_type": "lfm2",
             "architectures": ["Lfm2ForCausalLM"],
-            "hidden_size": 64,
             "num_hidden_layers": 3,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "vocab_size": VOCAB_SIZE,
-            "max_position_embeddings": 4096,
             "layer_types": ["conv", "full_attention", "conv"],
-            "norm_eps": 1e-5,
-            "conv_bias": False,
-            "conv_L_cache": 3,
-            "block_dim": 64,
+            "full_attn_idxs": [1],
             "block_ff_dim": 192,
             "block_multiple_of": 32,
-            "block_ffn_dim_multiplier": 1.0,
             "block_auto_adjust_ff_dim": True,
-            "rope_theta": 1000000.0,
             "tie_embedding": True,
         }
     ),
+    generator=generated,
+    checkpoint_keys=("tie_embedding",),
     chat_template=t.LFM2,
     special_tokens=t.LFM2_SPECIAL_TOKENS,
     bos_token="<|startoftext|>",

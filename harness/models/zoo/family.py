@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import enum
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
@@ -32,6 +34,17 @@ def _empty() -> Mapping[str, Any]:
     return MappingProxyType({})
 
 
+class ConfigOrigin(enum.Enum):
+    """Where a family's ``config.json`` comes from."""
+
+    DERIVED = "derived"  # the installed mlx-lm's tiny config of the model type, plus the family's
+    HAND_MADE = "hand-made"  # written out in full in the family table
+
+
+class DerivationError(Exception):
+    """The installed mlx-lm cannot derive a derived family's config (one line: what and the fix)."""
+
+
 @dataclass(frozen=True)
 class Family:
     """A tiny random-weight model of one architecture family.
@@ -45,6 +58,14 @@ class Family:
     ``expected_parser`` is the mlx-lm tool parser module the real model's template makes mlx-lm
     infer; ``expected_caches`` the cache class names generation must use. A family the backend
     cannot load or run here keeps its row, with the exact error in ``known_incompatibility``.
+
+    A derived family (``generator`` set, :attr:`config_origin` DERIVED) keeps in ``config`` only
+    its own keys; ``generator(model_type)`` gives the tiny configuration derived from the
+    installed mlx-lm's ``ModelArgs`` that they are set over (:meth:`full_config`, which imports
+    mlx-lm only then). ``checkpoint_keys`` are keys of a derived family's ``config`` that real
+    checkpoints carry but the model type's ``ModelArgs`` does not read (beside
+    ``architectures``). A hand-made family's ``config`` is the whole configuration, and
+    ``origin_reason`` says why a text family could not be derived.
     """
 
     name: str
@@ -63,15 +84,48 @@ class Family:
     expected_caches: tuple[str, ...] = ("KVCache",)
     known_incompatibility: str | None = None
     notes: str = ""
+    generator: Callable[[str], Mapping[str, Any]] | None = None
+    origin_reason: str = ""
+    checkpoint_keys: tuple[str, ...] = ()
 
     @property
     def model_type(self) -> str:
         return str(self.config["model_type"])
 
+    @property
+    def config_origin(self) -> ConfigOrigin:
+        return ConfigOrigin.HAND_MADE if self.generator is None else ConfigOrigin.DERIVED
+
+    def full_config(self) -> Mapping[str, Any]:
+        """The whole configuration: ``config`` as is when hand-made; when derived, the generator's
+        tiny config of :attr:`model_type` (imports mlx-lm) with ``config``'s keys set over it."""
+        if self.generator is None:
+            return self.config
+        try:
+            derived = dict(self.generator(self.model_type))
+        except Exception as exc:  # an mlx-lm whose ModelArgs the generator cannot fill
+            first = (str(exc).splitlines() or [""])[0]
+            raise DerivationError(
+                f"zoo/{self.name}: the installed mlx-lm cannot derive a {self.model_type!r} config "
+                f"({type(exc).__name__}: {first}); run `mlx-harness models arch-matrix --only "
+                f"{self.model_type}` to see why, and install an mlx-lm it can derive from"
+            ) from None
+        derived.update(plain(self.config))
+        return frozen(derived)
+
+    def resolved(self) -> Family:
+        """This family with :meth:`full_config` as its ``config`` (the same family when hand-made;
+        resolving a resolved family again gives the same config)."""
+        if self.generator is None:
+            return self
+        return dataclasses.replace(self, config=self.full_config())
+
     def fingerprint(self) -> dict[str, Any]:
-        """The JSON-able content that determines the generated files (for staleness checks)."""
+        """The JSON-able content that determines the generated files (for staleness checks); a
+        derived family's holds its full config, so a change in the generator or in the installed
+        mlx-lm's ``ModelArgs`` that changes the config changes it."""
         return {
-            "config": plain(self.config),
+            "config": plain(self.full_config()),
             "chat_template": self.chat_template,
             "special_tokens": list(self.special_tokens),
             "appended_special_tokens": list(self.appended_special_tokens),
