@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 ALL = "all"
 RECORD_FLAG = "--pin-set-record"
+TURNS_FLAG = "--turns"  # harness.runner.turns.FLAG
+INTERLEAVED = "interleaved"
+SEQUENTIAL = "sequential"
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -38,8 +41,17 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="run in the cached environment of this pin set of the suite (repeat it, or 'all')",
     )
+    p.add_argument(
+        "--pin-set-order",
+        choices=(INTERLEAVED, SEQUENTIAL),
+        default=INTERLEAVED,
+        help="interleaved (default): the pin sets' runs take turns, a round of each timing "
+        "case at a time, so their timings are measured side by side; sequential: one whole "
+        "run after another (timing verdicts then exposed to the machine's drift)",
+    )
     add_env_options(p)
     p.add_argument(RECORD_FLAG, default=None, help=argparse.SUPPRESS)  # set by the parent run
+    p.add_argument(TURNS_FLAG, default=None, help=argparse.SUPPRESS)  # set by the parent run
 
 
 def add_env_options(p: argparse.ArgumentParser) -> None:
@@ -128,18 +140,25 @@ def child_args(args: argparse.Namespace, paths: Sequence[Path], run_id: str) -> 
     return out
 
 
+def pin_set_command(
+    env: PinEnv, args: Sequence[str], interleaved_with: Sequence[str] = ()
+) -> list[str]:
+    """``mlx-harness ARGS`` in the environment, with the pin set it records."""
+    record: dict[str, object] = {
+        "name": env.spec.name,
+        "pins": list(env.spec.pins),
+        "environment_s": round(env.ready_s, 3),
+        "environment_cold": env.cold,
+    }
+    if interleaved_with:
+        record["interleaved_with"] = list(interleaved_with)
+    return [*env.command(args), RECORD_FLAG, json.dumps(record)]
+
+
 def run_in(env: PinEnv, args: Sequence[str], log: Path | None = None) -> int:
     """Run ``mlx-harness ARGS`` in the environment, recording the pin set; its exit status.
     Its output goes to ``log`` when given, else to this terminal."""
-    record = json.dumps(
-        {
-            "name": env.spec.name,
-            "pins": list(env.spec.pins),
-            "environment_s": round(env.ready_s, 3),
-            "environment_cold": env.cold,
-        }
-    )
-    cmd = [*env.command(args), RECORD_FLAG, record]
+    cmd = pin_set_command(env, args)
     try:
         if log is None:
             return subprocess.run(cmd, env=env.env(os.environ), check=False).returncode
@@ -153,26 +172,55 @@ def run_in(env: PinEnv, args: Sequence[str], log: Path | None = None) -> int:
 
 
 def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
-    """Every chosen pin set: its environment, then the suite in it; a summary line each."""
+    """Every chosen pin set: its environment, then the suite in it (all at once taking turns,
+    or one after another); a summary line each, then the matrix."""
     from harness.runner.session import new_run_id
 
     if args.resume:
         raise CliError("--resume with --pin-set: resume the pin set's own run id instead")
     base = args.run_id or new_run_id()
-    lines, worst, run_dirs = [], 0, []
-    for pin_set in chosen_pin_sets(paths, args.pin_set):
-        env = prepare(env_spec(args, pin_set.name, pin_set.pins))
-        start = time.perf_counter()
-        status = run_in(env, child_args(args, paths, f"{base}-{pin_set.name}"))
-        run_dir = Path(args.report_dir) / f"{base}-{pin_set.name}"
+    chosen = chosen_pin_sets(paths, args.pin_set)
+    if len(chosen) > 1 and getattr(args, "pin_set_order", INTERLEAVED) == INTERLEAVED:
+        from harness.cli_pin_turns import run_taking_turns
+
+        envs = [prepare(env_spec(args, p.name, p.pins)) for p in chosen]
+        statuses, took = run_taking_turns(
+            [
+                (
+                    env,
+                    pin_set_command(
+                        env,
+                        child_args(args, paths, f"{base}-{env.spec.name}"),
+                        [p.name for p in chosen],
+                    ),
+                )
+                for env in envs
+            ]
+        )
+        outcomes = [(env, status, took) for env, status in zip(envs, statuses, strict=True)]
+    else:
+        outcomes = []
+        for pin_set in chosen:
+            env = prepare(env_spec(args, pin_set.name, pin_set.pins))
+            start = time.perf_counter()
+            status = run_in(env, child_args(args, paths, f"{base}-{pin_set.name}"))
+            outcomes.append((env, status, time.perf_counter() - start))
+    return _conclude(args, base, outcomes)
+
+
+def _conclude(
+    args: argparse.Namespace, base: str, outcomes: Sequence[tuple[PinEnv, int, float]]
+) -> int:
+    """A line per pin set, the matrix of their runs, and the worst exit status."""
+    lines, run_dirs = [], []
+    for env, status, took in outcomes:
+        run_dir = Path(args.report_dir) / f"{base}-{env.spec.name}"
         if (run_dir / "run.jsonl").is_file():
             run_dirs.append(run_dir)
-        worst = max(worst, status)
-        took = time.perf_counter() - start
         how = "cold" if env.cold else "cached"
         lines.append(
-            f"  {pin_set.name}: exit {status}; environment {env.ready_s:.1f} s ({how}), "
-            f"run {took:.1f} s; {Path(args.report_dir) / f'{base}-{pin_set.name}'}"
+            f"  {env.spec.name}: exit {status}; environment {env.ready_s:.1f} s ({how}), "
+            f"run {took:.1f} s; {run_dir}"
         )
     print("pin sets:", *lines, sep="\n")
     if len(run_dirs) > 1:
@@ -182,7 +230,7 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
 
         html, summary, _ = write_matrix(run_dirs, Path(args.report_dir) / f"{base}-matrix")
         print(*(plain(line, 1000) for line in summary), f"matrix: {shown(html)}", sep="\n")
-    return worst
+    return max((status for _, status, _ in outcomes), default=0)
 
 
 def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
@@ -199,6 +247,8 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
         seconds = data.get("environment_s")
         environment_s = float(seconds) if isinstance(seconds, (int, float)) else None
         cold = data.get("environment_cold")
+        together = data.get("interleaved_with") or []
+        interleaved_with = tuple(str(n) for n in together) if isinstance(together, list) else ()
     except (ValueError, KeyError, TypeError, AttributeError):
         print(f"mlx-harness: warning: {RECORD_FLAG}: not a pin set record", file=sys.stderr)
         return None
@@ -208,4 +258,5 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
         resolved=resolved_versions(),
         environment_s=environment_s,
         environment_cold=cold if isinstance(cold, bool) else None,
+        interleaved_with=interleaved_with,
     )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from harness.report.progress import RunProgress
     from harness.run_end import RunEnd
     from harness.runner.session import RunSession
+    from harness.runner.turns import Turns
     from harness.spec.loaded import LoadedSuite
     from harness.types import Case, CaseResult, RunRecord, Shard, SuiteInfo
 
@@ -43,6 +44,7 @@ def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
         from harness.cli_pin_sets import run_pin_sets
 
         return run_pin_sets(args, suite_paths)
+    turns = _turns(args)  # a pin set's run taking turns: nothing costly before its first turn
     loaded: list[LoadedSuite] = []
     for path in suite_paths:
         try:
@@ -73,7 +75,29 @@ def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
         run_id,
         _load_baseline(args.baseline),
         shard,
+        turns,
     )
+
+
+def _turns(args: argparse.Namespace) -> Turns | None:
+    """The turn a pin set's run takes with the others (the parent's hidden ``--turns``),
+    held once this returns."""
+    from harness.runner.signals import as_interrupt, stop_on_signals
+    from harness.runner.turns import Turns, TurnsInvalid
+
+    raw = getattr(args, "turns", None)
+    if raw is None:
+        return None
+    try:
+        turns = Turns.parse(raw)
+    except TurnsInvalid as exc:
+        raise CliError(str(exc)) from None
+    with stop_on_signals():
+        try:
+            turns.acquire()
+        except KeyboardInterrupt as exc:
+            raise SystemExit(as_interrupt(exc).exit_status) from None
+    return turns
 
 
 def _run_id(args: argparse.Namespace) -> str | None:
@@ -104,6 +128,7 @@ def _run_cases(
     run_id: str | None,
     baseline: RunRecord | None,
     shard: Shard | None = None,
+    turns: Turns | None = None,
 ) -> int:
     from harness.cli_pin_sets import recorded_pin_set
     from harness.run_end import conclude
@@ -121,6 +146,7 @@ def _run_cases(
                 resume=bool(args.resume),
                 shard=shard,
                 pin_set=recorded_pin_set(getattr(args, "pin_set_record", None)),
+                turns=turns,
             )
         except KeyboardInterrupt as exc:
             return as_interrupt(exc).exit_status
@@ -134,6 +160,8 @@ def _run_cases(
             )
         progress = _progress(args, pending)
         try:
+            if turns is not None:  # every run's start-up in turn, before anything is measured
+                turns.pass_turn()
             with progress:
                 for case in pending:
                     progress.start(case.case_id, case.model.key)

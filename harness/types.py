@@ -316,6 +316,9 @@ class PinSetInfo:
     # reused from the cache (False); None: unknown (older records, bisect's runs)
     environment_s: float | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
     environment_cold: bool | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    # the pin sets whose runs took turns with this one (itself included): their timings were
+    # measured side by side, a round of each case at a time; empty: run on its own
+    interleaved_with: tuple[str, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
 
     def pinned_versions(self) -> dict[str, str | None]:
         """Each pinned package's resolved version, by the name its pin gives."""

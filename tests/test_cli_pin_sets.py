@@ -11,7 +11,7 @@ import pytest
 from harness.backends.fake import write_fake_model
 from harness.cli import main
 from harness.results.store import load_run
-from tests.runner.fake_dep_index import write_index
+from tests.runner.fake_dep_index import TRACE_ENV, write_index
 
 SUITE = """\
 schema_version: 1
@@ -81,3 +81,58 @@ def test_a_suite_without_pin_sets_says_how(
     (workdir / "p.suite.yaml").write_text(SUITE.split("pin_sets:")[0])
     assert main(_run(workdir, "old")) == 2
     assert "the suites name no pin_sets:; add e.g." in capsys.readouterr().err
+
+
+TIMED_SUITE = """\
+schema_version: 1
+defaults: {repeats: 4, warmup: 0}
+models:
+  - {name: m, path: model, backend: fake_dep}
+scenarios:
+  - scenario: throughput
+    params: {prompt_tokens: 4, gen_tokens: 2, ignore_eos: true}
+pin_sets:
+  - {name: old, pins: ["harness-fake-dep==1.2"]}
+  - {name: new, pins: ["harness-fake-dep==1.3"]}
+"""
+
+
+def _blocks(lines: list[str]) -> list[str]:
+    """Which version generated, one entry per unbroken stretch of the same version."""
+    return [v for i, v in enumerate(lines) if i == 0 or lines[i - 1] != v]
+
+
+# (order option, expected stretches of generation by version)
+ORDERS = [
+    ([], ["1.2", "1.3", "1.2", "1.3"]),  # rounds (2, 1, 1), turn order A B | B A | A B
+    (["--pin-set-order", "sequential"], ["1.2", "1.3"]),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("order", "expected"), ORDERS, ids=["interleaved", "sequential"])
+def test_pin_sets_take_turns_a_round_at_a_time(
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    order: list[str],
+    expected: list[str],
+) -> None:
+    (workdir / "p.suite.yaml").write_text(TIMED_SUITE)
+    trace = workdir / "trace"
+    monkeypatch.setenv(TRACE_ENV, str(trace))
+    assert main([*_run(workdir, "all"), *order]) == 0
+    assert _blocks(trace.read_text().split()) == expected
+    out = capsys.readouterr().out
+    old = load_run(workdir / "reports" / "nightly-old")
+    (result,) = old.results
+    assert len(result.metric("throughput.decode_tps").samples) == 4  # type: ignore[union-attr]
+    assert old.pin_set is not None
+    if order:
+        assert old.pin_set.interleaved_with == ()
+        assert "measured one after another" in out
+    else:
+        assert old.pin_set.interleaved_with == ("old", "new")
+        assert result.artifacts["repeats"]["rounds"] == 3
+        assert "[old]      passed  p::m::throughput" in out  # each run's lines behind its name
+        assert "old → new:" in out and "one after another" not in out

@@ -60,6 +60,7 @@ class PinMatrixView:
     transitions: Table
     matrix: Table
     summary: tuple[str, ...]  # one line per transition: "a → b: 2 regressed, 1 fixed of 12"
+    timing_note: str = ""  # what a timing verdict can rest on (side by side, or drift)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,26 @@ def _columns_table(columns: Sequence[PinColumn]) -> Table:
     return Table(header, tuple(rows))
 
 
+SIDE_BY_SIDE = "side by side (took turns)"
+ONE_AFTER_ANOTHER = "one after another (timing exposed to drift)"
+
+
+def timing_note(transitions: Sequence[PinTransition]) -> str:
+    """What a timing verdict between the pin sets can rest on."""
+    if transitions and all(t.side_by_side for t in transitions):
+        return (
+            "The pin sets' runs took turns, a round of each timing case at a time, so a timing "
+            "verdict compares samples taken side by side: drift of the machine's speed falls on "
+            "both alike."
+        )
+    return (
+        "Where a transition says one after another, a timing verdict compares blocks of "
+        "samples taken minutes apart, so on a machine whose speed drifts it can be drift "
+        "rather than the packages (run them with --pin-set-order interleaved, the default); "
+        "status changes (newly failing, fixed) are not affected."
+    )
+
+
 def _counts(transition: PinTransition) -> str:
     parts = [
         f"{n} {v.value.replace('_', ' ')}"
@@ -138,6 +159,10 @@ def _transitions_table(transitions: Sequence[PinTransition]) -> Table:
                     "; ".join(t.machine_changes) or "same machine",
                     css="st-skipped" if t.machine_changes else None,
                 ),
+                Cell(
+                    SIDE_BY_SIDE if t.side_by_side else ONE_AFTER_ANOTHER,
+                    css=None if t.side_by_side else "st-skipped",
+                ),
                 Cell(str(t.compared), sort=t.compared),
                 Cell(_counts(t)),
             )
@@ -146,6 +171,7 @@ def _transitions_table(transitions: Sequence[PinTransition]) -> Table:
         Column("transition"),
         Column("packages changed"),
         Column("machine"),
+        Column("measured", title="how the two runs' timings were taken"),
         Column("cases compared", numeric=True),
         Column("verdicts"),
     )
@@ -203,8 +229,10 @@ def build_view(matrix: PinMatrix) -> PinMatrixView:
         matrix=_matrix_table(matrix),
         summary=tuple(
             f"{t.before} → {t.after}: {_counts(t)} (of {t.compared} cases)"
+            + ("" if t.side_by_side else "; measured one after another")
             for t in matrix.transitions
         ),
+        timing_note=timing_note(matrix.transitions),
     )
 
 

@@ -92,6 +92,9 @@ class PinTransition:
     machine_changes: tuple[str, ...]
     verdicts: Mapping[Verdict, int]
     compared: int  # cases present in both runs
+    # the two runs took turns (timings measured side by side, a round at a time); False: one
+    # ran after the other, so a timing verdict is exposed to the machine's drift between them
+    side_by_side: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,14 @@ def column_of(run: RunRecord) -> PinColumn:
         environment_cold=pin_set.environment_cold if pin_set is not None else None,
         run_s=_seconds_between(run.started_at, run.finished_at),
     )
+
+
+def took_turns(before: RunRecord, after: RunRecord) -> bool:
+    """Whether the two pin sets' runs took turns with each other (each names the other)."""
+    a, b = before.pin_set, after.pin_set
+    if a is None or b is None:
+        return False
+    return a.name in b.interleaved_with and b.name in a.interleaved_with
 
 
 def key_metrics(result: CaseResult, wanted: Sequence[str] = ()) -> tuple[KeyMetric, ...]:
@@ -233,6 +244,7 @@ def build_pin_matrix(
             machine_changes=comparison.machine_changes,
             verdicts=Counter(step.verdict for row in rows if (step := row.steps[i]) is not None),
             compared=sum(1 for row in rows if row.steps[i] is not None),
+            side_by_side=took_turns(runs[i], runs[i + 1]),
         )
         for i, comparison in enumerate(comparisons)
     )

@@ -114,7 +114,7 @@ def _cvs(output: ScenarioOutput) -> dict[str, float | None]:
     return {m.name: coefficient_of_variation(m.samples) for m in output.metrics}
 
 
-def _auto_reason(
+def auto_stop_reason(
     auto: AutoRepeats, taken: int, elapsed: float, per_run: float, widths: dict[str, float]
 ) -> str | None:
     """Why to stop after ``taken`` runs, or None to take another."""
@@ -183,7 +183,7 @@ def run_repeats(
         elif not widths:
             reason = "no headline metric measured: no more runs"
         else:
-            reason = _auto_reason(auto, taken, elapsed, elapsed / max(taken, 1), widths)
+            reason = auto_stop_reason(auto, taken, elapsed, elapsed / max(taken, 1), widths)
         if reason is not None:
             return output, RepeatStop("auto", taken, reason, widths, _cvs(output), auto.rel_ci)
         output = merge(output, batch(0, 1), per_run_names)

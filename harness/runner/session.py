@@ -35,7 +35,17 @@ from harness.runner.outcome import (
     outcome_of,
 )
 from harness.runner.preflight import Preflight, Preflighter
+from harness.runner.rounds import (
+    RoundPlan,
+    auto_stop,
+    merge_round,
+    per_run_names,
+    plan_for,
+    scenario_seconds,
+    with_stop,
+)
 from harness.runner.signals import RunInterrupted, signals_deferred
+from harness.runner.turns import Turns
 from harness.scenarios.specs import all_specs
 from harness.spec.plan import worker_key
 from harness.types import (
@@ -89,10 +99,13 @@ class RunSession:
         resume: bool = False,
         shard: Shard | None = None,
         pin_set: PinSetInfo | None = None,
+        turns: Turns | None = None,
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
         ``shard``: this run holds that shard of its plan (written in the record's start);
-        ``pin_set``: the pin set whose environment this process runs in (written there too).
+        ``pin_set``: the pin set whose environment this process runs in (written there too);
+        ``turns``: the turn this run takes with the other pin sets' runs (timing cases are
+        then measured in rounds, :mod:`harness.runner.rounds`).
 
         ``resume``: continue the record of ``run_id``; its cases with a final status are not
         run again (:meth:`run_case` returns what was recorded).
@@ -133,6 +146,8 @@ class RunSession:
         self._probed: set[str] = set()
         self._planned: dict[str, Case] = {}
         self._results: dict[str, CaseResult] = {}  # this session's, by case id
+        self._turns = turns
+        self._case_turns = 0  # turns the current case has passed
 
     @property
     def log_path(self) -> Path:
@@ -237,14 +252,32 @@ class RunSession:
             live.load_error = f"load errored: {exc}"
             return Outcome(Status.ERRORED, f"harness error in worker protocol: {exc}")
         self._record_identity(case, live)
+        plan = plan_for(case) if self._turns is not None else None
+        if plan is None or plan.turns == 1:
+            return self._request(live, client, case, case.warmup, case.repeats, on_progress)
+        return self._in_rounds(live, client, case, plan, on_progress)
+
+    def _request(
+        self,
+        live: _LiveModel,
+        client: WorkerClient,
+        case: Case,
+        warmup: int,
+        repeats: int,
+        on_progress: OnProgress | None = None,
+        *,
+        auto: bool = True,
+    ) -> Outcome:
+        """One ``run`` request: ``warmup`` + ``repeats`` runs (with ``auto``: the case's
+        ``repeats: auto`` decides in the worker)."""
         request = {
             "op": "run",
             "scenario": case.scenario,
             "params": dict(case.params),
-            "repeats": case.repeats,
-            "warmup": case.warmup,
+            "repeats": repeats,
+            "warmup": warmup,
         }
-        if case.auto_repeats is not None:  # repeats: auto
+        if auto and case.auto_repeats is not None:  # repeats: auto
             request["auto"] = dataclasses.asdict(case.auto_repeats)
         try:
             reply = client.request(request, case.timeout_s, on_progress)
@@ -262,6 +295,52 @@ class RunSession:
             return Outcome(Status.ERRORED, str(reply.get("error", reply)))
         with self._stage("reading the worker's result"):
             return outcome_of(reply)
+
+    def _in_rounds(
+        self,
+        live: _LiveModel,
+        client: WorkerClient,
+        case: Case,
+        plan: RoundPlan,
+        on_progress: OnProgress | None = None,
+    ) -> Outcome:
+        """The case in rounds, the turn passed between them (:mod:`harness.runner.rounds`)."""
+        outcome = self._request(
+            live, client, case, case.warmup, plan.sizes[0], on_progress, auto=False
+        )
+        if outcome.status is not Status.PASSED:
+            return outcome
+        per_run = per_run_names(outcome, plan.sizes[0])
+        taken, rounds, reason = plan.sizes[0], 1, None
+        for size in plan.sizes[1:]:
+            reason = auto_stop(case, outcome, plan, taken, scenario_seconds(outcome))
+            if reason is not None:
+                break
+            self._pass_turn()
+            more = self._request(live, client, case, 0, size, on_progress, auto=False)
+            with self._stage("merging the rounds"):
+                outcome = merge_round(outcome, more, per_run)
+            taken, rounds = taken + size, rounds + 1
+            if outcome.status is not Status.PASSED:
+                return outcome
+        if reason is None:
+            reason = auto_stop(case, outcome, plan, taken, scenario_seconds(outcome))
+        with self._stage("merging the rounds"):
+            return with_stop(case, outcome, plan, taken, rounds, reason)
+
+    def _pass_turn(self) -> None:
+        """Hand the turn to the next pin set's run and wait for it (taking turns only)."""
+        if self._turns is not None:
+            self._turns.pass_turn()
+            self._case_turns += 1
+
+    def _end_turns(self, case: Case) -> None:
+        """Pass the turns the case has left, so every pin set passes as many per case."""
+        if self._turns is None:
+            return
+        planned = plan_for(case).turns
+        while self._case_turns < planned:
+            self._pass_turn()
 
     @contextmanager
     def _stage(self, stage: str) -> Iterator[None]:
@@ -289,6 +368,9 @@ class RunSession:
         if case.case_id in self.recorded:
             return self.recorded[case.case_id]
         self._planned.setdefault(case.case_id, case)
+        if self._turns is not None:
+            self._turns.acquire()
+            self._case_turns = 0
         started = now()
         start = time.perf_counter()
         try:
@@ -298,7 +380,9 @@ class RunSession:
             if fault.stage == "running the case":  # the worker's state is unknown: restart it
                 self.kill_worker()
             result = errored(case, started, time.perf_counter() - start, fault.line)
-        return self._record(case, result)
+        recorded = self._record(case, result)
+        self._end_turns(case)
+        return recorded
 
     def _run_and_judge(
         self, case: Case, started: str, start: float, on_progress: OnProgress | None = None

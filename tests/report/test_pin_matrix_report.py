@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.report.pin_matrix import build_view, render_pin_matrix
 from harness.results.pin_matrix import build_pin_matrix
-from tests.results.test_pin_matrix import _runs
+from tests.results.test_pin_matrix import _runs, _took_turns
 
 HOSTILE = "<script>alert(1)</script>|[x](javascript:1)"
 
@@ -34,10 +34,27 @@ def test_view_has_a_column_pair_per_pin_set_and_step() -> None:
         "model", "scenario", "point",
         "lm-0.31.3", "→ lm-0.32.0", "lm-0.32.0", "→ lm-0.32.2", "lm-0.32.2",
     ]  # fmt: skip
-    assert view.summary[1] == "lm-0.32.0 → lm-0.32.2: 1 newly failing, 4 unchanged (of 5 cases)"
+    assert view.summary[1] == (
+        "lm-0.32.0 → lm-0.32.2: 1 newly failing, 4 unchanged (of 5 cases); "
+        "measured one after another"
+    )
+    assert "drift" in view.timing_note
     slows = next(row for row in view.matrix.rows if row[0].text == "slows")
     assert slows[4].text == "🔻 regressed" and "decode_tps -20.0%" in (slows[4].note or "")
     assert "decode 80.0 tok/s" in (slows[5].note or "")
+
+
+def test_runs_that_took_turns_say_their_timings_were_side_by_side(tmp_path: Path) -> None:
+    names = ("lm-0.31.3", "lm-0.32.0", "lm-0.32.2")
+    matrix = build_pin_matrix(_took_turns(_runs(), names))
+    view = build_view(matrix)
+    assert not any("one after another" in line for line in view.summary)
+    assert "side by side" in view.timing_note and "drift" in view.timing_note
+    measured = [c.label for c in view.transitions.columns].index("measured")
+    assert {row[measured].text for row in view.transitions.rows} == {"side by side (took turns)"}
+    md = render_pin_matrix(matrix, tmp_path / "m").md.read_text()
+    assert "took turns, a round of each timing case at a time" in md
+    assert "minutes apart" not in md
 
 
 def test_both_files_are_written_and_escape_model_text(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from harness.results.pin_matrix import PinMatrixError, build_pin_matrix
@@ -99,6 +101,33 @@ def test_transitions_count_verdicts_and_name_the_package_change() -> None:
         Verdict.UNCHANGED: 2, Verdict.REGRESSED: 1, Verdict.FIXED: 1, Verdict.INCONCLUSIVE: 1
     }  # fmt: skip
     assert second.verdicts[Verdict.NEWLY_FAILING] == 1
+
+
+def _took_turns(runs: list[RunRecord], names: tuple[str, ...]) -> list[RunRecord]:
+    """``runs`` as if the pin sets ``names`` had taken turns in one run."""
+    return [
+        dataclasses.replace(run, pin_set=dataclasses.replace(run.pin_set, interleaved_with=names))
+        if run.pin_set is not None and run.pin_set.name in names
+        else run
+        for run in runs
+    ]
+
+
+# (pin sets that took turns, side_by_side of the two transitions)
+TURNS = [
+    ((), [False, False]),
+    (("lm-0.31.3", "lm-0.32.0", "lm-0.32.2"), [True, True]),
+    (("lm-0.32.0", "lm-0.32.2"), [False, True]),
+    (("lm-0.31.3",), [False, False]),  # names only itself: nobody to take turns with
+]
+
+
+@pytest.mark.parametrize(("names", "expected"), TURNS)
+def test_a_transition_says_whether_its_runs_took_turns(
+    names: tuple[str, ...], expected: list[bool]
+) -> None:
+    matrix = build_pin_matrix(_took_turns(_runs(), names))
+    assert [t.side_by_side for t in matrix.transitions] == expected
 
 
 def test_cells_keep_status_and_key_metric_medians() -> None:

@@ -2,7 +2,8 @@
 
 Each wheel is a backend plug-in (entry point ``mlx_harness.backends: fake_dep``) over the
 fake backend; from ``slow_from`` on it generates ``factor`` times slower, and from
-``broken_from`` on its load raises. A suite names ``backend: fake_dep``.
+``broken_from`` on its load raises. A suite names ``backend: fake_dep``. With ``TRACE_ENV``
+set to a file, each generation appends the version that made it (which run went when).
 """
 
 from __future__ import annotations
@@ -14,12 +15,24 @@ from pathlib import Path
 
 PACKAGE = "harness-fake-dep"
 VERSIONS = tuple(f"1.{i}" for i in range(10))
+TRACE_ENV = "HARNESS_FAKE_DEP_TRACE"
 
 MODULE = """\
+import os
+
 from harness.backends.fake import FakeBackend, FakeModel
 
 PER_TOKEN_S = {per_token_s!r}
 BROKEN = {broken!r}
+
+
+class TracedModel(FakeModel):
+    def stream_tokens(self, prompt, **kwargs):
+        trace = os.environ.get("{trace_env}")
+        if trace:
+            with open(trace, "a") as fh:
+                fh.write("{version}\\n")
+        return super().stream_tokens(prompt, **kwargs)
 
 
 class FakeDepBackend(FakeBackend):
@@ -29,7 +42,7 @@ class FakeDepBackend(FakeBackend):
         if BROKEN:
             raise RuntimeError("harness-fake-dep {version}: load broken on purpose")
         model, info = super().load(path)
-        return FakeModel({{**model.config, "per_token_s": PER_TOKEN_S}}), info
+        return TracedModel({{**model.config, "per_token_s": PER_TOKEN_S}}), info
 
 
 BACKEND = FakeDepBackend()
@@ -45,7 +58,7 @@ def write_wheel(folder: Path, version: str, per_token_s: float, broken: bool = F
     info = f"harness_fake_dep-{version}.dist-info"
     files = {
         "harness_fake_dep/__init__.py": MODULE.format(
-            per_token_s=per_token_s, broken=broken, version=version
+            per_token_s=per_token_s, broken=broken, version=version, trace_env=TRACE_ENV
         ),
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: {version}\n",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\n"
