@@ -1,6 +1,7 @@
 """``mlx-harness bisect --package P --good V1 --bad V2 SUITE -k CASE --metric M``: the first
 released version of P between V1 and V2 whose case is significantly worse on M than at V1
-(or stops running ok), each version run in its own pin-set environment.
+(or stops running ok), each version run in its own pin-set environment, side by side with V1
+(the two runs take turns, a round at a time: :mod:`harness.cli_pin_turns`).
 
 Prints one line per step and the answer with its evidence (medians, n, p). Exit status: 0 when a
 first bad version was named, 1 when not (the bad endpoint was not worse, or a step stayed
@@ -54,7 +55,8 @@ def _version(text: str, flag: str) -> Any:
 
 
 def bisect_command(args: argparse.Namespace, paths: Sequence[Path]) -> int:
-    from harness.cli_pin_sets import env_spec, prepare, run_in
+    from harness.cli_pin_sets import env_spec, pin_set_command, prepare
+    from harness.cli_pin_turns import run_taking_turns
     from harness.results.bisect import (
         BisectError,
         Measurement,
@@ -100,19 +102,29 @@ def bisect_command(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     root = Path(args.report_dir) / new_run_id()
     rounds: dict[str, int] = {}
 
-    def measure(version: str) -> Measurement:
+    def measure(good_version: str, version: str) -> tuple[Measurement, Measurement]:
+        """Both sides of a step in one run each, taking turns (side by side)."""
         rounds[version] = rounds.get(version, 0) + 1
-        pins = (f"{args.package}=={version}", *args.pin)
-        env = prepare(env_spec(args, f"{args.package}-{version}", pins))
-        run_id = f"{version}-r{rounds[version]}"
-        log = root / "logs" / f"{run_id}.log"
-        child = ["run", *map(str, paths), "-k", args.k, "--report-dir", str(root)]
-        run_in(env, [*child, "--run-id", run_id], log)
-        try:
-            run = load_run(root / run_id)
-        except RunFileError as exc:
-            raise CliError(f"{version}: the run left no record ({exc}); see {log}") from None
-        return measurement_of(run, args.metric, version)
+        step_id = f"{version}-r{rounds[version]}"
+        sides = [(f"{good_version}-vs-{step_id}", good_version), (step_id, version)]
+        runs = []
+        for run_id, side in sides:
+            pins = (f"{args.package}=={side}", *args.pin)
+            env = prepare(env_spec(args, f"{args.package}-{side}", pins))
+            child = ["run", *map(str, paths), "-k", args.k, "--report-dir", str(root)]
+            runs.append(
+                (env, pin_set_command(env, [*child, "--run-id", run_id], [s for _, s in sides]))
+            )
+        log = root / "logs" / f"{step_id}.log"
+        run_taking_turns(runs, log)
+        found = []
+        for run_id, side in sides:
+            try:
+                run = load_run(root / run_id)
+            except RunFileError as exc:
+                raise CliError(f"{side}: the run left no record ({exc}); see {log}") from None
+            found.append(measurement_of(run, args.metric, side))
+        return found[0], found[1]
 
     def show(step: Any) -> None:
         print(f"  {step.verdict.value:>12} {step.version} ({step.rounds} round(s))", flush=True)

@@ -10,7 +10,8 @@ import signal
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from harness.cli_errors import CliError
 
@@ -18,13 +19,26 @@ if TYPE_CHECKING:
     from harness.runner.pin_env import PinEnv
 
 
-def run_taking_turns(runs: Sequence[tuple[PinEnv, list[str]]]) -> tuple[list[int], float]:
-    """Each run's exit status (in the order given) and the seconds all of them took."""
+def run_taking_turns(
+    runs: Sequence[tuple[PinEnv, list[str]]], log: Path | None = None
+) -> tuple[list[int], float]:
+    """Each run's exit status (in the order given) and the seconds all of them took; their
+    output goes to ``log`` when given (appended), else to this terminal."""
+    if log is None:
+        names = ", ".join(env.spec.name for env, _ in runs)
+        print(f"pin sets {names}: taking turns, a round of each timing case at a time", flush=True)
+        return _take_turns(runs, None)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a", encoding="utf-8") as out:
+        return _take_turns(runs, out)
+
+
+def _take_turns(
+    runs: Sequence[tuple[PinEnv, list[str]]], out: IO[str] | None
+) -> tuple[list[int], float]:
     from harness.runner.signals import as_interrupt, stop_on_signals
     from harness.runner.turn_ring import Member, run_ring, start_member, stop_members, wait_members
 
-    names = ", ".join(env.spec.name for env, _ in runs)
-    print(f"pin sets {names}: taking turns, a round of each timing case at a time", flush=True)
     lock = threading.Lock()
     members: list[Member] = []
     start = time.perf_counter()
@@ -32,7 +46,9 @@ def run_taking_turns(runs: Sequence[tuple[PinEnv, list[str]]]) -> tuple[list[int
         try:
             for env, command in runs:
                 try:
-                    members.append(start_member(env.spec.name, command, env.env(os.environ), lock))
+                    members.append(
+                        start_member(env.spec.name, command, env.env(os.environ), lock, out)
+                    )
                 except OSError as exc:
                     stop_members(members, signal.SIGTERM)
                     wait_members(members)

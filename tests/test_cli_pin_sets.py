@@ -104,7 +104,8 @@ def _blocks(lines: list[str]) -> list[str]:
 
 # (order option, expected stretches of generation by version)
 ORDERS = [
-    ([], ["1.2", "1.3", "1.2", "1.3"]),  # rounds (2, 1, 1), turn order A B | B A | A B
+    # turns: start-ups A B, then the rounds (2, 1, 1) in rotating order B A | A B | B A
+    ([], ["1.3", "1.2", "1.3", "1.2"]),
     (["--pin-set-order", "sequential"], ["1.2", "1.3"]),
 ]
 

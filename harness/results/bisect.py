@@ -1,12 +1,15 @@
 """Bisection over released versions to the first bad one, with noisy measurements.
 
-Pure over a ``measure(version) -> Measurement`` callback (the driver runs the case in a pin-set
-environment). A version is judged against the good endpoint by the rule ``compare`` uses
+Pure over a ``measure(good, version) -> (Measurement, Measurement)`` callback: the driver runs
+the case under the good endpoint and under ``version`` side by side (their pin-set runs take
+turns, a round at a time), so each step compares samples taken together and the machine's
+drift between steps cannot pass for a change of the package. A version is judged against the
+good endpoint measured with it by the rule ``compare`` uses
 (:func:`harness.results.compare.compare_metric`): ``bad`` when its status stopped being ok
 (a load failure, a crash) or its metric regressed significantly; ``good`` when unchanged or
-improved; ``inconclusive`` otherwise. An inconclusive version is measured again, the good
-endpoint too, pooling the samples, up to ``max_rounds`` measurements each; still inconclusive,
-the bisection stops and says between which versions the first bad one lies.
+improved; ``inconclusive`` otherwise. An inconclusive step is measured again, both sides,
+pooling the samples, up to ``max_rounds`` measurements each; still inconclusive, the bisection
+stops and says between which versions the first bad one lies.
 """
 
 from __future__ import annotations
@@ -55,6 +58,10 @@ class Measurement:
         return statistics.median(self.samples) if self.samples else float("nan")
 
 
+# (good endpoint, version) -> their measurements, taken side by side
+MeasurePair = Callable[[str, str], tuple[Measurement, Measurement]]
+
+
 @dataclass(frozen=True)
 class Step:
     version: str
@@ -63,13 +70,14 @@ class Step:
     note: str  # why: "status errored", "regressed (p=0.008, ...)"
     delta: MetricDelta | None = None
     rounds: int = 1
+    good: Measurement | None = None  # the good endpoint, measured side by side with it
 
 
 @dataclass(frozen=True)
 class BisectResult:
     last_good: str
     first_bad: str | None  # None: the bad endpoint was not bad, or a step stayed inconclusive
-    good: Measurement
+    good: Measurement  # the good endpoint as measured at the first step
     steps: tuple[Step, ...] = field(default_factory=tuple)
     stopped: str = ""  # why it stopped without naming a first bad version
 
@@ -112,7 +120,7 @@ def judge(
 
 def bisect(
     versions: Sequence[str],
-    measure: Callable[[str], Measurement],
+    measure: MeasurePair,
     *,
     spec: MetricSpec | None,
     thresholds: Thresholds | None = None,
@@ -123,22 +131,20 @@ def bisect(
     if len(versions) < 2:
         raise BisectError("bisect needs a good and a bad version")
     thresholds = thresholds or Thresholds()
-    good = measure(versions[0])
-    if not good.ok:
-        raise BisectError(f"the good version {versions[0]} does not run ok ({good.status})")
     steps: list[Step] = []
 
     def step(version: str) -> Step:
-        nonlocal good
-        cur = measure(version)
+        good, cur = measure(versions[0], version)
+        if not good.ok:
+            raise BisectError(f"the good version {versions[0]} does not run ok ({good.status})")
         rounds = 1
         verdict, note, delta = judge(good, cur, spec, thresholds)
         while verdict is StepVerdict.INCONCLUSIVE and rounds < max_rounds:
-            good = good.pooled(measure(versions[0]))
-            cur = cur.pooled(measure(version))
+            more_good, more = measure(versions[0], version)
+            good, cur = good.pooled(more_good), cur.pooled(more)
             rounds += 1
             verdict, note, delta = judge(good, cur, spec, thresholds)
-        done = Step(version, verdict, cur, note, delta, rounds)
+        done = Step(version, verdict, cur, note, delta, rounds, good)
         steps.append(done)
         if on_step is not None:
             on_step(done)
@@ -146,6 +152,7 @@ def bisect(
 
     lo, hi = 0, len(versions) - 1
     end = step(versions[hi])
+    good = end.good or end.measurement
     if end.verdict is not StepVerdict.BAD:
         why = f"the bad version {versions[hi]} is {end.verdict.value} ({end.note})"
         return BisectResult(versions[0], None, good, tuple(steps), why)
@@ -181,5 +188,11 @@ def evidence_lines(result: BisectResult, metric: str) -> list[str]:
     for s in result.steps:
         m = s.measurement
         measured = f"median {m.median:.4g} (n={len(m.samples)})" if m.ok else f"status {m.status}"
-        lines.append(f"  {s.verdict.value:>12} {s.version}: {measured}; {s.note}")
+        beside = (
+            f" vs {s.good.version} median {s.good.median:.4g} (n={len(s.good.samples)}) "
+            "side by side"
+            if s.good is not None and s.good.ok
+            else ""
+        )
+        lines.append(f"  {s.verdict.value:>12} {s.version}: {measured}{beside}; {s.note}")
     return lines

@@ -70,10 +70,15 @@ def _relay(stream: IO[bytes], prefix: str, out: IO[str], lock: threading.Lock) -
 
 
 def start_member(
-    name: str, command: Sequence[str], env: Mapping[str, str], lock: threading.Lock
+    name: str,
+    command: Sequence[str],
+    env: Mapping[str, str],
+    lock: threading.Lock,
+    out: IO[str] | None = None,
 ) -> Member:
     """Start ``command`` (a ``run`` of one pin set) with its turn pipes; it waits for the turn
-    before it does anything that costs time. Its own session: a stop reaches it from us."""
+    before it does anything that costs time. Its own session: a stop reaches it from us.
+    Its output and errors go to ``out`` when given, else to ours."""
     go_read, go_write = os.pipe()
     done_read, done_write = os.pipe()
     try:
@@ -94,9 +99,9 @@ def start_member(
     os.close(done_write)
     member = Member(name, proc, go_write, done_read)
     assert proc.stdout is not None and proc.stderr is not None
-    for stream, out in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
+    for stream, sink in ((proc.stdout, out or sys.stdout), (proc.stderr, out or sys.stderr)):
         thread = threading.Thread(
-            target=_relay, args=(stream, f"[{name}] ", out, lock), daemon=True
+            target=_relay, args=(stream, f"[{name}] ", sink, lock), daemon=True
         )
         thread.start()
         member.relays.append(thread)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from harness.metrics import MetricSpec
-from harness.results.bisect import BisectError, Measurement, bisect, evidence_lines
+from harness.results.bisect import BisectError, MeasurePair, Measurement, bisect, evidence_lines
 from harness.types import Unit
 
 SPEC = MetricSpec("throughput.decode_tps", Unit.TOKENS_PER_SECOND, True, "tok/s")
@@ -19,14 +19,14 @@ SLOW = (50.0, 51.0, 49.0, 50.5, 49.5)
 NOISY = (20.0, 180.0, 60.0, 140.0, 90.0)  # 10% lower median, spread too wide to decide
 
 
-def _by_version(
-    rule: Callable[[str], Measurement],
-) -> tuple[Callable[[str], Measurement], Counter[str]]:
+def _by_version(rule: Callable[[str], Measurement]) -> tuple[MeasurePair, Counter[str]]:
+    """Both sides of a step measured by ``rule``; ``calls`` counts each version's runs."""
     calls: Counter[str] = Counter()
 
-    def measure(version: str) -> Measurement:
+    def measure(good: str, version: str) -> tuple[Measurement, Measurement]:
+        calls[good] += 1
         calls[version] += 1
-        return rule(version)
+        return rule(good), rule(version)
 
     return measure, calls
 
@@ -58,7 +58,8 @@ def test_first_bad(rule: Callable[[str], Measurement], first_bad: str) -> None:
     result = bisect(VERSIONS, measure, spec=SPEC)
     assert result.first_bad == first_bad
     assert result.last_good == VERSIONS[VERSIONS.index(first_bad) - 1]
-    assert sum(calls.values()) <= 6  # log2(10) steps plus the endpoints
+    assert sum(calls.values()) - calls["1.0"] <= 5  # log2(10) steps plus the bad endpoint
+    assert calls["1.0"] == len(result.steps)  # the good endpoint beside every step
 
 
 def test_bad_endpoint_not_worse_names_nothing() -> None:
@@ -77,7 +78,7 @@ def test_inconclusive_is_measured_again_then_said() -> None:
     result = bisect(VERSIONS, measure, spec=SPEC, max_rounds=3)
     assert result.first_bad is None
     assert "1.4 stayed inconclusive after 3 rounds" in result.stopped
-    assert calls["1.4"] == 3 and calls["1.0"] == 3  # the good side grows too
+    assert calls["1.4"] == 3 and calls["1.0"] == 1 + 3  # measured beside each round
     assert "no first bad version" in evidence_lines(result, SPEC.name)[0]
 
 
@@ -92,4 +93,26 @@ def test_evidence_names_medians_n_and_p() -> None:
     lines = evidence_lines(bisect(VERSIONS, measure, spec=SPEC), SPEC.name)
     assert lines[0] == "first bad: 1.6 (last good: 1.5)"
     assert "median 100 (n=5)" in lines[1]
-    assert any("1.6: median 50 (n=5); regressed (p=0.00794" in line for line in lines)
+    assert any(
+        "1.6: median 50 (n=5) vs 1.0 median 100 (n=5) side by side; regressed (p=0.00794" in line
+        for line in lines
+    )
+
+
+def test_each_step_is_judged_against_the_good_side_measured_with_it() -> None:
+    """Drift: each step runs on a machine 30% slower than the step before, both sides alike;
+    1.6 on is half as fast as the good endpoint beside it. Against the good endpoint's first
+    measurement, every later step would look slower; side by side, 1.6 is found."""
+    steps: Counter[str] = Counter()
+
+    def measure(good: str, version: str) -> tuple[Measurement, Measurement]:
+        speed = 0.7 ** steps["n"]
+        steps["n"] += 1
+        ours = 0.5 if version >= "1.6" else 1.0
+        return (
+            Measurement(good, True, "passed", samples=tuple(v * speed for v in FAST)),
+            Measurement(version, True, "passed", samples=tuple(v * speed * ours for v in FAST)),
+        )
+
+    result = bisect(VERSIONS, measure, spec=SPEC)
+    assert (result.first_bad, result.last_good) == ("1.6", "1.5")
