@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from harness.models.cache_dir import models_dir
@@ -31,12 +32,37 @@ class EmbeddedModel:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
 
 
-def embedded_models() -> list[EmbeddedModel]:
-    """Every embedded model, prepared or not, in a stable order: real models, then the zoo."""
-    from harness.models.real import REAL_MODELS, model_path
+@dataclass(frozen=True)
+class ZooEntry:
+    """What the catalog lists of one zoo family: its name, backend and tags."""
+
+    family: str
+    backend: str
+    tags: tuple[str, ...]
+
+
+@cache
+def zoo_entries() -> tuple[ZooEntry, ...]:
+    """The zoo's families, read once a process: building the generated families' recipes asks
+    the installed mlx-vlm's version each time (~2.5 ms a family), and suite loading lists the
+    embedded models once per entry. Names, backends and tags are code, whatever the version."""
     from harness.models.zoo.derive_vision_family import generated_families
     from harness.models.zoo.families import FAMILIES
     from harness.models.zoo.families_audio import AUDIO_FAMILIES
+
+    return tuple(
+        ZooEntry(family.name, family.backend, family.tags)
+        for family in (
+            *FAMILIES.values(),
+            *AUDIO_FAMILIES.values(),
+            *generated_families().values(),
+        )
+    )
+
+
+def embedded_models() -> list[EmbeddedModel]:
+    """Every embedded model, prepared or not, in a stable order: real models, then the zoo."""
+    from harness.models.real import REAL_MODELS, model_path
 
     root = models_dir()
     real = [
@@ -51,17 +77,13 @@ def embedded_models() -> list[EmbeddedModel]:
     ]
     zoo = [
         EmbeddedModel(
-            name=f"{ZOO_PREFIX}{family.name}",
-            backend=family.backend,
-            description=f"tiny random-weight {family.name} ({', '.join(family.tags)})",
-            path=root / "zoo" / family.name,
-            tags=("zoo", *family.tags),
+            name=f"{ZOO_PREFIX}{entry.family}",
+            backend=entry.backend,
+            description=f"tiny random-weight {entry.family} ({', '.join(entry.tags)})",
+            path=root / "zoo" / entry.family,
+            tags=("zoo", *entry.tags),
         )
-        for family in (
-            *FAMILIES.values(),
-            *AUDIO_FAMILIES.values(),
-            *generated_families().values(),
-        )
+        for entry in zoo_entries()
     ]
     from harness.models import whisper_ct2
 
