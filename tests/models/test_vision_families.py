@@ -4,6 +4,7 @@ the matrix has a row for every model package of the installed mlx-vlm."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,21 @@ from harness.runner.vlm_matrix import (
 from harness.runner.vlm_trial import COLUMNS, try_vision_family
 
 pytest.importorskip("mlx_vlm")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def offline() -> Iterator[None]:
+    """No hub, as in the harness's workers: the backend's own HF_HUB_OFFLINE comes too late in
+    this process (huggingface_hub read it at import), and moondream2's processor asks the hub
+    for its tokenizer (moondream/starmie-v1), retrying with back-off for 45 s before using the
+    cached one."""
+    import huggingface_hub.constants
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+        yield
+
 
 # Families the derivation builds but that mlx-vlm 0.7.10 cannot load or run from the zoo files:
 # the column that fails and a fragment of its one-line reason.
