@@ -371,6 +371,7 @@ class RunSession:
         if self._turns is not None:
             self._turns.acquire()
             self._case_turns = 0
+        waited_before = self._turns.waited_s if self._turns is not None else 0.0
         started = now()
         start = time.perf_counter()
         try:
@@ -380,6 +381,9 @@ class RunSession:
             if fault.stage == "running the case":  # the worker's state is unknown: restart it
                 self.kill_worker()
             result = errored(case, started, time.perf_counter() - start, fault.line)
+        if self._turns is not None:  # the case's own time: not the other pin sets' turns
+            waited = self._turns.waited_s - waited_before
+            result = dataclasses.replace(result, duration_s=max(result.duration_s - waited, 0.0))
         recorded = self._record(case, result)
         self._end_turns(case)
         return recorded

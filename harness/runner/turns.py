@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass
 
 from harness.runner.signals import RunInterrupted
@@ -45,6 +46,7 @@ class Turns:
     write_fd: int
     holding: bool = False
     passed: int = 0
+    waited_s: float = 0.0  # seconds spent waiting for the turn (the others' turns), in all
 
     @classmethod
     def parse(cls, raw: str) -> Turns:
@@ -59,6 +61,14 @@ class Turns:
         away stops the run (:class:`RunInterrupted`), as a signal would."""
         if self.holding:
             return
+        start = time.perf_counter()
+        try:
+            self._wait_for_go()
+        finally:
+            self.waited_s += time.perf_counter() - start
+        self.holding = True
+
+    def _wait_for_go(self) -> None:
         line = b""
         while not line.endswith(b"\n"):
             chunk = os.read(self.read_fd, 1)
@@ -67,7 +77,6 @@ class Turns:
             line += chunk
         if line != GO:
             raise coordinator_gone()
-        self.holding = True
 
     def release(self) -> None:
         if not self.holding:

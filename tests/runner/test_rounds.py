@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,6 +140,24 @@ class Coordinator:
             os.close(fd)
 
 
+class SlowCoordinator(Coordinator):
+    """Keeps the turn ``hold_s`` seconds before handing it back (another pin set's round)."""
+
+    def __init__(self, hold_s: float) -> None:
+        self.hold_s = hold_s
+        super().__init__()
+
+    def _serve(self) -> None:
+        while True:
+            time.sleep(self.hold_s)
+            try:
+                os.write(self.go_write, GO)
+            except OSError:
+                return
+            if os.read(self.done_read, len(DONE)) != DONE:
+                return
+
+
 @pytest.fixture()
 def coordinator() -> Iterator[Coordinator]:
     c = Coordinator()
@@ -177,3 +196,23 @@ def test_every_case_passes_exactly_its_planned_turns(
     throughput = results[0]
     assert len(throughput.metric("throughput.decode_tps").samples) == 5  # type: ignore[union-attr]
     assert throughput.artifacts["repeats"]["rounds"] == 4
+    assert turns.waited_s > 0.0
+
+
+def test_a_cases_duration_leaves_out_the_other_pin_sets_turns(tmp_path: Path) -> None:
+    """The coordinator holds the turn 0.3 s at each pass: the case's duration stays its own."""
+    write_fake_model(tmp_path / "ok")
+    slow = SlowCoordinator(hold_s=0.3)
+    turns = slow.turns()
+    session = RunSession(tmp_path / "reports", [], run_id="r", turns=turns)
+    try:
+        start = time.perf_counter()
+        result = session.run_case(_with(_case(tmp_path / "ok"), repeats=5))  # 4 rounds
+        wall = time.perf_counter() - start
+    finally:
+        session.close_worker()
+        slow.stop()
+    assert result.status is Status.PASSED
+    # the turn is away 0.3 s between its 4 rounds (3 times), and at most 0.3 s before and
+    # after the case: counted in the case, the difference would be 0.6 s at most
+    assert wall - result.duration_s >= 3 * 0.3
