@@ -18,9 +18,10 @@ and end (and, through the scenario's ``ctx.run_done``, of each run in it).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,23 +86,39 @@ def _per_run(first: ScenarioOutput, batch: int) -> tuple[set[str], set[str]]:
     return metrics, lists
 
 
-def merge(
-    base: ScenarioOutput, more: ScenarioOutput, per_run: tuple[set[str], set[str]]
-) -> ScenarioOutput:
-    """``base`` with ``more``'s per-run values appended (see the module's note)."""
+PerRun = tuple[set[str], set[str]]  # names of the per-run metrics and list artifacts
+
+
+def append_per_run(
+    metrics: Sequence[Metric],
+    artifacts: Mapping[str, Any],
+    more_metrics: Sequence[Metric],
+    more_artifacts: Mapping[str, Any],
+    per_run: PerRun,
+) -> tuple[tuple[Metric, ...], dict[str, Any]]:
+    """The per-run metrics' samples and list artifacts with the later batch's appended;
+    everything else as it was (see the module's note)."""
     metric_names, list_names = per_run
-    added = {m.name: m for m in more.metrics}
-    metrics = tuple(
-        Metric(m.name, m.unit, m.samples + added[m.name].samples, m.warmup_samples, m.view)
+    added = {m.name: m for m in more_metrics}
+    merged = tuple(
+        dataclasses.replace(m, samples=m.samples + added[m.name].samples)
         if m.name in metric_names and m.name in added
         else m
-        for m in base.metrics
+        for m in metrics
     )
-    artifacts = dict(base.artifacts)
+    out = dict(artifacts)
     for key in list_names:
-        extra = more.artifacts.get(key)
-        if isinstance(extra, list) and isinstance(artifacts.get(key), list):
-            artifacts[key] = [*artifacts[key], *extra]
+        extra = more_artifacts.get(key)
+        if isinstance(extra, list) and isinstance(out.get(key), list):
+            out[key] = [*out[key], *extra]
+    return merged, out
+
+
+def merge(base: ScenarioOutput, more: ScenarioOutput, per_run: PerRun) -> ScenarioOutput:
+    """``base`` with ``more``'s per-run values appended (see the module's note)."""
+    metrics, artifacts = append_per_run(
+        base.metrics, base.artifacts, more.metrics, more.artifacts, per_run
+    )
     failures = base.failures + tuple(f for f in more.failures if f not in base.failures)
     return ScenarioOutput(metrics, artifacts, failures, base.skip_reason or more.skip_reason)
 

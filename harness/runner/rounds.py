@@ -24,7 +24,13 @@ from typing import Any
 from harness.results.stats import coefficient_of_variation, relative_ci_width
 from harness.runner.outcome import Outcome
 from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
-from harness.runner.repeat_loop import RepeatStop, auto_stop_reason, headline_names
+from harness.runner.repeat_loop import (
+    PerRun,
+    RepeatStop,
+    append_per_run,
+    auto_stop_reason,
+    headline_names,
+)
 from harness.types import Case, Metric, Status
 
 FIRST_ROUND = 2  # measured runs in the first round (see the module's note)
@@ -72,31 +78,21 @@ def plan_for(case: Case) -> RoundPlan:
     return round_plan(case, timed and applies, headline_names(scenario))
 
 
-def per_run_names(first: Outcome, size: int) -> tuple[set[str], set[str]]:
+def per_run_names(first: Outcome, size: int) -> PerRun:
     """Metrics and list artifacts of the first round with one value per measured run."""
     metrics = {m.name for m in first.metrics if len(m.samples) == size}
     lists = {k for k, v in first.artifacts.items() if isinstance(v, list) and len(v) == size}
     return metrics, lists
 
 
-def merge_round(base: Outcome, more: Outcome, per_run: tuple[set[str], set[str]]) -> Outcome:
+def merge_round(base: Outcome, more: Outcome, per_run: PerRun) -> Outcome:
     """``base`` with the next round's values appended; a round that did not pass ends the case
     with its status and reason (the values measured before it are kept)."""
     if more.status is not Status.PASSED:
         return dataclasses.replace(base, status=more.status, reason=more.reason)
-    metric_names, list_names = per_run
-    added = {m.name: m for m in more.metrics}
-    metrics = tuple(
-        dataclasses.replace(m, samples=m.samples + added[m.name].samples)
-        if m.name in metric_names and m.name in added
-        else m
-        for m in base.metrics
+    metrics, artifacts = append_per_run(
+        base.metrics, base.artifacts, more.metrics, more.artifacts, per_run
     )
-    artifacts = dict(base.artifacts)
-    for key in list_names:
-        extra = more.artifacts.get(key)
-        if isinstance(extra, list) and isinstance(artifacts.get(key), list):
-            artifacts[key] = [*artifacts[key], *extra]
     artifacts[TIMING_ARTIFACT] = _summed(base.artifacts, more.artifacts)
     return dataclasses.replace(base, metrics=metrics, artifacts=artifacts)
 

@@ -113,9 +113,11 @@ def _with(case: Case, **changes: object) -> Case:
 
 
 class Coordinator:
-    """The other side of the turn pipes: gives the turn back at once."""
+    """The other side of the turn pipes: gives the turn back after ``hold_s`` seconds (as if
+    another pin set's round ran meanwhile)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hold_s: float = 0.0) -> None:
+        self.hold_s = hold_s
         self.go_read, self.go_write = os.pipe()
         self.done_read, self.done_write = os.pipe()
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -123,6 +125,7 @@ class Coordinator:
 
     def _serve(self) -> None:
         while True:
+            time.sleep(self.hold_s)
             try:
                 os.write(self.go_write, GO)
             except OSError:
@@ -138,24 +141,6 @@ class Coordinator:
         self.thread.join(timeout=10)
         for fd in (self.go_read, self.go_write, self.done_read):
             os.close(fd)
-
-
-class SlowCoordinator(Coordinator):
-    """Keeps the turn ``hold_s`` seconds before handing it back (another pin set's round)."""
-
-    def __init__(self, hold_s: float) -> None:
-        self.hold_s = hold_s
-        super().__init__()
-
-    def _serve(self) -> None:
-        while True:
-            time.sleep(self.hold_s)
-            try:
-                os.write(self.go_write, GO)
-            except OSError:
-                return
-            if os.read(self.done_read, len(DONE)) != DONE:
-                return
 
 
 @pytest.fixture()
@@ -202,7 +187,7 @@ def test_every_case_passes_exactly_its_planned_turns(
 def test_a_cases_duration_leaves_out_the_other_pin_sets_turns(tmp_path: Path) -> None:
     """The coordinator holds the turn 0.3 s at each pass: the case's duration stays its own."""
     write_fake_model(tmp_path / "ok")
-    slow = SlowCoordinator(hold_s=0.3)
+    slow = Coordinator(hold_s=0.3)
     turns = slow.turns()
     session = RunSession(tmp_path / "reports", [], run_id="r", turns=turns)
     try:
