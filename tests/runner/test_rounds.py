@@ -201,3 +201,29 @@ def test_a_cases_duration_leaves_out_the_other_pin_sets_turns(tmp_path: Path) ->
     # the turn is away 0.3 s between its 4 rounds (3 times), and at most 0.3 s before and
     # after the case: counted in the case, the difference would be 0.6 s at most
     assert wall - result.duration_s >= 3 * 0.3
+
+
+# (auto settings, measured runs expected, reason fragment)
+AUTO_STOPS = [
+    (AutoRepeats(min_repeats=6, max_repeats=8, rel_ci=10.0), 6, "ci "),  # narrow enough at once
+    (AutoRepeats(min_repeats=3, max_repeats=5, rel_ci=1e-9), 5, "max repeats 5 reached"),
+]
+
+
+@pytest.mark.parametrize(("auto", "taken", "reason"), AUTO_STOPS, ids=["ci", "max"])
+def test_auto_repeats_stop_between_rounds_and_pass_the_turns_left(
+    tmp_path: Path, coordinator: Coordinator, auto: AutoRepeats, taken: int, reason: str
+) -> None:
+    write_fake_model(tmp_path / "ok")
+    case = _with(_case(tmp_path / "ok"), repeats=auto.min_repeats, auto_repeats=auto)
+    turns = coordinator.turns()
+    session = RunSession(tmp_path / "reports", [], run_id="r", turns=turns)
+    try:
+        result = session.run_case(case)
+    finally:
+        session.close_worker()
+    stop = result.artifacts["repeats"]
+    assert result.status is Status.PASSED, result.reason
+    assert (stop["mode"], stop["taken"]) == ("auto", taken) and reason in stop["reason"]
+    assert len(result.metric("throughput.decode_tps").samples) == taken  # type: ignore[union-attr]
+    assert turns.passed == plan_for(case).turns == 1 + auto.max_repeats - auto.min_repeats
