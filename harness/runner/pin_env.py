@@ -11,11 +11,17 @@ Two kinds:
   pure-Python packages whose dependencies the running environment already satisfies (bisecting
   mlx-lm over an installed mlx, or the tests' fake package).
 
+The installer is chosen once per build: ``uv`` when there is one (beside the running Python,
+else on ``PATH``), else ``python -m venv`` and pip; ``MLX_HARNESS_INSTALLER=uv|pip`` decides
+instead. A uv-built venv has no pip in it (nothing runs pip there after the build).
+
 An environment's folder is ``<cache>/envs/<pin-set>-<hash>``; the hash covers the pins, the
 kind, the index options, the Python and the harness's version and dependency declaration
 (pyproject.toml: an editable install follows the checkout's code, so only what it declares
-needs a new environment). A marker file written last says the environment is complete;
-a folder without it is removed and built again.
+needs a new environment). It leaves out the installer: an environment pip built stays valid
+when uv appears (both install the same pins; the resolved versions are recorded with each
+run). A marker file written last says the environment is complete and which installer built
+it; a folder without a readable one is removed and built again.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from harness.models.cache_dir import cache_root
 READY = ".mlx-harness-env-ready"
 INSTALL_LOG = "install.log"
 INSTALL_TIMEOUT_S = 1800.0
+INSTALLER_ENV = "MLX_HARNESS_INSTALLER"
 
 
 class EnvKind(str, Enum):
@@ -44,8 +51,16 @@ class EnvKind(str, Enum):
     OVERLAY = "overlay"
 
 
+class Installer(str, Enum):
+    """What builds an environment: uv (``uv venv`` + ``uv pip``) or ``venv`` + pip."""
+
+    UV = "uv"
+    PIP = "pip"
+
+
 class PinEnvError(RuntimeError):
-    """An environment that could not be built: one line naming the log with pip's output."""
+    """An environment that could not be built: one line naming the log with the installer's
+    output (or a bad ``$MLX_HARNESS_INSTALLER``)."""
 
 
 @dataclass(frozen=True)
@@ -60,13 +75,22 @@ class PinEnvSpec:
 
 
 @dataclass(frozen=True)
+class InstallTool:
+    """The installer of one build, and the uv executable when it is uv."""
+
+    installer: Installer
+    uv: str | None = None
+
+
+@dataclass(frozen=True)
 class PinEnv:
-    """A complete environment and how long making it ready took (seconds)."""
+    """A complete environment, how long making it ready took (seconds) and what built it."""
 
     spec: PinEnvSpec
     path: Path
     cold: bool  # built now (True) or found complete in the cache (False)
     ready_s: float
+    installer: Installer = Installer.PIP  # from the marker; markers without one were pip's
 
     def command(self, args: Sequence[str]) -> list[str]:
         """``mlx-harness ARGS`` run with this environment's packages."""
@@ -95,7 +119,7 @@ def envs_dir() -> Path:
 
 
 def env_key(spec: PinEnvSpec, checkout: Path) -> str:
-    """sha256 of everything that decides what the environment holds."""
+    """sha256 of everything that decides what the environment holds (not the installer)."""
     from harness import __version__
 
     pyproject = checkout / "pyproject.toml"
@@ -117,32 +141,125 @@ def env_path(spec: PinEnvSpec, checkout: Path) -> Path:
     return envs_dir() / f"{spec.name}-{env_key(spec, checkout)[:16]}"
 
 
-def ensure_env(spec: PinEnvSpec, checkout: Path | None = None) -> PinEnv:
-    """The environment of ``spec``: reused when complete, else built now (:class:`PinEnvError`
-    when pip fails; its output is in the folder's install.log)."""
+def installer_override(environ: Mapping[str, str]) -> Installer | None:
+    """``$MLX_HARNESS_INSTALLER`` as an :class:`Installer`; None when unset or empty."""
+    raw = environ.get(INSTALLER_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        return Installer(raw.lower())
+    except ValueError:
+        allowed = ", ".join(i.value for i in Installer)
+        raise PinEnvError(
+            f"{INSTALLER_ENV}={raw!r} is not an installer; set it to one of {allowed} or unset it"
+        ) from None
+
+
+def find_uv(environ: Mapping[str, str], python: str) -> str | None:
+    """The uv beside ``python`` (a dev install puts it there), else the first on ``PATH``."""
+    beside = Path(python).parent / "uv"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("uv", path=environ.get("PATH", os.defpath))
+
+
+def choose_installer(
+    environ: Mapping[str, str] | None = None, python: str = sys.executable
+) -> InstallTool:
+    """uv when it is found, else pip; ``$MLX_HARNESS_INSTALLER`` decides when it is set."""
+    env = os.environ if environ is None else environ
+    wanted = installer_override(env)
+    uv = None if wanted is Installer.PIP else find_uv(env, python)
+    if uv is not None:
+        return InstallTool(Installer.UV, uv)
+    if wanted is Installer.UV:
+        raise PinEnvError(
+            f"{INSTALLER_ENV}=uv but no uv is beside {python} or on PATH; "
+            f"install it (pip install uv) or set {INSTALLER_ENV}=pip"
+        )
+    return InstallTool(Installer.PIP)
+
+
+def ensure_env(
+    spec: PinEnvSpec, checkout: Path | None = None, tool: InstallTool | None = None
+) -> PinEnv:
+    """The environment of ``spec``: reused when complete, else built now with ``tool`` (chosen
+    by :func:`choose_installer` when None; :class:`PinEnvError` when the installer fails:
+    its output is in the folder's install.log)."""
     root = checkout or checkout_root()
     path = env_path(spec, root)
     start = time.perf_counter()
-    if (path / READY).is_file():
-        return PinEnv(spec, path, cold=False, ready_s=time.perf_counter() - start)
+    chosen = tool or choose_installer()  # also reports a bad $MLX_HARNESS_INSTALLER on reuse
+    built_by = _marker_installer(path)
+    if built_by is not None:
+        return PinEnv(spec, path, False, time.perf_counter() - start, built_by)
     if path.exists():
         shutil.rmtree(path)  # an earlier build that did not finish
     path.mkdir(parents=True)
     log = path / INSTALL_LOG
+    requirements = other_requirements(spec.pins) if spec.kind is EnvKind.VENV else []
+    for cmd in install_commands(spec, path, root, chosen, requirements):
+        _step(log, cmd, chosen.installer)
+    marker = {"name": spec.name, "pins": list(spec.pins), "installer": chosen.installer.value}
+    partial = path / f"{READY}.partial"
+    partial.write_text(json.dumps(marker) + "\n")
+    os.replace(partial, path / READY)
+    return PinEnv(spec, path, True, time.perf_counter() - start, chosen.installer)
+
+
+def _marker_installer(path: Path) -> Installer | None:
+    """Who built the complete environment at ``path``; None when it is not complete."""
+    try:
+        marker = json.loads((path / READY).read_text())
+        return Installer(marker.get("installer", Installer.PIP.value))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def install_commands(
+    spec: PinEnvSpec,
+    path: Path,
+    checkout: Path,
+    tool: InstallTool,
+    requirements: Sequence[str] = (),
+    python: str = sys.executable,
+    base: str | None = None,
+) -> list[list[str]]:
+    """The commands that build ``spec`` at ``path``, in order (nothing is run).
+
+    ``requirements`` are the harness's other requirements (a venv's), ``python`` the running
+    interpreter (an overlay's), ``base`` the interpreter a venv is made from."""
+    made_from = base if base is not None else str(getattr(sys, "_base_executable", sys.executable))
+    uv = tool.uv if tool.installer is Installer.UV else None
+    if tool.installer is Installer.UV and uv is None:
+        raise ValueError("an InstallTool for uv needs the uv executable")
+    where: list[str] = []
+    if spec.index_url:  # uv's name for pip's --index-url (which it keeps, deprecated)
+        where += ["--index-url" if uv is None else "--default-index", spec.index_url]
+    if spec.find_links:
+        where += ["--find-links", spec.find_links]
+        if not spec.index_url:
+            where.append("--no-index")
+    venv_python = str(path / "bin" / "python")
     if spec.kind is EnvKind.OVERLAY:
-        _pip(log, [sys.executable], ["--target", str(path / "site"), "--no-deps", *spec.pins], spec)
+        site = str(path / "site")
+        return [_install(uv, python, [*where, "--target", site, "--no-deps", *spec.pins])]
+    if uv is not None:  # --allow-existing: the folder already holds install.log
+        make_venv = [uv, "venv", "--no-project", "--allow-existing", "--python", made_from]
     else:
-        _build_venv(spec, path, root, log)
-    (path / READY).write_text(json.dumps({"name": spec.name, "pins": list(spec.pins)}) + "\n")
-    return PinEnv(spec, path, cold=True, ready_s=time.perf_counter() - start)
+        make_venv = [made_from, "-m", "venv"]
+    return [
+        [*make_venv, str(path)],
+        _install(uv, venv_python, [*where, *spec.pins, *requirements]),
+        _install(uv, venv_python, [*where, "--no-deps", "-e", str(checkout)]),
+    ]
 
 
-def _build_venv(spec: PinEnvSpec, path: Path, checkout: Path, log: Path) -> None:
-    base = getattr(sys, "_base_executable", sys.executable)
-    _step(log, [base, "-m", "venv", str(path)])
-    python = [str(path / "bin" / "python")]
-    _pip(log, python, [*spec.pins, *other_requirements(spec.pins)], spec)
-    _pip(log, python, ["--no-deps", "-e", str(checkout)], spec)
+def _install(uv: str | None, python: str, args: Sequence[str]) -> list[str]:
+    """``uv pip install`` (with uv) or ``python -m pip install`` into ``python``'s site."""
+    if uv is not None:
+        return [uv, "pip", "install", "--python", python, *args]
+    return [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *args]
 
 
 def other_requirements(pins: Sequence[str]) -> list[str]:
@@ -169,19 +286,7 @@ def other_requirements(pins: Sequence[str]) -> list[str]:
     return kept
 
 
-def _pip(log: Path, python: list[str], args: list[str], spec: PinEnvSpec) -> None:
-    where: list[str] = []
-    if spec.index_url:
-        where += ["--index-url", spec.index_url]
-    if spec.find_links:
-        where += ["--find-links", spec.find_links]
-        if not spec.index_url:
-            where.append("--no-index")
-    cmd = [*python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
-    _step(log, [*cmd, *where, *args])
-
-
-def _step(log: Path, cmd: list[str]) -> None:
+def _step(log: Path, cmd: list[str], installer: Installer) -> None:
     with log.open("a") as out:
         out.write("$ " + " ".join(cmd) + "\n")
         out.flush()
@@ -193,14 +298,24 @@ def _step(log: Path, cmd: list[str]) -> None:
             raise PinEnvError(f"{cmd[0]}: {exc}; see {log}") from None
     if done.returncode != 0:
         tail = _last_error(log)
-        raise PinEnvError(f"installing failed ({tail}); the full output is in {log}")
+        raise PinEnvError(
+            f"installing with {installer.value} failed ({tail}); the full output is in {log}"
+        )
 
 
 def _last_error(log: Path) -> str:
+    """The first error of the log (pip's ``ERROR:``, uv's ``error:`` with its ``cause:``
+    lines), else its first line, on one line."""
     lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    errors = [ln for ln in lines if ln.startswith("ERROR")]
-    text = (errors or lines or ["no output"])[0]
-    return text[:300]
+    for at, line in enumerate(lines):
+        if line.startswith(("ERROR", "error:")):
+            causes = []
+            for following in lines[at + 1 :]:
+                if not following.startswith("cause:"):
+                    break
+                causes.append(following)
+            return "; ".join([line, *causes])[:300]
+    return (lines or ["no output"])[0][:300]
 
 
 def resolved_versions() -> dict[str, str]:
