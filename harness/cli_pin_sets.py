@@ -119,7 +119,7 @@ def prepare(spec: PinEnvSpec) -> PinEnv:
         env = ensure_env(spec)
     except PinEnvError as exc:
         raise CliError(f"pin set {spec.name}: {exc}") from None
-    how = "built (cold)" if env.cold else "reused (cached)"
+    how = f"built (cold, {env.installer.value})" if env.cold else "reused (cached)"
     print(f"pin set {spec.name}: environment {how} in {env.ready_s:.1f} s: {env.path}", flush=True)
     return env
 
@@ -149,6 +149,7 @@ def pin_set_command(
         "pins": list(env.spec.pins),
         "environment_s": round(env.ready_s, 3),
         "environment_cold": env.cold,
+        "installer": env.installer.value,
     }
     if interleaved_with:
         record["interleaved_with"] = list(interleaved_with)
@@ -217,7 +218,7 @@ def _conclude(
         run_dir = Path(args.report_dir) / f"{base}-{env.spec.name}"
         if (run_dir / "run.jsonl").is_file():
             run_dirs.append(run_dir)
-        how = "cold" if env.cold else "cached"
+        how = f"cold, {env.installer.value}" if env.cold else "cached"
         lines.append(
             f"  {env.spec.name}: exit {status}; environment {env.ready_s:.1f} s ({how}), "
             f"run {took:.1f} s; {run_dir}"
@@ -249,6 +250,7 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
         cold = data.get("environment_cold")
         together = data.get("interleaved_with") or []
         interleaved_with = tuple(str(n) for n in together) if isinstance(together, list) else ()
+        installer = data.get("installer")
     except (ValueError, KeyError, TypeError, AttributeError):
         print(f"mlx-harness: warning: {RECORD_FLAG}: not a pin set record", file=sys.stderr)
         return None
@@ -259,4 +261,5 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
         environment_s=environment_s,
         environment_cold=cold if isinstance(cold, bool) else None,
         interleaved_with=interleaved_with,
+        installer=str(installer) if isinstance(installer, str) else None,
     )

@@ -319,6 +319,7 @@ class PinSetInfo:
     # the pin sets whose runs took turns with this one (itself included): their timings were
     # measured side by side, a round of each case at a time; empty: run on its own
     interleaved_with: tuple[str, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
+    installer: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)  # uv, pip
 
     def pinned_versions(self) -> dict[str, str | None]:
         """Each pinned package's resolved version, by the name its pin gives."""

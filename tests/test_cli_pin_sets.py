@@ -48,10 +48,11 @@ def test_every_pin_set_runs_in_its_environment(
 ) -> None:
     assert main(_run(workdir, "all")) == 1  # 1.7's load fails on purpose
     out = capsys.readouterr().out
-    assert "pin set old: environment built (cold)" in out
+    assert "pin set old: environment built (cold, " in out
     old, new = (load_run(workdir / "reports" / f"nightly-{n}") for n in ("old", "new"))
     assert old.pin_set is not None and old.pin_set.name == "old"
     assert old.pin_set.resolved["harness-fake-dep"] == "1.2"
+    assert old.pin_set.installer in ("uv", "pip") and old.pin_set.environment_cold is True
     assert old.packages["harness-fake-dep"] == "1.2"
     assert new.packages["harness-fake-dep"] == "1.7"
     assert [r.status.value for r in old.results] == ["passed"]

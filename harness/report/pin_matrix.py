@@ -77,7 +77,8 @@ def _environment(column: PinColumn) -> str:
     if column.environment_s is None:
         return MISSING
     how = {True: "built", False: "cached", None: ""}[column.environment_cold]
-    return f"{column.environment_s:.1f} s {how}".strip()
+    by = f" by {column.installer}" if column.environment_cold and column.installer else ""
+    return f"{column.environment_s:.1f} s {how}{by}".strip()
 
 
 def _columns_table(columns: Sequence[PinColumn]) -> Table:

@@ -49,6 +49,7 @@ class PinColumn:
     machine: str
     environment_s: float | None = None
     environment_cold: bool | None = None
+    installer: str | None = None  # what built the environment (uv, pip)
     run_s: float | None = None  # wall time of the run itself (first start to last finish)
 
     @property
@@ -143,6 +144,7 @@ def column_of(run: RunRecord) -> PinColumn:
         machine=machine_label(run.machine),
         environment_s=pin_set.environment_s if pin_set is not None else None,
         environment_cold=pin_set.environment_cold if pin_set is not None else None,
+        installer=pin_set.installer if pin_set is not None else None,
         run_s=_seconds_between(run.started_at, run.finished_at),
     )
 

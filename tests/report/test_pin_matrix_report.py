@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from harness.report.pin_matrix import build_view, render_pin_matrix
 from harness.results.pin_matrix import build_pin_matrix
 from tests.results.test_pin_matrix import _runs, _took_turns
@@ -65,3 +67,29 @@ def test_both_files_are_written_and_escape_model_text(tmp_path: Path) -> None:
     row = next(line for line in md.splitlines() if "alert(1)" in line)
     assert "\\|" in row and "\\[x\\]" in row  # the pipe cannot split the row, no live link
     assert md.count("| lm-0.31.3 |") == 1  # the pin-set table names each once
+
+
+# (environment seconds, built now, installer, the pin-set table's environment cell)
+ENVIRONMENTS = [
+    (34.3, True, "uv", "34.3 s built by uv"),
+    (0.0, False, "uv", "0.0 s cached"),
+    (39.4, True, None, "39.4 s built"),  # older records name no installer
+]
+
+
+@pytest.mark.parametrize(("seconds", "cold", "installer", "text"), ENVIRONMENTS)
+def test_the_pin_set_table_says_how_each_environment_was_made(
+    seconds: float, cold: bool, installer: str | None, text: str
+) -> None:
+    runs = [
+        dataclasses.replace(
+            run,
+            pin_set=dataclasses.replace(
+                run.pin_set, environment_s=seconds, environment_cold=cold, installer=installer
+            ),
+        )
+        for run in _runs()
+    ]
+    table = build_view(build_pin_matrix(runs)).columns
+    where = [c.label for c in table.columns].index("environment")
+    assert {row[where].text for row in table.rows} == {text}
