@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import struct
 from pathlib import Path
@@ -23,16 +24,23 @@ def hub_repo(
 ) -> Path:
     """Write ``source`` into ``cache`` as huggingface_hub does: files in ``blobs/<sha256>``,
     relative links to them in ``snapshots/<commit>/``, ``refs/<ref>`` holding the commit.
-    Returns the snapshot directory."""
+    Returns the snapshot directory. A file over :data:`COPIED_BYTES` (a big model's sparse
+    weights) is hard-linked, not copied, and named by the hash of its size and first bytes: it
+    stays sparse and is never read whole."""
     commit = commit or commit_hash(repo_id)
     repo = cache / ("models--" + repo_id.replace("/", "--"))
     snapshot = repo / "snapshots" / commit
     snapshot.mkdir(parents=True)
     (repo / "blobs").mkdir(exist_ok=True)
     for file in sorted(p for p in source.rglob("*") if p.is_file()):
-        data = file.read_bytes()
-        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
-        blob.write_bytes(data)
+        if file.stat().st_size > COPIED_BYTES:
+            blob = repo / "blobs" / _head_hash(file)
+            if not blob.exists():
+                os.link(file, blob)
+        else:
+            data = file.read_bytes()
+            blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+            blob.write_bytes(data)
         link = snapshot / file.relative_to(source)
         link.parent.mkdir(parents=True, exist_ok=True)
         up = Path(*([".."] * (len(link.relative_to(repo).parts) - 1)))
@@ -41,6 +49,15 @@ def hub_repo(
         (repo / "refs").mkdir(exist_ok=True)
         (repo / "refs" / ref).write_text(commit)
     return snapshot
+
+
+COPIED_BYTES = 1 << 26  # 64 MiB: the tiny models' files are copied and hashed whole
+
+
+def _head_hash(file: Path) -> str:
+    with file.open("rb") as f:
+        head = f.read(1 << 20)
+    return hashlib.sha256(file.stat().st_size.to_bytes(8, "little") + head).hexdigest()
 
 
 def copy_model(source: Path, dest: Path, *, chat: bool = True) -> Path:
