@@ -1,6 +1,7 @@
 """Memory estimates: structure on hand-made architectures, and accuracy against MLX's own peak.
 
-The accuracy test loads each zoo text family with mlx-lm and runs mlx-lm's prefill + decode loop
+The accuracy test loads each zoo text family with mlx-lm, in a fresh process with a worker's
+environment (OpenBLAS preloaded on Linux), and runs mlx-lm's prefill + decode loop
 (``generate_step``, 4 generated tokens) at 64 and 512 tokens of context, with
 ``mx.reset_peak_memory()`` before each run; the median of three runs must be within 25% of the
 estimate's ``mlx_peak_bytes``. Tiny models are dominated by the KV cache's 256-token allocation
@@ -10,8 +11,10 @@ the estimate models for every family alike.
 
 from __future__ import annotations
 
-import gc
-import statistics
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +26,7 @@ from harness.probe.installed import Stack
 from harness.probe.memory import activation_bytes, estimate_memory, kv_cache_bytes
 from harness.probe.probe import probe_model
 from harness.probe.types import TextArch
+from harness.runner.blas import worker_env
 
 TEXT_FAMILIES = [name for name, f in FAMILIES.items() if f.backend == "mlx_lm"]
 CONTEXTS = (64, 512)
@@ -82,32 +86,51 @@ def test_no_decoder_dimensions_is_flagged(row_paths: Mapping[str, Path], stack: 
     assert estimate.mlx_peak_bytes == estimate.weights_bytes
 
 
+# the measurement, in a fresh process as the harness's workers measure: MLX's peak in a
+# process that ran other models first differs (lfm2 @ 64: 1.04 MB fresh, 1.28 MB after a
+# Whisper transcription in the same test process)
+MEASURE = """
+import gc, json, statistics, sys
+import mlx.core as mx
+from mlx_lm import load
+from mlx_lm.generate import generate_step
+from mlx_lm.models.cache import make_prompt_cache
+
+dirs, contexts, generated = json.loads(sys.argv[1])
+peaks = []
+for name, path in dirs.items():
+    model = load(path)[0]
+    for context in contexts:
+        runs = []
+        for _ in range(3):
+            gc.collect()
+            mx.clear_cache()
+            mx.reset_peak_memory()
+            cache = make_prompt_cache(model)
+            prompt = mx.array([(i * 7) % 400 + 50 for i in range(context - generated)])
+            for _ in generate_step(prompt, model, max_tokens=generated, prompt_cache=cache):
+                pass
+            runs.append(int(mx.get_peak_memory()))
+            del cache
+        peaks.append([name, context, int(statistics.median(runs))])
+    del model
+print(json.dumps(peaks))
+"""
+
+
 @pytest.fixture(scope="module")
 def measured(zoo_dirs: Mapping[str, Path]) -> Mapping[tuple[str, int], int]:
-    """Median MLX peak of prefill + decode, per (family, context)."""
-    import mlx.core as mx
-    from mlx_lm import load
-    from mlx_lm.generate import generate_step
-    from mlx_lm.models.cache import make_prompt_cache
-
-    peaks: dict[tuple[str, int], int] = {}
-    for name in TEXT_FAMILIES:
-        model = load(str(zoo_dirs[name]))[0]
-        for context in CONTEXTS:
-            runs = []
-            for _ in range(3):
-                gc.collect()
-                mx.clear_cache()
-                mx.reset_peak_memory()
-                cache = make_prompt_cache(model)
-                prompt = mx.array([(i * 7) % 400 + 50 for i in range(context - GENERATED)])
-                for _ in generate_step(prompt, model, max_tokens=GENERATED, prompt_cache=cache):
-                    pass
-                runs.append(int(mx.get_peak_memory()))
-                del cache
-            peaks[(name, context)] = int(statistics.median(runs))
-        del model
-    return peaks
+    """Median MLX peak of prefill + decode, per (family, context), in a worker's environment."""
+    dirs = {name: str(zoo_dirs[name]) for name in TEXT_FAMILIES}
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, json.dumps([dirs, CONTEXTS, GENERATED])],
+        env=worker_env(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {(name, context): peak for name, context, peak in json.loads(done.stdout)}
 
 
 @pytest.mark.parametrize("context", CONTEXTS)
