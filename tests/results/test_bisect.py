@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from harness.metrics import MetricSpec
-from harness.results.bisect import BisectError, MeasurePair, Measurement, bisect, evidence_lines
+from harness.results.bisect import BisectError, Measurement, MeasurePair, bisect, evidence_lines
 from harness.types import Unit
 
 SPEC = MetricSpec("throughput.decode_tps", Unit.TOKENS_PER_SECOND, True, "tok/s")
