@@ -98,23 +98,51 @@ def chosen_pin_sets(paths: Sequence[Path], names: Sequence[str]) -> list[PinSet]
     return [declared[n] for n in wanted]
 
 
-def env_spec(args: argparse.Namespace, name: str, pins: Sequence[str]) -> PinEnvSpec:
-    from harness.runner.pin_env import EnvKind, PinEnvSpec
+def env_spec(
+    args: argparse.Namespace,
+    name: str,
+    pins: Sequence[str],
+    track: str | None = None,
+    extras: Sequence[str] = (),
+) -> PinEnvSpec:
+    from harness.runner.pin_env import EnvKind, PinEnvSpec, Track
 
+    kind = EnvKind(args.pin_env)
+    if track is not None and kind is EnvKind.OVERLAY:
+        raise CliError(
+            f"pin set {name}: track: {track} builds a whole environment; drop --pin-env overlay"
+        )
     return PinEnvSpec(
         name=name,
         pins=tuple(pins),
-        kind=EnvKind(args.pin_env),
+        kind=kind,
         index_url=args.index_url,
         find_links=args.find_links,
+        track=Track(track) if track is not None else None,
+        extras=tuple(extras),
     )
+
+
+def pin_set_spec(args: argparse.Namespace, pin_set: PinSet) -> PinEnvSpec:
+    """The environment a suite's pin set asks for."""
+    return env_spec(args, pin_set.name, pin_set.pins, pin_set.track, pin_set.extras)
+
+
+def described(spec: PinEnvSpec) -> str:
+    """What an environment holds, for the 'preparing' line: its pins, track and extras."""
+    parts = list(spec.pins)
+    if spec.track is not None:
+        parts.insert(0, f"track: {spec.track.value}")
+    if spec.extras:
+        parts.append(f"extras: {','.join(spec.extras)}")
+    return " ".join(parts)
 
 
 def prepare(spec: PinEnvSpec) -> PinEnv:
     """The pin set's environment, with one line saying whether it was built or reused."""
     from harness.runner.pin_env import PinEnvError, ensure_env
 
-    print(f"pin set {spec.name}: preparing {' '.join(spec.pins)} ({spec.kind.value})", flush=True)
+    print(f"pin set {spec.name}: preparing {described(spec)} ({spec.kind.value})", flush=True)
     try:
         env = ensure_env(spec)
     except PinEnvError as exc:
@@ -151,6 +179,8 @@ def pin_set_command(
         "environment_cold": env.cold,
         "installer": env.installer.value,
     }
+    if env.spec.track is not None:
+        record["track"] = env.spec.track.value
     if interleaved_with:
         record["interleaved_with"] = list(interleaved_with)
     return [*env.command(args), RECORD_FLAG, json.dumps(record)]
@@ -184,7 +214,7 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     if len(chosen) > 1 and getattr(args, "pin_set_order", INTERLEAVED) == INTERLEAVED:
         from harness.cli_pin_turns import run_taking_turns
 
-        envs = [prepare(env_spec(args, p.name, p.pins)) for p in chosen]
+        envs = [prepare(pin_set_spec(args, p)) for p in chosen]
         statuses, took = run_taking_turns(
             [
                 (
@@ -202,7 +232,7 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     else:
         outcomes = []
         for pin_set in chosen:
-            env = prepare(env_spec(args, pin_set.name, pin_set.pins))
+            env = prepare(pin_set_spec(args, pin_set))
             start = time.perf_counter()
             status = run_in(env, child_args(args, paths, f"{base}-{pin_set.name}"))
             outcomes.append((env, status, time.perf_counter() - start))
@@ -251,6 +281,7 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
         together = data.get("interleaved_with") or []
         interleaved_with = tuple(str(n) for n in together) if isinstance(together, list) else ()
         installer = data.get("installer")
+        track = data.get("track")
     except (ValueError, KeyError, TypeError, AttributeError):
         print(f"mlx-harness: warning: {RECORD_FLAG}: not a pin set record", file=sys.stderr)
         return None
@@ -262,4 +293,5 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
         environment_cold=cold if isinstance(cold, bool) else None,
         interleaved_with=interleaved_with,
         installer=str(installer) if isinstance(installer, str) else None,
+        track=str(track) if isinstance(track, str) else None,
     )

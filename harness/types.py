@@ -134,6 +134,8 @@ class LedgerEntry:
     recheck: str | None = None  # ISO date
     strict: bool = True
     cases: tuple[str, ...] = ()  # ids of the planned cases it matched
+    # the installed versions it applies to, as written: "transformers>=5.24, mlx-vlm<=0.7.10"
+    versions: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def match(self) -> str:
@@ -144,6 +146,8 @@ class LedgerEntry:
         if self.backend:
             parts.append(f"backend {self.backend}")
         parts.append(f"scenario {self.scenario}")
+        if self.versions:
+            parts.append(f"with {self.versions}")
         return ", ".join(parts)
 
 
@@ -289,6 +293,31 @@ class SuiteInfo:
 
 
 @dataclass(frozen=True)
+class LockCheck:
+    """The run's environment held against the harness's lock file (``uv.lock``): every
+    installed distribution the lock names at one of the lock's versions, none it lacks."""
+
+    lock: str  # the lock file's path
+    sha256: str  # of the lock file
+    checked: int  # installed distributions compared with it
+    # one line each: "transformers 5.24.0 (lock: 5.23.0)", "six 1.16.0 (not in the lock)"
+    differences: tuple[str, ...] = ()
+
+    @property
+    def matched(self) -> bool:
+        return not self.differences
+
+    def line(self, shown: int = 3) -> str:
+        """``matches uv.lock (108 packages)`` or ``differs from uv.lock: a, b, c, +2 more``."""
+        name = self.lock.replace("\\", "/").rsplit("/", 1)[-1]
+        if self.matched:
+            return f"matches {name} ({self.checked} packages)"
+        more = len(self.differences) - shown
+        listed = ", ".join(self.differences[:shown]) + (f", +{more} more" if more > 0 else "")
+        return f"differs from {name}: {listed}"
+
+
+@dataclass(frozen=True)
 class Shard:
     """One of ``count`` parts of a plan split by model (``index`` counts from 1), with what
     the whole plan held, so a merge can tell shards of one plan from shards of another."""
@@ -320,6 +349,9 @@ class PinSetInfo:
     # measured side by side, a round of each case at a time; empty: run on its own
     interleaved_with: tuple[str, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
     installer: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)  # uv, pip
+    # what it follows instead of pins: "lock" (the harness's uv.lock) or "latest" (the newest
+    # releases when it was built); None: its pins alone
+    track: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     def pinned_versions(self) -> dict[str, str | None]:
         """Each pinned package's resolved version, by the name its pin gives."""
@@ -363,3 +395,5 @@ class RunRecord:
     shard: Shard | None = None  # this run holds one shard of its plan (``--shard I/N``)
     parts: tuple[RunPart, ...] = ()  # a merged record: the runs it joins (``mlx-harness merge``)
     pin_set: PinSetInfo | None = None  # the pin set's environment it ran in (``--pin-set``)
+    # the environment against the harness's lock; None: no lock found (an installed harness)
+    lock: LockCheck | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)

@@ -43,6 +43,19 @@ def distribution_version(dist: str) -> str | None:
         return None
 
 
+def installed_versions() -> dict[str, str]:
+    """Every distribution this process's Python sees, ``name -> version`` with normalised
+    names (PEP 503; the first on the path wins, as imports do)."""
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            found.setdefault(canonicalize_name(name), dist.version)
+    return dict(sorted(found.items()))
+
+
 def model_modules(directory: Path) -> frozenset[str]:
     """Module names in a ``models/`` directory: ``name.py`` files and packages."""
     if not directory.is_dir():

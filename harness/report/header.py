@@ -114,6 +114,8 @@ def build(run: RunRecord) -> Header:
     if duration:
         run_rows.append(("duration", duration))
     run_rows.append(("git sha", run.git_sha[:12] if run.git_sha else "—"))
+    if run.lock is not None:
+        run_rows.append(("environment", run.lock.line()))
     run_rows.append(("suites", ", ".join(s.name for s in run.suites) or "—"))
     run_rows.append(("models", str(len({r.model for r in run.results} | set(run.models)))))
     spent = overhead(run)

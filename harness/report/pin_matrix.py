@@ -81,6 +81,15 @@ def _environment(column: PinColumn) -> str:
     return f"{column.environment_s:.1f} s {how}{by}".strip()
 
 
+TRACKS = {"lock": "uv.lock", "latest": "newest releases"}
+
+
+def _pins(column: PinColumn) -> str:
+    """Its pins, after what it tracks: ``uv.lock``, ``newest releases mlx-lm==0.32.2``."""
+    followed = [TRACKS.get(column.track, column.track)] if column.track else []
+    return " ".join([*followed, *column.pins]) or MISSING
+
+
 def _columns_table(columns: Sequence[PinColumn]) -> Table:
     rows = []
     for c in columns:
@@ -88,7 +97,7 @@ def _columns_table(columns: Sequence[PinColumn]) -> Table:
         rows.append(
             (
                 Cell(c.label, note=c.run_id if c.run_id != c.label else None),
-                Cell(" ".join(c.pins) or MISSING),
+                Cell(_pins(c), note=c.lock),
                 Cell(", ".join(f"{p} {v}" for p, v in c.stack) or MISSING),
                 Cell(str(c.models), sort=c.models),
                 Cell(str(c.cases), sort=c.cases),

@@ -25,6 +25,7 @@ from typing_extensions import NotRequired, TypedDict
 from harness.preflight_types import PreflightRecord
 from harness.types import (
     CaseResult,
+    LockCheck,
     Machine,
     Metric,
     ModelIdentity,
@@ -124,6 +125,7 @@ class _RunStart(TypedDict):
     shard: NotRequired[Shard | None]  # absent in older records and in unsharded runs
     parts: NotRequired[list[RunPart]]  # a merged record's runs; absent in older records
     pin_set: NotRequired[PinSetInfo | None]  # absent in older records and plain runs
+    lock: NotRequired[LockCheck | None]  # absent in older records and without a lock
 
 
 class _ModelLoaded(TypedDict):

@@ -303,7 +303,14 @@ def _case_delta(
             reasons=(cur.reason or cur.status.value,),
             metrics=_metric_deltas(base, cur, specs, thresholds),
         )
-    if base.status.is_failing and cur.status in WORKING:
+    if base.status in WORKING and cur.status is Status.XFAILED:
+        # it worked and now fails as a known-broken entry says (a ledger entry that matches
+        # the new versions): still a case that stopped working, named as known
+        return make(
+            verdict=Verdict.NEWLY_FAILING,
+            reasons=(f"known broken (xfail): {cur.reason or 'no reason given'}",),
+        )
+    if (base.status.is_failing or base.status is Status.XFAILED) and cur.status in WORKING:
         return make(verdict=Verdict.FIXED)
     if Status.INTERRUPTED in (base.status, cur.status):
         which = "current" if cur.status is Status.INTERRUPTED else "baseline"

@@ -16,6 +16,7 @@ from harness.results.compare import MACHINE_FIELDS
 from harness.types import (
     CaseResult,
     JSONValue,
+    LockCheck,
     Machine,
     ModelIdentity,
     RunPart,
@@ -155,6 +156,7 @@ def merge_runs(sources: Sequence[Source], run_id: str) -> RunRecord:
         probes=probes,
         read_warnings=tuple(w for s in ordered for w in s.run.read_warnings),
         parts=parts,
+        lock=_lock(ordered),
     )
 
 
@@ -230,3 +232,10 @@ def merge_notes(run: RunRecord) -> tuple[str, ...]:
             + "; ".join(f"{(p.git_sha or 'unknown')[:12]} in {p.run_id}" for p in parts)
         )
     return tuple(notes)
+
+
+def _lock(ordered: Sequence[Source]) -> LockCheck | None:
+    """The parts' lock check when they all have the same one (the same environment); else
+    None: a merged record cannot say one environment matched."""
+    checks = {s.run.lock for s in ordered}
+    return checks.pop() if len(checks) == 1 else None

@@ -20,7 +20,7 @@ from harness.types import CaseResult, JSONValue, RunRecord, Status, Unit, Verdic
 
 KEY_METRICS_PER_CASE = 2  # the first metrics a scenario records are its headline ones
 # the packages a column names first (the stack under test); the rest follow when they differ
-STACK = ("mlx", "mlx-metal", "mlx-cpu", "mlx-lm", "mlx-vlm", "mlx-audio")
+STACK = ("mlx", "mlx-metal", "mlx-cpu", "mlx-lm", "mlx-vlm", "mlx-audio", "transformers")
 
 
 class PinMatrixError(ValueError):
@@ -51,6 +51,8 @@ class PinColumn:
     environment_cold: bool | None = None
     installer: str | None = None  # what built the environment (uv, pip)
     run_s: float | None = None  # wall time of the run itself (first start to last finish)
+    track: str | None = None  # what the pin set follows: "lock", "latest"; None: its pins
+    lock: str | None = None  # its environment against the harness's uv.lock, one line
 
     @property
     def passed(self) -> int:
@@ -146,6 +148,8 @@ def column_of(run: RunRecord) -> PinColumn:
         environment_cold=pin_set.environment_cold if pin_set is not None else None,
         installer=pin_set.installer if pin_set is not None else None,
         run_s=_seconds_between(run.started_at, run.finished_at),
+        track=pin_set.track if pin_set is not None else None,
+        lock=run.lock.line() if run.lock is not None else None,
     )
 
 

@@ -33,6 +33,7 @@ from harness.results.report_dir import (
 from harness.results.sample_export import sample_fields
 from harness.types import (
     CaseResult,
+    LockCheck,
     Machine,
     ModelIdentity,
     PinSetInfo,
@@ -162,9 +163,10 @@ class RunWriter:
         shard: Shard | None = None,
         parts: Iterable[RunPart] = (),
         pin_set: PinSetInfo | None = None,
+        lock: LockCheck | None = None,
     ) -> None:
-        """The record's first line; ``shard``, ``parts`` and ``pin_set`` are written only when
-        set, so a plain run's record reads the same in older versions."""
+        """The record's first line; ``shard``, ``parts``, ``pin_set`` and ``lock`` are written
+        only when set, so a plain run's record reads the same in older versions."""
         event: dict[str, Any] = {
             "event": "run_start",
             "schema_version": SCHEMA_VERSION,
@@ -181,6 +183,8 @@ class RunWriter:
             event["parts"] = parts
         if pin_set is not None:
             event["pin_set"] = pin_set
+        if lock is not None:
+            event["lock"] = lock
         self._write(event)
 
     def model(
@@ -342,6 +346,7 @@ def load_run(path: Path | str) -> RunRecord:
         shard=head.get("shard"),
         parts=tuple(head.get("parts") or ()),
         pin_set=head.get("pin_set"),
+        lock=head.get("lock"),
     )
 
 
@@ -385,6 +390,7 @@ def write_record(run: RunRecord, run_dir: Path) -> RunRecord:
             shard=run.shard,
             parts=run.parts,
             pin_set=run.pin_set,
+            lock=run.lock,
         )
         for key, probe in run.probes.items():
             writer.probe(key, probe)

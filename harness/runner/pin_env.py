@@ -37,10 +37,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from harness.models.cache_dir import cache_root
 
 READY = ".mlx-harness-env-ready"
+REQUIREMENTS = "requirements.txt"  # what a tracking pin set resolved to, installed as it is
 INSTALL_LOG = "install.log"
 INSTALL_TIMEOUT_S = 1800.0
 INSTALLER_ENV = "MLX_HARNESS_INSTALLER"
@@ -63,6 +65,13 @@ class PinEnvError(RuntimeError):
     output (or a bad ``$MLX_HARNESS_INSTALLER``)."""
 
 
+class Track(str, Enum):
+    """What a pin set follows instead of (or besides) its pins."""
+
+    LOCK = "lock"  # exactly the checkout's uv.lock
+    LATEST = "latest"  # the newest release of every dependency, resolved at each build
+
+
 @dataclass(frozen=True)
 class PinEnvSpec:
     """What an environment holds: the pin set's name and pins, how and where from."""
@@ -72,6 +81,8 @@ class PinEnvSpec:
     kind: EnvKind = EnvKind.VENV
     index_url: str | None = None
     find_links: str | None = None  # a folder or URL of wheels/sdists, searched with no index
+    track: Track | None = None
+    extras: tuple[str, ...] = ()  # the harness's extras (vlm, audio, all, ...)
 
 
 @dataclass(frozen=True)
@@ -118,8 +129,9 @@ def envs_dir() -> Path:
     return cache_root() / "envs"
 
 
-def env_key(spec: PinEnvSpec, checkout: Path) -> str:
-    """sha256 of everything that decides what the environment holds (not the installer)."""
+def env_key(spec: PinEnvSpec, checkout: Path, requirements: str | None = None) -> str:
+    """sha256 of everything that decides what the environment holds (not the installer);
+    ``requirements``: the exact list a tracking pin set resolved to (its content decides)."""
     from harness import __version__
 
     pyproject = checkout / "pyproject.toml"
@@ -134,11 +146,15 @@ def env_key(spec: PinEnvSpec, checkout: Path) -> str:
         "pyproject_sha256": hashlib.sha256(declared).hexdigest(),
         "checkout": str(checkout),
     }
+    if spec.track is not None or spec.extras:  # keys of plain pin sets stay as they were
+        facts["track"] = spec.track.value if spec.track else None
+        facts["extras"] = sorted(spec.extras)
+        facts["requirements_sha256"] = hashlib.sha256((requirements or "").encode()).hexdigest()
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
 
-def env_path(spec: PinEnvSpec, checkout: Path) -> Path:
-    return envs_dir() / f"{spec.name}-{env_key(spec, checkout)[:16]}"
+def env_path(spec: PinEnvSpec, checkout: Path, requirements: str | None = None) -> Path:
+    return envs_dir() / f"{spec.name}-{env_key(spec, checkout, requirements)[:16]}"
 
 
 def installer_override(environ: Mapping[str, str]) -> Installer | None:
@@ -187,9 +203,10 @@ def ensure_env(
     by :func:`choose_installer` when None; :class:`PinEnvError` when the installer fails:
     its output is in the folder's install.log)."""
     root = checkout or checkout_root()
-    path = env_path(spec, root)
     start = time.perf_counter()
     chosen = tool or choose_installer()  # also reports a bad $MLX_HARNESS_INSTALLER on reuse
+    exact = tracked_requirements(spec, root, chosen)
+    path = env_path(spec, root, exact)
     built_by = _marker_installer(path)
     if built_by is not None:
         return PinEnv(spec, path, False, time.perf_counter() - start, built_by)
@@ -197,8 +214,12 @@ def ensure_env(
         shutil.rmtree(path)  # an earlier build that did not finish
     path.mkdir(parents=True)
     log = path / INSTALL_LOG
-    requirements = other_requirements(spec.pins) if spec.kind is EnvKind.VENV else []
-    for cmd in install_commands(spec, path, root, chosen, requirements):
+    listed = None
+    if exact is not None:
+        listed = path / REQUIREMENTS
+        listed.write_text(exact)
+    requirements = harness_requirements(spec.pins, spec.extras) if spec.kind is EnvKind.VENV else []
+    for cmd in install_commands(spec, path, root, chosen, requirements, listed=listed):
         _step(log, cmd, chosen.installer)
     marker = {"name": spec.name, "pins": list(spec.pins), "installer": chosen.installer.value}
     partial = path / f"{READY}.partial"
@@ -224,11 +245,13 @@ def install_commands(
     requirements: Sequence[str] = (),
     python: str = sys.executable,
     base: str | None = None,
+    listed: Path | None = None,
 ) -> list[list[str]]:
     """The commands that build ``spec`` at ``path``, in order (nothing is run).
 
     ``requirements`` are the harness's other requirements (a venv's), ``python`` the running
-    interpreter (an overlay's), ``base`` the interpreter a venv is made from."""
+    interpreter (an overlay's), ``base`` the interpreter a venv is made from, ``listed`` the
+    file of exact requirements a tracking pin set resolved to (installed instead of both)."""
     made_from = base if base is not None else str(getattr(sys, "_base_executable", sys.executable))
     uv = tool.uv if tool.installer is Installer.UV else None
     if tool.installer is Installer.UV and uv is None:
@@ -248,9 +271,10 @@ def install_commands(
         make_venv = [uv, "venv", "--no-project", "--allow-existing", "--python", made_from]
     else:
         make_venv = [made_from, "-m", "venv"]
+    wanted = ["-r", str(listed)] if listed is not None else [*spec.pins, *requirements]
     return [
         [*make_venv, str(path)],
-        _install(uv, venv_python, [*where, *spec.pins, *requirements]),
+        _install(uv, venv_python, [*where, *wanted]),
         _install(uv, venv_python, [*where, "--no-deps", "-e", str(checkout)]),
     ]
 
@@ -262,8 +286,9 @@ def _install(uv: str | None, python: str, args: Sequence[str]) -> list[str]:
     return [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *args]
 
 
-def other_requirements(pins: Sequence[str]) -> list[str]:
-    """The installed harness's requirements (no extras), less those on a pinned package."""
+def harness_requirements(pins: Sequence[str], extras: Sequence[str] = ()) -> list[str]:
+    """The installed harness's requirements for this platform, with those of ``extras`` (an
+    extra naming others, as ``all`` does, brings theirs), less those on a pinned package."""
     from importlib.metadata import PackageNotFoundError, requires
 
     from packaging.requirements import Requirement
@@ -271,19 +296,76 @@ def other_requirements(pins: Sequence[str]) -> list[str]:
 
     pinned = {canonicalize_name(Requirement(p).name) for p in pins}
     try:
-        declared = requires("mlx-harness") or []
+        declared = [Requirement(text) for text in requires("mlx-harness") or []]
     except PackageNotFoundError:
         return []
+    wanted, grown = set(extras), True
+    while grown:  # mlx-harness[vlm,audio] under the extra "all": take vlm's and audio's too
+        before = len(wanted)
+        for req in declared:
+            if canonicalize_name(req.name) == "mlx-harness" and _applies(req, wanted):
+                wanted |= req.extras
+        grown = len(wanted) > before
     kept = []
-    for text in declared:
-        req = Requirement(text)
-        if req.marker is not None and "extra" in str(req.marker):
-            continue
-        if req.marker is not None and not req.marker.evaluate():
-            continue
-        if canonicalize_name(req.name) not in pinned:
-            kept.append(text.split(";")[0].strip())
-    return kept
+    for req in declared:
+        name = canonicalize_name(req.name)
+        if name != "mlx-harness" and name not in pinned and _applies(req, wanted):
+            kept.append(str(req).split(";")[0].strip())
+    return list(dict.fromkeys(kept))
+
+
+def _applies(req: Any, extras: set[str]) -> bool:
+    """Whether a requirement holds here: its marker true with no extra, or with one of
+    ``extras`` (a requirement of an extra not wanted does not)."""
+    if req.marker is None:
+        return True
+    if "extra" not in str(req.marker):
+        return bool(req.marker.evaluate())
+    return any(req.marker.evaluate({"extra": extra}) for extra in extras)
+
+
+def tracked_requirements(spec: PinEnvSpec, checkout: Path, tool: InstallTool) -> str | None:
+    """The exact requirements (``name==version`` lines) of a tracking pin set: the checkout's
+    uv.lock exported (``lock``), or the harness's requirements and the pins resolved now to
+    their newest releases (``latest``); None for a plain pin set. Both need uv."""
+    if spec.track is None:
+        return None
+    if tool.uv is None:
+        raise PinEnvError(
+            f"track: {spec.track.value} needs uv (pip can neither export a uv lock nor resolve "
+            f"without installing); install it (pip install uv), or unset {INSTALLER_ENV}=pip"
+        )
+    where: list[str] = []
+    if spec.index_url:
+        where += ["--default-index", spec.index_url]
+    if spec.find_links:
+        where += ["--find-links", spec.find_links] + ([] if spec.index_url else ["--no-index"])
+    extras = [arg for extra in spec.extras for arg in ("--extra", extra)]
+    if spec.track is Track.LOCK:
+        lock = checkout / "uv.lock"
+        if not lock.is_file():
+            raise PinEnvError(f"track: lock needs {lock}, which is missing; run `make lock`")
+        cmd = [tool.uv, "export", "--frozen", "--no-hashes", "--no-emit-project", "--no-header"]
+        cmd += ["--format", "requirements-txt", "--project", str(checkout), *extras]
+        return _resolved(cmd, None, "exporting uv.lock")
+    wanted = "\n".join([*spec.pins, *harness_requirements(spec.pins, spec.extras)]) + "\n"
+    made_from = str(getattr(sys, "_base_executable", sys.executable))
+    cmd = [tool.uv, "pip", "compile", "-", "--python", made_from, "--no-header", "--no-annotate"]
+    return _resolved([*cmd, *where], wanted, "resolving the newest releases")
+
+
+def _resolved(cmd: list[str], stdin: str | None, doing: str) -> str:
+    """The output of a uv command that resolves requirements; PinEnvError with uv's first error
+    line when it fails (no index reachable, a conflict, ...)."""
+    try:
+        done = subprocess.run(
+            cmd, input=stdin, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PinEnvError(f"{doing}: {cmd[0]}: {exc}") from None
+    if done.returncode != 0:
+        raise PinEnvError(f"{doing} failed ({first_error(done.stderr)})")
+    return done.stdout
 
 
 def _step(log: Path, cmd: list[str], installer: Installer) -> None:
@@ -304,9 +386,13 @@ def _step(log: Path, cmd: list[str], installer: Installer) -> None:
 
 
 def _last_error(log: Path) -> str:
-    """The first error of the log (pip's ``ERROR:``, uv's ``error:`` with its ``cause:``
-    lines), else its first line, on one line."""
-    lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    return first_error(log.read_text(errors="replace"))
+
+
+def first_error(output: str) -> str:
+    """The first error of an installer's output (pip's ``ERROR:``, uv's ``error:`` with its
+    ``cause:`` lines), else its first line, on one line."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     for at, line in enumerate(lines):
         if line.startswith(("ERROR", "error:")):
             causes = []
@@ -319,15 +405,7 @@ def _last_error(log: Path) -> str:
 
 
 def resolved_versions() -> dict[str, str]:
-    """Every distribution this process's Python sees, ``name -> version`` (first on the path
-    wins, as imports do): what a pin set actually ran with."""
-    from importlib.metadata import distributions
+    """Every distribution this process's Python sees: what a pin set actually ran with."""
+    from harness.probe.source import installed_versions
 
-    from packaging.utils import canonicalize_name
-
-    found: dict[str, str] = {}
-    for dist in distributions():
-        name = dist.metadata["Name"]
-        if name:
-            found.setdefault(canonicalize_name(name), dist.version)
-    return dict(sorted(found.items()))
+    return installed_versions()

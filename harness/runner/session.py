@@ -22,6 +22,7 @@ from harness.probe.machine import MemoryBudget
 from harness.results.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import OnProgress, WorkerClient, WorkerGone, WorkerProtocolError
+from harness.runner.env_lock import environment_lock
 from harness.runner.identity import ServedIdentity, load_request, model_identity, served_identity
 from harness.runner.judge import judge
 from harness.runner.machine import git_sha, machine, package_versions
@@ -136,6 +137,7 @@ class RunSession:
                 suites=list(suites),
                 shard=shard,
                 pin_set=pin_set,
+                lock=environment_lock(),
             )
         self.baseline = baseline
         self.stopped: RunInterrupted | None = None

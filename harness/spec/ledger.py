@@ -2,18 +2,22 @@
 ``suites/known_broken.yaml``) matched against cases, recorded with the run, re-checked by date.
 
 An entry matches a case when its ``model`` and ``scenario`` globs match and, when given, its
-``family`` glob matches the model's family (config.json ``model_type``, from the probe) and its
-``backend`` glob the backend; the first matching entry wins. ``today`` is always passed in.
+``family`` glob matches the model's family (config.json ``model_type``, from the probe), its
+``backend`` glob the backend and its ``versions`` the installed packages (PEP 440 specifiers:
+``{transformers: ">=5.24"}`` applies under transformers 5.24 and later only, so an entry for an
+upstream break does not xfail the cases of an environment where they pass); the first matching
+entry wins. ``today`` and the installed versions are always passed in.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from harness.spec.errors import SuiteError
 from harness.spec.loaded import LoadedSuite, SourcedExpect
+from harness.spec.versions import versions_match
 from harness.types import Case, Expectation, ExpectKind, LedgerEntry
 
 
@@ -30,8 +34,10 @@ def expectation_for(
     scenario: str,
     family: str | None,
     backend: str,
+    installed: Mapping[str, str],
 ) -> Expectation | None:
-    """The first entry of ``expect`` that matches, as the case's expectation."""
+    """The first entry of ``expect`` that matches, as the case's expectation (``installed``:
+    the environment's versions by normalised name, for entries with ``versions:``)."""
     for sourced in expect:
         entry = sourced.entry
         if (
@@ -39,6 +45,7 @@ def expectation_for(
             and any(_glob(scenario, g) for g in entry.scenario)
             and _glob(family, entry.family)
             and _glob(backend, entry.backend)
+            and versions_match(entry.versions, installed)
         ):
             return Expectation(
                 kind=ExpectKind(entry.status),
@@ -53,6 +60,10 @@ def expectation_for(
 
 def needs_family(expect: Sequence[SourcedExpect]) -> bool:
     return any(s.entry.family is not None for s in expect)
+
+
+def needs_versions(expect: Sequence[SourcedExpect]) -> bool:
+    return any(s.entry.versions for s in expect)
 
 
 def is_overdue(recheck: dt.date | str | None, today: dt.date) -> bool:
@@ -77,6 +88,7 @@ def ledger_entry(sourced: SourcedExpect, cases: Sequence[str] = ()) -> LedgerEnt
         scenario=", ".join(entry.scenario),
         family=entry.family,
         backend=entry.backend,
+        versions=", ".join(f"{n}{v}" for n, v in entry.versions.items()) or None,
         link=entry.link,
         recheck=entry.recheck.isoformat() if entry.recheck else None,
         strict=entry.strict,

@@ -8,16 +8,27 @@ Each pin set is one isolated environment (``mlx-harness run SUITE --pin-set NAME
 
 A pin is exact (``name==version``): the environment is cached by its pins, so a range would
 not say what ran.
+
+Two pin sets follow something instead of listing pins (``track:``)::
+
+      - {name: locked, track: lock, extras: [all]}    # exactly the harness's uv.lock
+      - {name: latest, track: latest, extras: [all]}  # the newest release of everything
+
+``lock`` is the set the harness's own tests run on; ``latest`` is resolved anew when the run
+starts (its pins, if any, still win), so a nightly run of both shows what the newest upstream
+releases change as cells of the pin-set matrix, with the versions named. ``extras`` adds the
+harness's optional dependencies (``vlm``, ``audio``, ``all``, ...) to any pin set's environment.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.value_errors import value_error
 
@@ -48,7 +59,16 @@ class PinSet(BaseModel):
         description="used in run ids and reports: letters, digits, _ . + -",
     )
     pins: list[str] = Field(
-        min_length=1, description='exact pins, e.g. ["mlx-lm==0.31.3", "mlx==0.32.4"]'
+        default_factory=list, description='exact pins, e.g. ["mlx-lm==0.31.3", "mlx==0.32.4"]'
+    )
+    track: Literal["lock", "latest"] | None = Field(
+        None,
+        description="lock: exactly the harness's uv.lock (its tested set); latest: the newest "
+        "release of every dependency, resolved when the run starts (pins still win)",
+    )
+    extras: list[Literal["vlm", "audio", "all", "benchmark", "parquet", "dev"]] = Field(
+        default_factory=list,
+        description="the harness's extras to install too, e.g. [all] for mlx-vlm and mlx-audio",
     )
 
     @field_validator("pins")
@@ -65,6 +85,20 @@ class PinSet(BaseModel):
                 raise value_error(f"package '{name}' is pinned twice", "keep one pin per package")
             seen.add(key)
         return pins
+
+    @model_validator(mode="after")
+    def _pins_or_track(self) -> PinSet:
+        if self.track is None and not self.pins:
+            raise value_error(
+                f"pin set '{self.name}' has no pins",
+                f"{PIN_EXAMPLE}, or track: lock | latest",
+            )
+        if self.track == "lock" and self.pins:
+            raise value_error(
+                f"pin set '{self.name}' tracks the lock and has pins",
+                "drop the pins (the lock decides every version), or use track: latest",
+            )
+        return self
 
 
 def unique_names(pin_sets: Sequence[PinSet]) -> None:

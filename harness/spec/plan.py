@@ -7,10 +7,11 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from harness.probe import ProbeError, detect_stack, probe_model
+from harness.probe.source import installed_versions
 from harness.scenarios import SCENARIOS
 from harness.spec.fields import names_model
 from harness.spec.gates import parse_gate
-from harness.spec.ledger import expectation_for, ledger_entries, needs_family
+from harness.spec.ledger import expectation_for, ledger_entries, needs_family, needs_versions
 from harness.spec.loaded import LoadedSuite, SourcedModel
 from harness.spec.repeats import resolved
 from harness.spec.resolve import ResolveError, resolve_model
@@ -146,6 +147,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
     allow = allow_download or suite.allow_download
     refs = [_model_ref(m, allow) for m in loaded.models]
     families = _families([r for r, _ in refs]) if needs_family(loaded.expect) else {}
+    installed = installed_versions() if needs_versions(loaded.expect) else {}
     cases: list[Case] = []
     for ref, problem in refs:
         for entry in suite.scenarios:
@@ -161,6 +163,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
                     scenario=entry.scenario,
                     family=families.get(ref.key),
                     backend=ref.backend,
+                    installed=installed,
                 )
                 if problem is not None and expectation is None:
                     expectation = Expectation(ExpectKind.SKIP, problem)

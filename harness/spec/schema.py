@@ -21,6 +21,7 @@ from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema
 from harness.spec.marker_names import tag_problem
 from harness.spec.pin_sets import PinSet, unique_names
 from harness.spec.repeats import Repeats
+from harness.spec.versions import version_problem
 from harness.value_errors import value_error
 
 SUITE_SCHEMA_VERSION = 1
@@ -318,11 +319,26 @@ class ExpectEntry(Strict):
         None, description="glob on the model's family (config.json model_type), e.g. llava"
     )
     backend: str | None = Field(None, description="glob on the backend that loads the model")
+    versions: dict[str, str] = Field(
+        default_factory=dict,
+        description="installed package versions it applies to (PEP 440 specifiers), e.g. "
+        '{transformers: ">=5.24", mlx-vlm: "<=0.7.10"}: all must match; a package that is '
+        "not installed never matches",
+    )
     status: Literal["xfail", "skip"]
     reason: str
     link: str | None = None
     recheck: dt.date | None = Field(None, description="date to re-check this entry")
     strict: bool = True
+
+    @field_validator("versions")
+    @classmethod
+    def _specifiers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, spec in value.items():
+            problem = version_problem(name, spec)
+            if problem is not None:
+                raise value_error(*problem)
+        return value
 
 
 class IncludeFile(Strict):

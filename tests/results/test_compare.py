@@ -343,6 +343,11 @@ STATUS_PAIRS = [
     (Status.SKIPPED, Status.SKIPPED, Verdict.UNCHANGED, ""),
     (Status.PASSED, Status.ERRORED, Verdict.NEWLY_FAILING, ""),
     (Status.CRASHED, Status.PASSED, Verdict.FIXED, ""),
+    # a ledger entry for the new versions: it stopped working, as a known break
+    (Status.PASSED, Status.XFAILED, Verdict.NEWLY_FAILING, "known broken (xfail): "),
+    (Status.XPASSED, Status.XFAILED, Verdict.NEWLY_FAILING, "known broken (xfail): "),
+    (Status.XFAILED, Status.PASSED, Verdict.FIXED, ""),
+    (Status.XFAILED, Status.XFAILED, Verdict.UNCHANGED, ""),
 ]
 
 

@@ -24,8 +24,8 @@ from harness.runner.pin_env import (
     env_key,
     env_path,
     find_uv,
+    harness_requirements,
     install_commands,
-    other_requirements,
 )
 from tests.runner.fake_dep_index import write_index
 
@@ -89,10 +89,35 @@ def test_failed_install_is_one_line(
 
 
 def test_a_pin_replaces_the_harness_requirement_on_it() -> None:
-    kept = other_requirements(["MLX-LM==0.31.3"])
+    kept = harness_requirements(["MLX-LM==0.31.3"])
     assert not any(r.lower().startswith("mlx-lm") for r in kept)
     assert any(r.startswith("pydantic") for r in kept)
     assert all("extra" not in r for r in kept)
+
+
+def _names(requirements: list[str]) -> set[str]:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(Requirement(r).name) for r in requirements}
+
+
+@pytest.mark.parametrize(
+    ("extras", "present", "absent"),
+    [
+        ((), {"mlx-lm", "pydantic"}, {"mlx-vlm", "mlx-audio", "ruff"}),
+        (("vlm",), {"mlx-lm", "mlx-vlm"}, {"mlx-audio", "ruff"}),
+        # "all" is mlx-harness[vlm,audio]: it brings both extras' requirements, not itself
+        (("all",), {"mlx-vlm", "mlx-audio", "webrtcvad"}, {"mlx-harness", "ruff"}),
+        (("dev", "audio"), {"ruff", "mlx-audio"}, {"mlx-vlm"}),
+    ],
+    ids=["none", "vlm", "all", "dev_audio"],
+)
+def test_extras_bring_their_requirements(
+    extras: tuple[str, ...], present: set[str], absent: set[str]
+) -> None:
+    names = _names(harness_requirements([], extras))
+    assert present <= names and not absent & names
 
 
 UV = InstallTool(Installer.UV, "/u/uv")

@@ -76,13 +76,86 @@ def test_entries_match_by_name_scenario_family_and_backend(
 ) -> None:
     model, scenario, family, backend = case
     found = expectation_for(
-        _ledger(), model=model, scenario=scenario, family=family, backend=backend
+        _ledger(), model=model, scenario=scenario, family=family, backend=backend, installed={}
     )
     if winner is None:
         assert found is None
     else:
         assert found is not None
         assert found.reason == f"r{winner}" and found.source == f"kb.yaml:{winner + 1}"
+
+
+# versions: {package: specifier} -> installed versions (normalised names) -> does it match
+VERSION_MATCHES = [
+    ({"transformers": ">=5.24"}, {"transformers": "5.24.0"}, True),
+    ({"transformers": ">=5.24"}, {"transformers": "5.23.0"}, False),
+    ({"transformers": ">=5.24"}, {}, False),  # not installed: never matches
+    ({"transformers": ">=5.24"}, {"transformers": "5.25.0rc1"}, True),  # pre-releases count
+    ({"transformers": ">=5.24", "mlx-vlm": "<=0.7.10"}, {"transformers": "5.24.0"}, False),
+    (
+        {"transformers": ">=5.24", "mlx_vlm": "<=0.7.10"},  # names normalised (PEP 503)
+        {"transformers": "5.24.0", "mlx-vlm": "0.7.10"},
+        True,
+    ),
+    (
+        {"transformers": ">=5.24", "mlx-vlm": "<=0.7.10"},
+        {"transformers": "5.24.0", "mlx-vlm": "0.7.11"},  # fixed upstream: the entry stops
+        False,
+    ),
+    ({"Mlx-LM": "==0.32.*"}, {"mlx-lm": "0.32.2"}, True),
+    ({}, {}, True),  # no versions: any environment
+]
+
+
+@pytest.mark.parametrize(("versions", "installed", "matches"), VERSION_MATCHES)
+def test_entries_match_by_installed_versions(
+    versions: dict[str, str], installed: dict[str, str], matches: bool
+) -> None:
+    entry = ExpectEntry.model_validate(
+        {"family": "moondream2", "versions": versions, "status": "xfail", "reason": "upstream"}
+    )
+    sourced = [SourcedExpect(entry, Path("kb.yaml"), 1, 5)]
+    found = expectation_for(
+        sourced,
+        model="zoo/moondream2",
+        scenario="vision_describe",
+        family="moondream2",
+        backend="mlx_vlm",
+        installed=installed,
+    )
+    assert (found is not None) is matches
+
+
+@pytest.mark.parametrize(
+    ("versions", "message"),
+    [
+        ({"transformers": "5.24"}, "'5.24' is not a version specifier"),
+        ({"transformers": ""}, "give a specifier such as '>=5.24'"),
+        ({"not a name": ">=1"}, "'not a name' is not a package name"),
+    ],
+)
+def test_a_bad_versions_entry_is_one_line_with_the_fix(
+    tmp_path: Path, versions: dict[str, str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    suite = tmp_path / "kb.suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "models": [{"name": "m", "embedded": "zoo/llama"}],
+                "scenarios": [{"scenario": "load"}],
+                "expect": [{"model": "m", "versions": versions, "status": "xfail", "reason": "r"}],
+            }
+        )
+    )
+    assert main(["validate", str(suite)]) != 0
+    err = capsys.readouterr()
+    lines = [ln for ln in (err.out + err.err).splitlines() if message in ln]
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"{suite}:") and 'versions: {transformers: ">=5.24"' in lines[0]
+    assert "Traceback" not in err.out + err.err
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,16 @@ BAD = [
     ("wildcard", '  - {name: a, pins: ["mlx-lm==0.31.*"]}\n', "7:", ["wildcard", "e.g. pins:"]),
     ("not_a_req", '  - {name: a, pins: ["mlx lm 1"]}\n', "7:", ["not a requirement"]),
     ("twice", '  - {name: a, pins: ["mlx==1", "MLX==2"]}\n', "7:", ["pinned twice"]),
-    ("empty", "  - {name: a, pins: []}\n", "7:", ["pins"]),
+    ("empty", "  - {name: a, pins: []}\n", "7:", ["pin set 'a' has no pins", "track: lock"]),
+    ("no_pins", "  - {name: a}\n", "7:", ["pin set 'a' has no pins", "e.g. pins:"]),
+    (
+        "lock_and_pins",
+        '  - {name: a, track: lock, pins: ["mlx==1"]}\n',
+        "7:",
+        ["tracks the lock and has pins", "drop the pins"],
+    ),
+    ("bad_track", "  - {name: a, track: newest}\n", "7:", ["track", "'lock' or 'latest'"]),
+    ("bad_extra", "  - {name: a, track: latest, extras: [cuda]}\n", "7:", ["extras"]),
     ("bad_name", '  - {name: "a b", pins: ["mlx==1"]}\n', "7:", ["name"]),
     ("typo_key", '  - {name: a, pinz: ["mlx==1"]}\n', "7:", ["unknown key 'pinz'"]),
     (
@@ -61,6 +70,21 @@ def test_good_pin_sets_load(tmp_path: Path) -> None:
     assert [(p.name, p.pins) for p in suite.pin_sets] == [
         ("old", ["mlx-lm==0.31.3"]),
         ("new", ["mlx-lm==0.32.2"]),
+    ]
+
+
+def test_tracking_pin_sets_load(tmp_path: Path) -> None:
+    model = write_fake_model(tmp_path / "m")
+    path = tmp_path / "p.suite.yaml"
+    text = (
+        "  - {name: locked, track: lock, extras: [all]}\n"
+        '  - {name: latest, track: latest, pins: ["mlx-lm==0.32.2"]}\n'
+    )
+    path.write_text(HEAD.format(model=model) + text)
+    suite = load_suite(path).suite
+    assert [(p.name, p.track, p.pins, p.extras) for p in suite.pin_sets] == [
+        ("locked", "lock", [], ["all"]),
+        ("latest", "latest", ["mlx-lm==0.32.2"], []),
     ]
 
 
