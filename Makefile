@@ -22,19 +22,21 @@ setup: system-deps $(STAMP)
 # The environment is the lock: uv (its version read from uv.lock) installs exactly what uv.lock
 # holds for this platform, the project editable, and removes anything else. Whatever PyPI has
 # released since, a set-up gets the same versions; `make lock` moves them on purpose.
+# --locked: a pyproject.toml changed without `make lock` is an error here, not a silent drift.
 UV_VERSION := $(shell sed -n '/^name = "uv"$$/{n;s/^version = "\(.*\)"$$/\1/p;}' uv.lock)
 UV := $(VENV)/bin/uv
 $(STAMP): pyproject.toml uv.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	test -x $(UV) || $(PY) -m pip install --quiet "uv==$(UV_VERSION)"
-	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --frozen --extra dev --extra all --quiet
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --extra dev --extra all --quiet
 	touch $(STAMP)
 
 # Refresh the lock on purpose: every dependency to its newest release (macOS and Linux), then
 # `make test`; commit uv.lock when it passes. What fails is a finding about the new releases
 # (the `latest` pin set of suites/release.suite.yaml shows the same thing nightly).
 lock:
-	$(UV) lock --upgrade --exclude-newer "$$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	sed -i.bak 's/^exclude-newer = "[^"]*"/exclude-newer = "'"$$(date -u +%Y-%m-%dT%H:%M:%SZ)"'"/' pyproject.toml && rm -f pyproject.toml.bak
+	$(UV) lock --upgrade
 
 # Debian/Ubuntu: OpenBLAS for MLX's CPU backend (10-70x on dense float32), espeak-ng for
 # reference speech, chromium and an emoji font for the browser test of report escaping
