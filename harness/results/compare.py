@@ -308,7 +308,7 @@ def _case_delta(
         # the new versions): still a case that stopped working, named as known
         return make(
             verdict=Verdict.NEWLY_FAILING,
-            reasons=(f"known broken (xfail): {cur.reason or 'no reason given'}",),
+            reasons=(f"known broken (xfail): {_known(cur.reason)}",),
         )
     if (base.status.is_failing or base.status is Status.XFAILED) and cur.status in WORKING:
         return make(verdict=Verdict.FIXED)
@@ -380,3 +380,9 @@ def compare_runs(
         git=(baseline.git_sha, current.git_sha),
         cases=cases,
     )
+
+
+def _known(reason: str | None) -> str:
+    """An xfail's reason without the ``known: `` its judge puts first."""
+    text = reason or "no reason given"
+    return text.removeprefix("known: ")

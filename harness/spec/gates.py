@@ -1,23 +1,30 @@
 """Gate expressions: ``">= 5"`` (absolute, in the metric's unit) or ``"-5%"`` (vs baseline).
 
-A relative gate is judged like a comparison: it fails only on a significant change worse than
-its allowance; too few samples, or no baseline, leave it "not evaluated" with the reason.
+A gate judges the change, not the noise. Each is decided on an interval:
 
-Noise: when the uncertainty of a median (:func:`harness.results.stats.median_noise`, the
-half-width of its 95% interval) is larger than what the gate asks to tell apart (a relative
-gate's allowance; an absolute gate's distance between the median and its threshold), the
-verdict would come from noise: the gate is "not evaluated" and says so. More repeats
-(``repeats: auto``) narrow the median's interval.
+- absolute: the 95% interval of the median (order statistics; with fewer than 6 samples the
+  range of the samples, which covers the median less often and is wider). It passes when the
+  whole interval meets the threshold, fails when none of it does, and only when the interval
+  straddles the threshold is it "not evaluated", with about how many samples would decide.
+- relative: the 95% bootstrap interval of the change of the median from the baseline. It
+  fails when the whole interval is worse than the allowance, passes when none of it is, and is
+  "not evaluated" only when the interval straddles the allowance: then the message names the
+  noise of each side (baseline and current) and about how many samples a side would decide.
+  A 10x drop fails however noisy the baseline was; a timing needs 2 samples a side for an
+  interval (a count, such as bytes, is decided on one).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
-from harness.results.significance import ALPHA, decide
-from harness.results.stats import coefficient_of_variation, median_noise
-from harness.types import Gate, GateResult, Metric, Verdict
+from harness.results.significance import TIMED_UNITS, relative_change
+from harness.results.stats import bootstrap_ratio_ci, median_ci, median_noise
+from harness.types import Gate, GateResult, Metric
+
+MAX_SUGGESTED = 1000  # "about N samples" above this says "more than 1000"
 
 _ABSOLUTE = re.compile(r"^\s*(>=|<=|==|>|<)\s*([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*$")
 _RELATIVE = re.compile(r"^\s*([-+]?\d+(?:\.\d*)?)\s*%\s*$")
@@ -56,76 +63,107 @@ def evaluate_gate(
     *,
     higher_is_better: bool = True,
     baseline: Metric | None = None,
-    alpha: float = ALPHA,
 ) -> GateResult:
-    """Check ``gate`` against the median of ``metric`` (and of ``baseline`` when relative).
-
-    A relative gate follows compare's rule (:func:`harness.results.significance.decide`): it fails
-    only when the change is worse than its allowance and significant at ``alpha``; samples that
-    cannot decide leave it not evaluated (``passed`` None), with the reason in its message.
-    """
-    if metric is None or not metric.samples or math.isnan(metric.median):
+    """Check ``gate`` against ``metric`` (and ``baseline`` when relative); ``passed`` None when
+    it cannot be judged, with the reason (and what would decide it) in the message."""
+    if metric is None or not _finite(metric.samples) or math.isnan(metric.median):
         return GateResult(gate, None, None, f"{gate.metric}: not evaluated: not measured")
-    measured = metric.median
-    unit = metric.unit.value
     if not gate.relative:
-        margin = abs(measured - gate.threshold) / abs(measured) if measured else math.inf
-        noisy = _noise_line(gate, margin, "margin to the gate", metric)
-        if noisy is not None:
-            detail = f"expected {gate.op} {gate.threshold:g} {unit}, measured {measured:.4g} {unit}"
-            return GateResult(gate, measured, None, f"{noisy} ({detail})")
-        passed = bool(_OPS[gate.op](measured, gate.threshold))
-        verb = "ok" if passed else "FAILED"
-        message = (
-            f"{gate.metric} {verb}: expected {gate.op} {gate.threshold:g} {unit}, "
-            f"measured {measured:.4g} {unit} (median of {len(metric.samples)})"
-        )
-        return GateResult(gate, measured, passed, message)
-    if baseline is None or not baseline.samples or math.isnan(baseline.median):
+        return _absolute(gate, metric)
+    if baseline is None or not _finite(baseline.samples) or math.isnan(baseline.median):
         return GateResult(
             gate,
-            measured,
+            metric.median,
             None,
             f"{gate.metric} {gate.expression}: not evaluated: no baseline "
             "(give --baseline a run that has this case)",
         )
-    noisy = _noise_line(gate, gate.threshold, "gate", metric, baseline)
-    if noisy is not None:
-        return GateResult(gate, measured, None, noisy)
-    decision = decide(
-        baseline.samples,
-        metric.samples,
-        unit=metric.unit,
-        higher_is_better=higher_is_better,
-        effect=gate.threshold,
-        alpha=alpha,
-    )
+    return _relative(gate, metric, baseline, higher_is_better)
+
+
+def _finite(samples: Sequence[float]) -> list[float]:
+    return [s for s in samples if math.isfinite(s)]
+
+
+def median_interval(samples: Sequence[float]) -> tuple[float, float]:
+    """The 95% interval of the median (:func:`median_ci`), or the samples' range when there are
+    too few for one (fewer than 6; one sample: the point)."""
+    finite = sorted(_finite(samples))
+    return median_ci(finite) or (finite[0], finite[-1])
+
+
+def _samples_to_decide(n: int, half_width: float, distance: float) -> str:
+    """``about 12 samples``: an interval narrows as 1/sqrt(n); what would clear ``distance``."""
+    if distance <= 0 or not math.isfinite(half_width):
+        return "no number of samples decides it (the median is on the line)"
+    needed = max(n + 1, math.ceil(n * (half_width / distance) ** 2) + 1)
+    return f"about {needed} samples" if needed <= MAX_SUGGESTED else f"more than {MAX_SUGGESTED}"
+
+
+def _absolute(gate: Gate, metric: Metric) -> GateResult:
+    finite = _finite(metric.samples)
+    measured, unit, n = metric.median, metric.unit.value, len(finite)
+    low, high = median_interval(finite)
+    meets_low = bool(_OPS[gate.op](low, gate.threshold))
+    meets_high = bool(_OPS[gate.op](high, gate.threshold))
+    interval = f"; 95% interval {low:.4g}..{high:.4g}" if n > 1 else ""
     detail = (
-        f"allowed {gate.threshold:.1%} worse than baseline {baseline.median:.4g} {unit}, "
-        f"measured {measured:.4g} {unit} ({decision.change:+.1%}; "
-        f"{len(baseline.samples)} vs {len(metric.samples)} samples)"
+        f"expected {gate.op} {gate.threshold:g} {unit}, measured {measured:.4g} {unit} "
+        f"(median of {n}{interval})"
     )
-    if decision.verdict is Verdict.INCONCLUSIVE:
-        message = f"{gate.metric} not evaluated: inconclusive ({decision.note}); {detail}"
+    if meets_low and meets_high:
+        return GateResult(gate, measured, True, f"{gate.metric} ok: {detail}")
+    if not meets_low and not meets_high:
+        return GateResult(gate, measured, False, f"{gate.metric} FAILED: {detail}")
+    decide = _samples_to_decide(n, (high - low) / 2, abs(measured - gate.threshold))
+    message = (
+        f"{gate.metric} {gate.expression}: not evaluated: the interval of the median straddles "
+        f"the threshold ({detail}); {decide} would decide"
+    )
+    return GateResult(gate, measured, None, message)
+
+
+def _side(name: str, samples: Sequence[float]) -> str:
+    """``baseline ±19.4% n=5``: how uncertain one side's median is."""
+    noise = median_noise(samples)
+    return f"{name} {f'±{noise:.1%} ' if noise is not None else ''}n={len(samples)}"
+
+
+def _relative(gate: Gate, metric: Metric, baseline: Metric, higher_is_better: bool) -> GateResult:
+    before, after = _finite(baseline.samples), _finite(metric.samples)
+    measured, unit, allowed = metric.median, metric.unit.value, gate.threshold
+    change = relative_change(baseline.median, measured)
+    sides = f"{_side('baseline', before)}, {_side('current', after)}"
+    head = f"{gate.metric} {gate.expression}"
+    if metric.unit in TIMED_UNITS and min(len(before), len(after)) < 2:
+        message = (
+            f"{head}: not evaluated: a timing needs 2 samples a side for an interval "
+            f"({change:+.1%}; {sides}); set repeats: 2 or more"
+        )
         return GateResult(gate, measured, None, message)
-    if decision.verdict is Verdict.REGRESSED:
-        return GateResult(gate, measured, False, f"{gate.metric} FAILED: {detail}; {decision.note}")
-    return GateResult(gate, measured, True, f"{gate.metric} ok: {detail}")
-
-
-def _noise_line(gate: Gate, effect: float, what: str, *metrics: Metric) -> str | None:
-    """``noise ±12% exceeds the 5% gate: not evaluated (...)`` when the noisiest median of
-    ``metrics`` is less certain than ``effect``; None when the gate can be judged."""
-    noises = [(median_noise(m.samples), m) for m in metrics]
-    known = [(n, m) for n, m in noises if n is not None]
-    if not known:
-        return None
-    noise, worst = max(known, key=lambda pair: pair[0])
-    if noise <= effect:
-        return None
-    cv = coefficient_of_variation(worst.samples) or 0.0
-    return (
-        f"{gate.metric} {gate.expression}: noise ±{noise:.1%} exceeds the {effect:.1%} {what}: "
-        f"not evaluated (95% interval of the median; CV {cv:.1%} over {len(worst.samples)} "
-        "samples; more repeats or repeats: auto narrow it)"
+    ratio_low, ratio_high = bootstrap_ratio_ci(before, after)
+    if math.isnan(ratio_low) or baseline.median == 0:
+        message = f"{head}: not evaluated: the baseline's median is 0 (no relative change)"
+        return GateResult(gate, measured, None, message)
+    low, high = ratio_low - 1, ratio_high - 1
+    line = -allowed if higher_is_better else allowed  # the worst change allowed
+    slack = 1e-9  # a change of exactly the allowance, in floating point, is allowed
+    beyond = high < line - slack if higher_is_better else low > line + slack
+    within = low >= line - slack if higher_is_better else high <= line + slack
+    change_text = f"{change:+.1%} (95% {low:+.1%}..{high:+.1%})"
+    detail = (
+        f"{change_text} from {baseline.median:.4g} to {measured:.4g} {unit}, "
+        f"allowed {allowed:.1%} worse; {sides}"
     )
+    if beyond:
+        return GateResult(gate, measured, False, f"{gate.metric} FAILED: {detail}")
+    if within:
+        return GateResult(gate, measured, True, f"{gate.metric} ok: {detail}")
+    decide = _samples_to_decide(
+        max(len(before), len(after)), (high - low) / 2, abs((low + high) / 2 - line)
+    )
+    message = (
+        f"{head}: not evaluated: {change_text} straddles the allowed {line:+.1%}; {sides}; "
+        f"{decide} a side would decide"
+    )
+    return GateResult(gate, measured, None, message)

@@ -95,7 +95,7 @@ def test_the_comparison_comes_right_after_the_summary() -> None:
     ("baseline", "says"),
     [
         (None, "not evaluated: no baseline"),
-        ((100.0, 101.0, 99.0), "not evaluated: inconclusive (needs n >= 4 a side)"),
+        ((60.0, 51.0, 40.0), "not evaluated: -2.0% (95% "),
     ],
 )
 def test_a_gate_not_evaluated_is_shown_in_report_and_terminal(

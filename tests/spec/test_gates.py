@@ -42,29 +42,44 @@ def _spread(median: float, width: float) -> tuple[float, ...]:
     return tuple(median * (1 + width * d) for d in (-1.0, -0.6, -0.2, 0.2, 0.6, 1.0))
 
 
+def _noisy(median: float) -> tuple[float, ...]:
+    """Five samples around ``median`` spread +-20%: a busy machine's baseline."""
+    return tuple(median * (1 + d) for d in (-0.2, -0.1, 0.0, 0.1, 0.2))
+
+
 @pytest.mark.parametrize(
     ("expression", "samples", "baseline", "higher", "passed", "says"),
     [
-        (">= 5", (5.9, 6.0, 6.1), None, True, True, "ok: expected >= 5"),  # median 6
-        (">= 5", (4.4, 4.5, 4.6), None, True, False, "FAILED: expected >= 5"),  # median 4.5
-        # the median is less certain than its distance to the threshold: noise decides
-        (">= 5", (4.0, 6.0, 7.0), None, True, None, "noise ±38.2% exceeds the 16.7% margin"),
-        (">= 5", (4.0, 4.5, 9.0), None, True, None, "not evaluated (95% interval"),
-        ("< 0.5", (0.4,), None, False, True, "ok"),
-        ("-5%", _five(96.0), _five(100.0), True, True, "ok: allowed 5.0% worse"),  # 4% slower
-        ("-5%", _five(94.0), _five(100.0), True, False, "FAILED: allowed 5.0% worse"),
+        (">= 5", (5.9, 6.0, 6.1), None, True, True, "ok: expected >= 5"),  # all of it >= 5
+        (">= 5", (4.4, 4.5, 4.6), None, True, False, "FAILED: expected >= 5"),  # none of it
+        # the interval of the median straddles the threshold: not judged, with what would be
+        (">= 5", (4.0, 6.0, 7.0), None, True, None, "straddles the threshold"),
+        (">= 5", (4.0, 4.5, 9.0), None, True, None, "samples would decide"),
+        (">= 5", (5.0, 5.0, 5.0), None, True, True, "ok"),  # on the line, >=: met
+        ("> 5", (5.0, 5.0, 5.0), None, True, False, "FAILED"),  # on the line, >: not met
+        ("< 0.5", (0.4,), None, False, True, "ok"),  # one sample: the point
+        ("<= 0.5", (0.5,), None, False, True, "ok"),
+        ("-5%", _five(96.0), _five(100.0), True, True, "ok: -4.0%"),  # 4% slower, 5% allowed
+        ("-5%", _five(94.0), _five(100.0), True, False, "FAILED: -6.0%"),
         ("-5%", _five(106.0), _five(100.0), False, False, "FAILED"),  # lower is better: worse
+        ("-5%", _five(104.0), _five(100.0), False, True, "ok"),
         ("-5%", _five(120.0), _five(100.0), True, True, "ok"),  # better is never a failure
+        ("+5%", _five(94.0), _five(100.0), True, False, "FAILED"),  # the sign is not a direction
         ("-5%", _five(94.0), None, True, None, "-5%: not evaluated: no baseline"),
-        # 3 a side can never be significant (smallest p 0.1), whatever the change
-        ("-5%", _five(47.0)[:3], _five(100.0)[:3], True, None, "inconclusive (needs n >= 4"),
-        ("-5%", _five(99.0)[:3], _five(100.0)[:3], True, None, "inconclusive (needs n >= 4"),
-        ("-5%", (94.0,), (100.0,), True, None, "not evaluated: inconclusive (needs n >= 4"),
-        # worse than allowed but not significant: the samples overlap too much to decide
-        ("-5%", _spread(94.0, 0.06), _spread(100.0, 0.06), True, None, "p=0."),
-        # noisier than the gate's allowance: not judged on noise, whatever the medians say
-        ("-5%", (60.0, 95, 88, 130, 80), (100.0, 70, 120, 90, 110), True, None, "noise ±"),
-        ("-5%", _spread(80.0, 0.2), _five(100.0), True, None, "exceeds the 5.0% gate"),
+        # 3 a side: the interval decides when it is clear of the allowance
+        ("-5%", _five(47.0)[:3], _five(100.0)[:3], True, False, "FAILED: -53.0%"),
+        ("-5%", _five(99.0)[:3], _five(100.0)[:3], True, True, "ok: -1.0%"),
+        # a 10x drop against a noisy baseline fails: the change is far beyond the noise
+        ("-10%", _five(10.0), _noisy(85.0), True, False, "FAILED: -88.2%"),
+        ("-10%", _five(10.0), _noisy(85.0), True, False, "baseline ±"),
+        # one timing sample a side: no interval, never judged on it
+        ("-5%", (94.0,), (100.0,), True, None, "needs 2 samples a side"),
+        # worse than allowed, but the samples overlap too much to say by how much
+        ("-5%", _spread(94.0, 0.06), _spread(100.0, 0.06), True, None, "straddles the allowed -5.0%"),
+        ("-5%", (60.0, 95, 88, 130, 80), (100.0, 70, 120, 90, 110), True, None, "current ±"),
+        ("-5%", _spread(80.0, 0.2), _five(100.0), True, False, "FAILED: -20.0%"),  # noisy, clear
+        ("-5%", _spread(90.0, 0.2), _five(100.0), True, None, "a side would decide"),
+        ("-5%", _five(94.0), (0.0, 0.0, 0.0), True, None, "baseline's median is 0"),
     ],
 )
 def test_evaluate(expression, samples, baseline, higher, passed, says) -> None:  # type: ignore[no-untyped-def]
@@ -74,9 +89,9 @@ def test_evaluate(expression, samples, baseline, higher, passed, says) -> None: 
         higher_is_better=higher,
         baseline=_metric(*baseline) if baseline else None,
     )
-    assert result.passed is passed
+    assert result.passed is passed, result.message
     assert result.message.startswith("throughput.decode_tps")
-    assert says in result.message
+    assert says in result.message, result.message
 
 
 @pytest.mark.parametrize(
@@ -84,8 +99,9 @@ def test_evaluate(expression, samples, baseline, higher, passed, says) -> None: 
     [
         ((1000.0,), (1000.0,), True),  # identical bytes
         ((1000.0,), (1040.0,), True),  # 4% more, 5% allowed
-        ((1000.0,), (1070.0,), None),  # 7%: over the allowance, under 10%: no test possible
-        ((1000.0,), (1300.0,), False),  # a count that moved 30% fails without a test
+        ((1000.0,), (1050.0,), True),  # at the allowance: allowed
+        ((1000.0,), (1070.0,), False),  # a count is decided on one sample: 7% is beyond 5%
+        ((1000.0,), (1300.0,), False),
     ],
 )
 def test_relative_gate_on_one_counted_sample(
@@ -95,6 +111,30 @@ def test_relative_gate_on_one_counted_sample(
     gate = parse_gate("memory.mlx_peak_bytes", "-5%")
     result = evaluate_gate(gate, mem(after), higher_is_better=False, baseline=mem(before))
     assert result.passed is passed, result.message
+
+
+def test_the_samples_that_would_decide_grow_as_the_change_nears_the_allowance() -> None:
+    import re
+
+    def needed(median: float) -> int:
+        gate = parse_gate("throughput.decode_tps", "-5%")
+        result = evaluate_gate(
+            gate, _metric(*_spread(median, 0.1)), baseline=_metric(*_spread(100.0, 0.1))
+        )
+        assert result.passed is None, result.message
+        found = re.search(r"(about|more than) (\d+) (samples )?a side", result.message)
+        assert found, result.message
+        return int(found.group(2)) + (found.group(1) == "more than")
+
+    assert needed(85.0) < needed(88.0) < needed(90.0)
+
+
+def test_the_gate_is_the_same_for_samples_in_any_order() -> None:
+    gate = parse_gate("throughput.decode_tps", "-5%")
+    base, cur = (100.0, 90, 110, 95, 105), (80.0, 70, 90, 75, 85)
+    one = evaluate_gate(gate, _metric(*cur), baseline=_metric(*base))
+    other = evaluate_gate(gate, _metric(*reversed(cur)), baseline=_metric(*sorted(base)))
+    assert (one.passed, one.message) == (other.passed, other.message)
 
 
 def test_missing_metric_is_not_evaluated() -> None:
