@@ -75,7 +75,7 @@ def _noisy(median: float) -> tuple[float, ...]:
         # one timing sample a side: no interval, never judged on it
         ("-5%", (94.0,), (100.0,), True, None, "needs 2 samples a side"),
         # worse than allowed, but the samples overlap too much to say by how much
-        ("-5%", _spread(94.0, 0.06), _spread(100.0, 0.06), True, None, "straddles the allowed -5.0%"),
+        ("-5%", _spread(94.0, 0.06), _spread(100.0, 0.06), True, None, "straddles the allowed -5"),
         ("-5%", (60.0, 95, 88, 130, 80), (100.0, 70, 120, 90, 110), True, None, "current ±"),
         ("-5%", _spread(80.0, 0.2), _five(100.0), True, False, "FAILED: -20.0%"),  # noisy, clear
         ("-5%", _spread(90.0, 0.2), _five(100.0), True, None, "a side would decide"),
