@@ -161,12 +161,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.cli_policy import policy_lines
     from harness.report import render_html, render_markdown
     from harness.report.comparison import section
     from harness.report.comparison_text import comparison_lines
+    from harness.results.ci_policy import PolicyError, parse_fail_on
     from harness.results.compare import Thresholds, compare_runs
     from harness.results.store import load_run
 
+    try:  # compare's job is regressions: they always count
+        fail_on = parse_fail_on(args.fail_on, regression=True)
+    except PolicyError as exc:
+        raise CliError(str(exc)) from None
     baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
     comparison = compare_runs(
         baseline,
@@ -188,7 +194,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         (out / "compare.html").write_text(render_html(current, sections))
         print(f"wrote {out / 'compare.md'} and {out / 'compare.html'}", file=sys.stderr)
     print("\n".join(comparison_lines(comparison)), file=sys.stderr)  # stdout stays Markdown
-    return 1 if comparison.regressions else 0
+    judged = policy_lines(current, comparison, fail_on, shard=current.shard is not None)
+    for line in judged:
+        print(line, file=sys.stderr)
+    return 1 if judged else 0
 
 
 def _alpha(text: str) -> float:
@@ -282,11 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="a run record (run.jsonl or its directory) to compare with; enables relative gates",
     )
-    p.add_argument(
-        "--fail-on-regression",
-        action="store_true",
-        help="exit 1 when the comparison with --baseline finds a regression",
-    )
+    from harness.cli_policy import add_policy_options
+
+    add_policy_options(p.add_argument)
     p.add_argument(
         "--shard",
         metavar="I/N",
@@ -342,6 +349,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-model-change",
         action="store_true",
         help="compare even though model files changed (e.g. a 4-bit variant)",
+    )
+    p.add_argument(
+        "--fail-on",
+        default=None,
+        metavar="KINDS",
+        help="what makes the exit status 1, as for run (regression always counts here)",
     )
     p.set_defaults(func=cmd_compare)
 

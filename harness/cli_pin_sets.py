@@ -165,6 +165,11 @@ def child_args(args: argparse.Namespace, paths: Sequence[Path], run_id: str) -> 
         out += ["--baseline", args.baseline]
     if args.fail_on_regression:
         out.append("--fail-on-regression")
+    if getattr(args, "fail_on", None) is not None:
+        out += ["--fail-on", args.fail_on]
+    for flag in ("allow_model_change", "allow_machine_change"):
+        if getattr(args, flag, False):
+            out.append("--" + flag.replace("_", "-"))
     return out
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from harness.cli_errors import CliError
 
 if TYPE_CHECKING:
+    from harness.cli_policy import Policy
     from harness.report.progress import RunProgress
     from harness.run_end import RunEnd
     from harness.runner.session import RunSession
@@ -40,6 +41,7 @@ def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
         split = parse_shard(args.shard) if args.shard is not None else None
     except ShardError as exc:
         raise CliError(str(exc)) from None
+    chosen_policy(args)  # a bad --fail-on is one line before anything runs
     if getattr(args, "pin_set", None):  # the suites are loaded whole in the pin sets' runs
         from harness.cli_pin_sets import run_pin_sets
 
@@ -98,6 +100,30 @@ def _turns(args: argparse.Namespace) -> Turns | None:
         except KeyboardInterrupt as exc:
             raise SystemExit(as_interrupt(exc).exit_status) from None
     return turns
+
+
+def resume_command(args: argparse.Namespace, run_id: str) -> str:
+    """The whole command that resumes this run: its suites, report folder and selection."""
+    import shlex
+
+    words = ["mlx-harness", "run", *map(str, args.paths)]
+    words += ["--report-dir", str(args.report_dir)]
+    if args.k:
+        words += ["-k", args.k]
+    if args.shard:
+        words += ["--shard", args.shard]
+    words += ["--resume", run_id]
+    return shlex.join(words)
+
+
+def chosen_policy(args: argparse.Namespace) -> Policy:
+    """The CI policy of ``run``'s options; a bad ``--fail-on`` is a CliError (one line)."""
+    from harness.cli_policy import PolicyError, policy_from
+
+    try:
+        return policy_from(lambda dest: getattr(args, dest, None))
+    except PolicyError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _run_id(args: argparse.Namespace) -> str | None:
@@ -174,7 +200,7 @@ def _run_cases(
                     print(case_line(result), flush=True)
             print(f"{stop.reason}: stopped the workers; partial report follows", file=sys.stderr)
         try:
-            end = conclude(session)
+            end = conclude(session, thresholds=chosen_policy(args).thresholds)
         except KeyboardInterrupt:
             print(
                 "interrupted again: the record is kept, the report was not written", file=sys.stderr
@@ -219,9 +245,15 @@ def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> in
     if end.report_error is not None:
         print(f"mlx-harness: error: {end.report_error}", file=sys.stderr)
     if session.stopped is not None:
-        print(f"resume with: mlx-harness run ... --resume {session.run_id}", file=sys.stderr)
+        from harness.report.escape import plain
+
+        print(f"resume with: {plain(resume_command(args, session.run_id), 2000)}", file=sys.stderr)
         return session.stopped.exit_status
-    if end.comparison is not None and end.comparison.regressions and args.fail_on_regression:
-        return 1
-    ok = all(r.status.is_ok for r in end.run.results)
+    from harness.cli_policy import policy_lines
+
+    policy = chosen_policy(args)
+    judged = policy_lines(end.run, end.comparison, policy.fail_on, shard=bool(args.shard))
+    for line in judged:
+        print(line)
+    ok = all(r.status.is_ok for r in end.run.results) and not judged
     return 0 if ok and end.report_error is None else 1

@@ -43,6 +43,8 @@ class HarnessState:
     signals: ExitStack = field(default_factory=ExitStack)  # stop-signal handlers while running
     split: tuple[int, int] | None = None  # --shard I/N
     shard: Any = None  # harness.types.Shard once the plan is split
+    policy: Any = None  # harness.cli_policy.Policy: what fails the run besides failed cases
+    policy_lines: list[str] = field(default_factory=list)  # what the policy found at the end
 
 
 STATE = pytest.StashKey[HarnessState]()
@@ -85,12 +87,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="a run record (run.jsonl or its directory) to compare with; enables relative gates",
     )
-    group.addoption(
-        "--fail-on-regression",
-        action="store_true",
-        default=False,
-        help="exit non-zero when the comparison with --baseline finds a regression",
-    )
+    from harness.cli_policy import add_policy_options
+
+    add_policy_options(group.addoption)
     group.addoption(
         "--shard",
         default=None,
@@ -136,6 +135,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"--run-id {run_id} and --resume {resume} name different runs; give only --resume"
         )
+    from harness.cli_policy import PolicyError, policy_from
+
+    try:
+        state.policy = policy_from(lambda dest: config.getoption(dest, None))
+    except PolicyError as exc:
+        raise pytest.UsageError(str(exc)) from None
     shard = config.getoption("shard", None)
     if shard is not None:
         from harness.spec.shard import ShardError, parse_shard
@@ -443,21 +448,39 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         with signals_deferred():
             state.session.interrupt(RunInterrupted(why=why))
     render = not session.config.getoption("no_report") and not in_worker(session.config)
-    state.end = conclude(state.session, render=render)  # xdist: the controller renders
+    thresholds = state.policy.thresholds if state.policy is not None else None
+    state.end = conclude(state.session, render=render, thresholds=thresholds)  # xdist: controller
     if (
         state.shard is not None
         and not state.planned
         and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
     ):
         session.exitstatus = pytest.ExitCode.OK  # an empty shard is a valid run
-    comparison = state.end.comparison
-    failed = (
-        comparison is not None
-        and comparison.regressions
-        and session.config.getoption("fail_on_regression")
-    ) or state.end.report_error is not None
-    if failed and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    from harness.cli_policy import judge_pytest_session
+
+    if not in_worker(session.config):  # xdist: the controller judges the joined run
+        judge_pytest_session(session, state, state.end, shard=state.split is not None)
+
+
+def resume_command(config: pytest.Config, run_id: str) -> str:
+    """``pytest`` with this session's own arguments, its run id or resume replaced by
+    ``--resume RUN_ID``: the whole command that goes on where this run stopped."""
+    import shlex
+
+    from harness.report.escape import plain
+
+    words, skip = [], False
+    for arg in config.invocation_params.args:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--run-id", "--resume"):
+            skip = True
+            continue
+        if arg.startswith(("--run-id=", "--resume=")):
+            continue
+        words.append(arg)
+    return plain(shlex.join(["pytest", *words, "--resume", run_id]), 2000)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -472,11 +495,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     lines = [*terminal_summary(end.run), *gate_lines(end.run)]
     if end.comparison is not None:
         lines += comparison_lines(end.comparison)
+    lines += state.policy_lines
     if end.report_html is not None:
         lines.append(f"report: {end.report_html}")
     if end.report_error is not None:
         lines.append(f"error: {end.report_error}")
     if state.session is not None and state.session.stopped is not None:
-        lines.append(f"resume with: pytest ... --resume {state.session.run_id}")
+        lines.append(f"resume with: {resume_command(config, state.session.run_id)}")
     for line in lines:
         terminalreporter.write_line(line)

@@ -248,16 +248,19 @@ class XdistController:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         render = not self.config.getoption("no_report")
-        end = conclude_record(run, run_dir, root, self.state.baseline, render=render)
+        policy = self.state.policy
+        end = conclude_record(
+            run,
+            run_dir,
+            root,
+            self.state.baseline,
+            render=render,
+            thresholds=policy.thresholds if policy is not None else None,
+        )
         self.state.end = end
-        comparison = end.comparison
-        failed = (
-            comparison is not None
-            and comparison.regressions
-            and self.config.getoption("fail_on_regression")
-        ) or end.report_error is not None
-        if failed and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        from harness.cli_policy import judge_pytest_session
+
+        judge_pytest_session(session, self.state, end, shard=self.state.split is not None)
 
 
 def setup_xdist(config: pytest.Config, state: Any, report_root: Path) -> None:

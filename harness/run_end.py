@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.metrics import MetricSpec
 from harness.report.comparison import with_comparison
 from harness.report.publish import LATEST, ReportDirError, publish_reports
-from harness.results.compare import Comparison, compare_runs
+from harness.results.compare import Comparison, Thresholds, compare_runs
 from harness.runner.session import RunSession
 from harness.types import RunRecord
 
@@ -27,7 +27,9 @@ class RunEnd:
     report_error: str | None = None  # one line: why the reports could not be written
 
 
-def conclude(session: RunSession, *, render: bool = True) -> RunEnd:
+def conclude(
+    session: RunSession, *, render: bool = True, thresholds: Thresholds | None = None
+) -> RunEnd:
     """End ``session``'s record and publish its reports (and comparison, with a baseline)."""
 
     run = session.finish()
@@ -38,6 +40,7 @@ def conclude(session: RunSession, *, render: bool = True) -> RunEnd:
         session.baseline,
         specs=session.specs,
         render=render,
+        thresholds=thresholds,
     )
 
 
@@ -49,12 +52,13 @@ def conclude_record(
     *,
     specs: Mapping[str, MetricSpec] | None = None,
     render: bool = True,
+    thresholds: Thresholds | None = None,
 ) -> RunEnd:
     """Compare a written record (``run_dir/run.jsonl``) with ``baseline`` and publish its
     reports, ``report_root/latest`` pointing at them (pytest-xdist's parts joined end here)."""
     comparison = None
     if baseline is not None:
-        comparison = compare_runs(baseline, run, specs=specs)
+        comparison = compare_runs(baseline, run, specs=specs, thresholds=thresholds)
     if not render:
         return RunEnd(run, comparison)
     sections = with_comparison(comparison) if comparison is not None else None

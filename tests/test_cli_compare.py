@@ -82,10 +82,11 @@ def test_a_relative_gate_without_baseline_is_shown_not_skipped(
         'gates:\n  throughput.decode_tps: "-5%"\n'
     )
     reports = tmp_path / "reports"
-    assert main(["run", str(suite), "--report-dir", str(reports), "--run-id", "r"]) == 0
+    # every gate of the run unjudged: the default policy fails closed (unjudged-gates)
+    assert main(["run", str(suite), "--report-dir", str(reports), "--run-id", "r"]) == 1
     (result,) = load_run(reports / "r").results
     (gate,) = result.gates
     assert result.status is Status.PASSED and gate.passed is None
     assert "throughput.decode_tps -5%: not evaluated: no baseline" in gate.message
     report = (reports / "r" / "report.md").read_text()
-    assert "### Gates not evaluated" in report and "not evaluated: no baseline" in report
+    assert "### Gates" in report and "not evaluated: no baseline" in report

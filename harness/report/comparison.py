@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.report.chart_model import Chart
@@ -83,7 +84,8 @@ def _status_table(cases: list[CaseDelta]) -> Table:
     moved = [
         c
         for c in cases
-        if c.baseline_status != c.current_status or c.verdict in (Verdict.NEW, Verdict.REMOVED)
+        if c.baseline_status != c.current_status
+        or c.verdict in (Verdict.NEW, Verdict.REMOVED, Verdict.NOT_COMPARABLE)  # with its why
     ]
     moved.sort(key=lambda c: VERDICT_ORDER.index(c.verdict))
     columns = (
@@ -219,6 +221,23 @@ def _ordered(counts: Counter[Verdict]) -> tuple[tuple[str, int], ...]:
     return tuple((VERDICT_LABEL[v], counts[v]) for v in VERDICT_ORDER if counts[v])
 
 
+def more_samples(scenarios: Iterable[str], needed: int) -> str:
+    """What gives cases of ``scenarios`` ``needed`` samples a side: ``repeats: 4 or more``,
+    ``reloads: 3 or more`` (load: the first load and each reload), or more of their items."""
+    from harness.scenarios import SCENARIOS
+
+    hints = []
+    for name in sorted(set(scenarios)):
+        source = SCENARIOS.get(name).samples_from if name in SCENARIOS.names() else "repeats"
+        if source == "repeats":
+            hints.append(f"repeats: {needed} or more")
+        elif source == "reloads":
+            hints.append(f"{name}'s reloads: {needed - 1} or more (its first load and each reload)")
+        else:
+            hints.append(f"{name}: more {source} ({needed} a side; repeats do not add samples)")
+    return "; ".join(dict.fromkeys(hints))
+
+
 def inconclusive_reasons(comparison: Comparison) -> tuple[str, ...]:
     """One line per reason the inconclusive cases give: too few samples (with the count a side
     they need) or changes the test did not find significant."""
@@ -226,12 +245,13 @@ def inconclusive_reasons(comparison: Comparison) -> tuple[str, ...]:
     deltas = [d for c in cases for d in c.metrics if d.verdict is Verdict.INCONCLUSIVE]
     needed = sorted({d.needed_n for d in deltas if d.needed_n is not None})
     few = [d for d in deltas if d.needed_n is not None]
+    short = [c.scenario for c in cases for d in c.metrics if d.needed_n is not None]
     rest = len(deltas) - len(few)
     lines = []
     if few:
         lines.append(
             f"{len(few)} metric comparison(s) had too few samples to decide: "
-            f"needs n >= {needed[-1]} a side (raise the suite's repeats)"
+            f"needs n >= {needed[-1]} a side ({more_samples(short, needed[-1])})"
         )
     if rest:
         lines.append(

@@ -1,9 +1,9 @@
 """Terminal lines for a comparison with a baseline, and for the gates a run did not evaluate.
 
 Plain text for the end of a run (pytest's terminal summary, ``mlx-harness run``, ``compare``):
-the verdict counts, then one line per regressed, newly failing or inconclusive case with the
-metric, its change and the reason. Names and reasons are untrusted: :func:`plain` strips
-control characters and line breaks.
+the verdict counts, then one line per regressed, newly failing, not comparable or inconclusive
+case with the metric, its change and the reason; then every gate. Names and reasons are
+untrusted: :func:`plain` strips control characters and line breaks.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from harness.report.comparison import VERDICT_ORDER
+from harness.report.comparison import VERDICT_ORDER, more_samples
 from harness.report.escape import plain
 from harness.results.compare import CaseDelta, Comparison, Method, MetricDelta
 from harness.types import RunRecord, Verdict
 
-SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.INCONCLUSIVE)
+SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE)
 REASON_LIMIT = 200  # characters of a case's reason on its line
 
 
@@ -42,18 +42,19 @@ def _detail(case: CaseDelta) -> str:
 
 
 def comparison_lines(comparison: Comparison) -> list[str]:
-    """The counts line, then one line per regressed, newly failing or inconclusive case."""
+    """The counts line, then one line per newly failing, regressed, not comparable or
+    inconclusive case, with why."""
     cases = sorted(
         (c for c in comparison.cases if c.verdict in SHOWN), key=lambda c: SHOWN.index(c.verdict)
     )
     lines = [counts_line(comparison)]
     lines += [f"  {c.verdict.value}: {plain(c.case_id)}: {_detail(c)}" for c in cases]
     lines += paired_lines(comparison)
-    needed = [d.needed_n for c in cases for d in c.metrics if d.needed_n is not None]
-    if needed:
-        lines.append(
-            f"  inconclusive: too few samples to decide; raise repeats to {max(needed)} or more"
-        )
+    short = [(c.scenario, d.needed_n) for c in cases for d in c.metrics if d.needed_n is not None]
+    if short:
+        needed = max(n for _, n in short)
+        hint = more_samples((s for s, _ in short), needed)
+        lines.append(f"  inconclusive: too few samples to decide; {hint}")
     return lines
 
 
@@ -70,11 +71,32 @@ def paired_lines(comparison: Comparison) -> list[str]:
     return [f"  paired over items (Wilcoxon signed-rank): {total} {noun}: {text}"]
 
 
+GATE_WORDS = {False: "FAILED", None: "not evaluated", True: "passed"}
+PASSED_GATES_SHOWN = 20  # passed gates listed on the terminal; the report lists all
+
+
 def gate_lines(run: RunRecord) -> list[str]:
-    """``gates not evaluated: N`` and one line per gate (no baseline, too few samples, ...)."""
-    found = [(r.case_id, g.message) for r in run.results for g in r.gates if g.passed is None]
+    """``gates: 5 (1 FAILED, 1 not evaluated, 3 passed)`` and one line per gate with what it
+    measured: failed, then not evaluated, then passed (the first 20 of those)."""
+    found = [(r.case_id, g) for r in run.results for g in r.gates]
     if not found:
         return []
-    lines = [f"gates not evaluated: {len(found)}"]
-    lines += [f"  {plain(case_id)}: {plain(message, REASON_LIMIT)}" for case_id, message in found]
+    order = (False, None, True)
+    counts = Counter(g.passed for _, g in found)
+    text = ", ".join(f"{counts[k]} {GATE_WORDS[k]}" for k in order if counts[k])
+    lines = [f"gates: {len(found)} ({text})"]
+    shown_passed = 0
+    for kind in order:
+        for case_id, gate in found:
+            if gate.passed is not kind:
+                continue
+            if kind is True:
+                shown_passed += 1
+                if shown_passed > PASSED_GATES_SHOWN:
+                    continue
+            lines.append(f"  {plain(case_id)}: {plain(gate.message, REASON_LIMIT)}")
+    if shown_passed > PASSED_GATES_SHOWN:
+        lines.append(
+            f"  +{shown_passed - PASSED_GATES_SHOWN} passed gates more (the report lists all)"
+        )
     return lines

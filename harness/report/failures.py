@@ -42,7 +42,7 @@ class Failures:
     problems: tuple[FailureRow, ...]
     expected: Table  # skipped and xfailed cases
     total: int
-    unevaluated: Table | None = None  # gates not evaluated (no baseline, too few samples)
+    gates: Table | None = None  # every gate: failed, then not evaluated, then passed
 
 
 def _gate_unit(result: CaseResult, gate: GateResult) -> Unit | None:
@@ -132,8 +132,15 @@ def _expected_table(results: list[CaseResult]) -> Table:
     return Table(columns, rows)
 
 
-def _unevaluated_table(results: tuple[CaseResult, ...]) -> Table | None:
-    """Every gate of every case that was not evaluated, passed cases included."""
+GATE_ORDER = {False: 0, None: 1, True: 2}  # failed, not evaluated, passed
+
+
+def _gates_table(results: tuple[CaseResult, ...]) -> Table | None:
+    """Every gate of every case, failed first, then not evaluated, then passed: what was
+    checked, with what it measured."""
+    gates = sorted(
+        ((r, g) for r in results for g in r.gates), key=lambda pair: GATE_ORDER[pair[1].passed]
+    )
     rows = tuple(
         (
             Cell(r.model),
@@ -141,9 +148,7 @@ def _unevaluated_table(results: tuple[CaseResult, ...]) -> Table | None:
             Cell(_params(r) or MISSING, title=r.case_id),
             *gate_row(r, g),
         )
-        for r in results
-        for g in r.gates
-        if g.passed is None
+        for r, g in gates
     )
     if not rows:
         return None
@@ -161,7 +166,7 @@ def build(run: RunRecord) -> Failures:
         problems=tuple(failure(r) for r in problems),
         expected=_expected_table(expected),
         total=len(run.results),
-        unevaluated=_unevaluated_table(run.results),
+        gates=_gates_table(run.results),
     )
 
 

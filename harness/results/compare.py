@@ -31,11 +31,14 @@ from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, 
 
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
 MACHINE_FIELDS = ("cpu", "cores", "memory_bytes", "os", "arch", "mlx_device", "blas")
+# what makes a model's files "the same" between runs: (field, what a change of it is called)
 IDENTITY_FIELDS = (
-    ("config_sha256", "model config changed"),
-    ("chat_template_sha256", "chat template changed"),
-    ("weights_bytes", "model weights changed"),
-    ("backend", "backend changed"),
+    ("revision", "revision"),
+    ("config_sha256", "config.json"),
+    ("weights_bytes", "weights"),
+    ("chat_template_sha256", "chat template"),
+    ("backend", "backend"),
+    ("server", "server"),
 )
 # a case's verdict is its worst metric's: regressed > improved > inconclusive > unchanged
 ROLL_UP = (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE)
@@ -246,11 +249,28 @@ def input_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[s
 
 
 def model_changes(baseline: RunRecord, current: RunRecord, before: str, after: str) -> list[str]:
-    """What differs between a model's identity in two runs (files, template, backend)."""
+    """What differs between a model's identity in two runs, one line with both values:
+    ``model files changed: revision 1a2b3c4d5e6f -> 9f8e7d6c5b4a, weights 513.0 MiB ->
+    98.2 MiB`` (empty when the same, or when either run lacks the identity)."""
     b_id, c_id = baseline.models.get(before), current.models.get(after)
     if b_id is None or c_id is None:
         return []
-    return [text for name, text in IDENTITY_FIELDS if getattr(b_id, name) != getattr(c_id, name)]
+    changes = [
+        f"{label} {_identity_value(name, getattr(b_id, name))} -> "
+        f"{_identity_value(name, getattr(c_id, name))}"
+        for name, label in IDENTITY_FIELDS
+        if getattr(b_id, name) != getattr(c_id, name)
+    ]
+    return [f"model files changed: {', '.join(changes)}"] if changes else []
+
+
+def _identity_value(name: str, value: object) -> str:
+    if value is None or value == "":
+        return "none"
+    if name == "weights_bytes" and isinstance(value, int):
+        return f"{value / 2**20:.1f} MiB"
+    text = str(value)
+    return text[:12] if name.endswith("sha256") or name == "revision" else text
 
 
 def _metric_deltas(

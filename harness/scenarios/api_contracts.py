@@ -124,6 +124,7 @@ class ApiContractsScenario(BaseScenario[ApiContractsParams]):
     params_model = ApiContractsParams
     backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})
     repeats_apply: ClassVar[bool] = False
+    samples_from: ClassVar[str] = "checks"
     metrics: ClassVar[tuple[MetricSpec, ...]] = (PASSED, FAILED, NOT_APPLICABLE)
 
     def workload(self, params: ApiContractsParams) -> Workload:

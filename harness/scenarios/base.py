@@ -100,6 +100,7 @@ class Scenario(Protocol[P]):
     needs: ClassVar[frozenset[Capability]]  # of the model (probe)
     backend_needs: ClassVar[frozenset[BackendCapability]]  # of the backend (declared)
     repeats_apply: ClassVar[bool]  # False: its samples do not come from `repeats`
+    samples_from: ClassVar[str]  # what gives more samples: "repeats", "reloads", "prompts", ...
     params_model: type[P]
 
     def workload(self, params: P) -> Workload | None: ...
@@ -119,6 +120,9 @@ class BaseScenario(ABC, Generic[P]):
     needs: ClassVar[frozenset[Capability]] = NO_NEEDS
     backend_needs: ClassVar[frozenset[BackendCapability]] = NO_BACKEND_NEEDS
     repeats_apply: ClassVar[bool] = True
+    # what gives a case more samples a side, for the hint of an inconclusive comparison:
+    # "repeats" (the default), or the scenario's own parameter ("reloads") or items ("prompts")
+    samples_from: ClassVar[str] = "repeats"
     # True: a metric depends on the machine's speed (times, rates), so parallel workers on one
     # machine would skew it: ``pytest -n 2`` refuses the case. False: correctness only.
     measures_time: ClassVar[bool] = True

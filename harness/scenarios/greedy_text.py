@@ -48,6 +48,7 @@ class GreedyText(BaseScenario[GreedyTextParams]):
     params_model = GreedyTextParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (E2E,)
     repeats_apply: ClassVar[bool] = False  # one answer per prompt: greedy is deterministic
+    samples_from: ClassVar[str] = "prompts"
 
     def run(self, ctx: ScenarioContext, params: GreedyTextParams) -> ScenarioOutput:
         model = ctx.model

@@ -40,6 +40,7 @@ class LoadScenario(BaseScenario[LoadParams]):
     needs: ClassVar[frozenset[Capability]] = NO_NEEDS  # any model its backend can load
     backend_needs: ClassVar[frozenset[BackendCapability]] = NO_BACKEND_NEEDS  # any backend
     repeats_apply: ClassVar[bool] = False  # samples come from `reloads`, not from repeats
+    samples_from: ClassVar[str] = "reloads"
 
     def run(self, ctx: ScenarioContext, params: LoadParams) -> ScenarioOutput:
         infos = [ctx.load_info] + [ctx.reload()[1] for _ in range(params.reloads)]

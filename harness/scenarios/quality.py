@@ -192,6 +192,7 @@ class QualityScenario(BaseScenario[QualityParams]):
         {BackendCapability.TEXT_GENERATION}
     )
     repeats_apply: ClassVar[bool] = False
+    samples_from: ClassVar[str] = "text chunks"
 
     def workload(self, params: QualityParams) -> Workload:
         """One item's tokens, scored at every position; the reference (when it resolves) is

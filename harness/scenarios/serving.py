@@ -222,6 +222,7 @@ class Serving(BaseScenario[ServingParams]):
     params_model = ServingParams
     backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})
     repeats_apply: ClassVar[bool] = False  # a point's samples are its requests
+    samples_from: ClassVar[str] = "requests"
     metrics: ClassVar[tuple[MetricSpec, ...]] = declared_specs()
 
     def workload(self, params: ServingParams) -> Workload:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,6 +23,34 @@ from harness.spec.resolve import ResolveError, resolve_model
 def _did_you_mean(name: str, known: list[str]) -> str:
     close = difflib.get_close_matches(name, known, n=1)
     return f"did you mean '{close[0]}'?" if close else "known: " + ", ".join(sorted(known))
+
+
+def hub_warnings(loaded: LoadedSuite, hub_cache: Path | None = None) -> tuple[SuiteError, ...]:
+    """One warning per ``hub:`` model that is not in the local cache while downloads are off:
+    its cases will be skipped (and a run of nothing but those fails the CI policy)."""
+    from harness.spec.hub_cache import cached_near, hub_cache_dir, is_cached
+
+    if loaded.suite.allow_download:
+        return ()
+    cache = hub_cache if hub_cache is not None else hub_cache_dir()
+    warnings = []
+    for sourced in loaded.models:
+        repo = sourced.entry.hub
+        if not repo or is_cached(repo, cache):
+            continue
+        near = cached_near(repo, cache)
+        hint = f"did you mean '{near}'?" if near else f"download it first (hf download {repo})"
+        warnings.append(
+            SuiteError(
+                str(sourced.path),
+                sourced.line,
+                sourced.column,
+                f"warning: hub model '{repo}' is not in the local Hugging Face cache ({cache}); "
+                "its cases will be skipped",
+                hint,
+            )
+        )
+    return tuple(warnings)
 
 
 def check_suite(loaded: LoadedSuite) -> list[SuiteError]:

@@ -70,6 +70,22 @@ def cached_models(cache_dir: Path) -> list[CachedModel]:
     return found
 
 
+def cached_near(repo_id: str, cache_dir: Path) -> str | None:
+    """The cached repository id closest to ``repo_id`` (a typo, another case), None when none
+    is close: what a "did you mean" names."""
+    import difflib
+
+    ids = {m.repo_id.lower(): m.repo_id for m in cached_models(cache_dir)}
+    close = difflib.get_close_matches(repo_id.lower(), list(ids), n=1, cutoff=0.75)
+    return ids[close[0]] if close else None
+
+
+def is_cached(repo_id: str, cache_dir: Path) -> bool:
+    """Whether ``repo_id`` has a folder with a snapshot in the cache (any revision)."""
+    folder = cache_dir / (REPO_PREFIX + repo_id.replace("/", "--"))
+    return (folder / "snapshots").is_dir() and any((folder / "snapshots").iterdir())
+
+
 def _snapshot(folder: Path) -> tuple[Path, str | None] | None:
     main = folder / "refs" / "main"
     if main.is_file():

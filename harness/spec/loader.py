@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from harness.spec.checks import check_suite
+from harness.spec.checks import check_suite, hub_warnings
 from harness.spec.errors import SuiteError, SuiteInvalid, describe_value, shorten
 from harness.spec.expand import expand_models
 from harness.spec.loaded import LoadedSuite, SourcedExpect, SourcedModel, suite_name
@@ -167,4 +167,5 @@ def load_suite(path: Path, *, hub_cache: Path | None = None) -> LoadedSuite:
     errors.extend(check_suite(loaded))
     if errors:
         raise SuiteInvalid(errors)
-    return dataclasses.replace(loaded, warnings=(*loaded.warnings, *repeat_warnings(loaded)))
+    more = (*repeat_warnings(loaded), *hub_warnings(loaded, hub_cache))
+    return dataclasses.replace(loaded, warnings=(*loaded.warnings, *more))

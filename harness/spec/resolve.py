@@ -79,12 +79,20 @@ def _resolve_hub(repo_id: str, revision: str | None, cache: Path, *, allow_downl
     except LocalEntryNotFoundError:
         raise ResolveError(
             f"hub model '{repo_id}'{at} is not in the local Hugging Face cache ({cache})",
-            f"download it first (hf download {repo_id}), or set 'allow_download: true' / "
-            "pass --allow-download",
+            f"{_did_you_mean(repo_id, cache)}download it first (hf download {repo_id}), or set "
+            "'allow_download: true' / pass --allow-download",
         ) from None
     except Exception as exc:  # hub client errors vary by version; keep them one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ResolveError(
             f"hub model '{repo_id}'{at} could not be resolved: {first}",
-            "check the id and revision",
+            f"{_did_you_mean(repo_id, cache)}check the id and revision",
         ) from None
+
+
+def _did_you_mean(repo_id: str, cache: Path) -> str:
+    """``did you mean 'org/name' (in the cache)? else `` when a cached id is close; else ""."""
+    from harness.spec.hub_cache import cached_near
+
+    near = cached_near(repo_id, cache)
+    return f"did you mean '{near}' (in the cache)? else " if near and near != repo_id else ""

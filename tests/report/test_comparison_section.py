@@ -9,7 +9,7 @@ import pytest
 from report_fixtures import EVIL, case, make_run, metric
 
 from harness.report import default_sections, render_html, render_markdown
-from harness.report.comparison import build_view, with_comparison
+from harness.report.comparison import build_view, more_samples, with_comparison
 from harness.report.comparison_text import comparison_lines, gate_lines
 from harness.results.compare import compare_runs
 from harness.spec.gates import evaluate_gate, parse_gate
@@ -53,8 +53,25 @@ def test_terminal_lines_name_each_regressed_and_inconclusive_case() -> None:
         "regressed (p=0.00794, minimum effect 3%)",
         "  inconclusive: smoke::few::throughput: throughput.decode_tps -53.2% "
         "inconclusive (needs n >= 4 a side)",
-        "  inconclusive: too few samples to decide; raise repeats to 4 or more",
+        "  inconclusive: too few samples to decide; repeats: 4 or more",
     ]
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "hint"),
+    [
+        (["throughput"], "repeats: 4 or more"),
+        # load's samples are its first load and each reload: repeats do not add any
+        (["load"], "load's reloads: 3 or more (its first load and each reload)"),
+        (["greedy_text"], "greedy_text: more prompts (4 a side; repeats do not add samples)"),
+        (
+            ["load", "throughput"],
+            "load's reloads: 3 or more (its first load and each reload); repeats: 4 or more",
+        ),
+    ],
+)
+def test_the_hint_names_what_gives_more_samples(scenarios: list[str], hint: str) -> None:
+    assert more_samples(scenarios, 4) == hint
 
 
 def test_newly_failing_cases_give_their_reason_and_untrusted_text_is_plain() -> None:
@@ -73,7 +90,7 @@ def test_the_section_shows_inconclusive_metrics_with_their_sample_counts() -> No
     assert view.metric_counts == view.counts
     assert view.inconclusive == (
         "1 metric comparison(s) had too few samples to decide: needs n >= 4 a side "
-        "(raise the suite's repeats)",
+        "(repeats: 4 or more)",
     )
     markdown = render_markdown(cur, with_comparison(comparison))
     assert "Cases: 🔻 regressed: **1** · ❔ inconclusive: **1** · = unchanged: **1**" in markdown
@@ -110,19 +127,44 @@ def test_a_gate_not_evaluated_is_shown_in_report_and_terminal(
     assert gate.passed is None and says in gate.message
     run = make_run([case("m", "throughput", metrics=[measured], gates=[gate])])  # passed
     assert gate_lines(run) == [
-        "gates not evaluated: 1",
+        "gates: 1 (1 not evaluated)",
         f"  smoke::m::throughput: {gate.message}",
     ]
     markdown = render_markdown(run)
-    assert "### Gates not evaluated" in markdown
+    assert "### Gates" in markdown
     row = next(line for line in markdown.splitlines() if says in line)
     assert row.startswith("| m | throughput |") and "| not evaluated |" in row
-    assert "Gates not evaluated" in render_html(run)
+    assert "<h3>Gates</h3>" in render_html(run)
 
 
-def test_no_gate_lines_when_every_gate_was_evaluated() -> None:
+def test_every_gate_is_listed_failed_first_passed_too() -> None:
+    """What CI checked is visible: passed gates are listed with what they measured."""
     measured = metric(DECODE, Unit.TOKENS_PER_SECOND, 50.0)
-    gate = evaluate_gate(parse_gate(DECODE, ">= 1"), measured)
-    run = make_run([case("m", "throughput", metrics=[measured], gates=[gate])])
-    assert gate.passed is True and gate_lines(run) == []
-    assert "Gates not evaluated" not in render_markdown(run)
+    ok = evaluate_gate(parse_gate(DECODE, ">= 1"), measured)
+    bad = evaluate_gate(parse_gate(DECODE, ">= 100"), measured)
+    run = make_run(
+        [
+            case("a", "throughput", metrics=[measured], gates=[ok]),
+            case("b", "throughput", Status.FAILED, metrics=[measured], gates=[bad]),
+        ]
+    )
+    assert ok.passed is True and bad.passed is False
+    assert gate_lines(run) == [
+        "gates: 2 (1 FAILED, 1 passed)",
+        f"  smoke::b::throughput: {bad.message}",
+        f"  smoke::a::throughput: {ok.message}",
+    ]
+    markdown = render_markdown(run)
+    gates = markdown[markdown.index("### Gates") :]
+    assert gates.index("| b | throughput |") < gates.index("| a | throughput |")
+    assert "measured 50 tok/s" in ok.message and ok.message in gates
+
+
+def test_passed_gates_on_the_terminal_are_capped_the_report_has_all() -> None:
+    measured = metric(DECODE, Unit.TOKENS_PER_SECOND, 50.0)
+    ok = evaluate_gate(parse_gate(DECODE, ">= 1"), measured)
+    run = make_run([case(f"m{i}", "throughput", metrics=[measured], gates=[ok]) for i in range(25)])
+    lines = gate_lines(run)
+    assert lines[0] == "gates: 25 (25 passed)" and len(lines) == 1 + 20 + 1
+    assert lines[-1] == "  +5 passed gates more (the report lists all)"
+    assert render_markdown(run).count(ok.message) == 25

@@ -109,7 +109,43 @@ def test_changed_chat_template_is_not_comparable() -> None:
     base = _run("a", [_case(metrics=metrics)])
     cur = _run("b", [_case(metrics=(_decode([50, 51, 49, 50, 52]),))], template="t2")
     (case,) = compare_runs(base, cur).cases
-    assert case.verdict is Verdict.NOT_COMPARABLE and "chat template changed" in case.reasons
+    assert case.verdict is Verdict.NOT_COMPARABLE
+    assert case.reasons == ("model files changed: chat template t1 -> t2",)
+
+
+IDENTITY_CHANGES = [
+    # (identity fields changed, the one reason line)
+    (
+        {"revision": "a" * 40, "weights_bytes": 538_000_000},
+        "model files changed: revision aaaaaaaaaaaa -> bbbbbbbbbbbb, weights 513.1 MiB -> 98.2 MiB",
+    ),
+    ({"config_sha256": "c" * 64}, "model files changed: config.json cccccccccccc -> dddddddddddd"),
+    ({"backend": "mlx_lm"}, "model files changed: backend mlx_lm -> mlx_vlm"),
+    ({"server": None}, "model files changed: server none -> llama-server b1"),
+]
+IDENTITY_AFTER = {
+    "revision": "b" * 40,
+    "weights_bytes": 103_000_000,
+    "config_sha256": "d" * 64,
+    "backend": "mlx_vlm",
+    "server": "llama-server b1",
+}
+
+
+@pytest.mark.parametrize(("before", "reason"), IDENTITY_CHANGES)
+def test_a_changed_model_is_named_with_both_values_unless_allowed(
+    before: dict[str, object], reason: str
+) -> None:
+    base = _run("a", [_case(metrics=(_decode([100, 101, 99, 100, 102]),))])
+    cur = _run("b", [_case(metrics=(_decode([10, 11, 9, 10, 12]),))])
+    old = dataclasses.replace(base.models["m"], **before)  # type: ignore[arg-type]
+    new = dataclasses.replace(base.models["m"], **{k: IDENTITY_AFTER[k] for k in before})  # type: ignore[arg-type]
+    base = dataclasses.replace(base, models={"m": old})
+    cur = dataclasses.replace(cur, models={"m": new})
+    (case,) = compare_runs(base, cur).cases
+    assert case.verdict is Verdict.NOT_COMPARABLE and case.reasons == (reason,)
+    allowed = compare_runs(base, cur, thresholds=Thresholds(allow_model_change=True)).cases[0]
+    assert allowed.verdict is Verdict.REGRESSED  # compared on purpose: the drop still shows
 
 
 @pytest.mark.parametrize(

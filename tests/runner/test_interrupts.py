@@ -96,6 +96,10 @@ def test_stop_mid_case_then_resume(
     assert proc.returncode == code, out
     assert "Traceback" not in out
     assert gone_in < 10.0
+    # the whole command that goes on, suite and report folder included
+    (resume,) = [line for line in out.splitlines() if line.startswith("resume with: ")]
+    assert "s.suite.yaml" in resume and "--report-dir reports" in resume, resume
+    assert resume.endswith("--resume r") and "--run-id" not in resume, resume
 
     run = load_run(run_dir)
     statuses = {r.case_id.split("::", 1)[1]: r.status for r in run.results}

@@ -126,7 +126,7 @@ def test_the_samples_that_would_decide_grow_as_the_change_nears_the_allowance() 
         assert found, result.message
         return int(found.group(2)) + (found.group(1) == "more than")
 
-    assert needed(85.0) < needed(88.0) < needed(90.0)
+    assert needed(88.0) < needed(90.0) < needed(92.0)
 
 
 def test_the_gate_is_the_same_for_samples_in_any_order() -> None:

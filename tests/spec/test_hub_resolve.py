@@ -136,6 +136,44 @@ def test_alias_names_the_cases_and_a_missing_model_is_a_skip(  # type: ignore[no
 
 
 @pytest.mark.parametrize(
+    ("typed", "near"),
+    [("org/tiyn", "org/tiny"), ("Org/Tiny-", "org/tiny"), ("other/model", None)],
+)
+def test_an_uncached_hub_id_warns_in_validate_with_did_you_mean(  # type: ignore[no-untyped-def]
+    write_suite, cache: Path, monkeypatch: pytest.MonkeyPatch, no_network: None, typed, near
+) -> None:
+    """A mistyped id: the suite loads (the run would skip it), with one warning line naming
+    the cached model it was probably meant to be; the skip reason says the same."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    suite = write_suite(
+        f"schema_version: 1\nmodels:\n  - {{hub: {typed}}}\nscenarios:\n  - scenario: load\n"
+    )
+    loaded = load_suite(suite)
+    (warning,) = [
+        w for w in loaded.warnings if "is not in the local Hugging Face cache" in w.message
+    ]
+    line = str(warning)
+    assert line.startswith(f"{suite}:3:") and "\n" not in line
+    assert f"warning: hub model '{typed}'" in line and "its cases will be skipped" in line
+    assert (f"did you mean '{near}'?" in line) is (near is not None)
+    (case,) = plan(loaded)
+    assert case.expectation is not None and case.expectation.kind is ExpectKind.SKIP
+    assert (f"did you mean '{near}' (in the cache)?" in case.expectation.reason) is (
+        near is not None
+    )
+
+
+def test_a_cached_hub_id_gives_no_warning(  # type: ignore[no-untyped-def]
+    write_suite, cache: Path, monkeypatch: pytest.MonkeyPatch, no_network: None
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    suite = write_suite(
+        "schema_version: 1\nmodels:\n  - {hub: org/tiny}\nscenarios:\n  - scenario: load\n"
+    )
+    assert not [w for w in load_suite(suite).warnings if "Hugging Face cache" in w.message]
+
+
+@pytest.mark.parametrize(
     ("suite_allows", "cli_allows", "local_only"),
     [(False, False, True), (True, False, False), (False, True, False)],
 )

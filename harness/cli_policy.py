@@ -1,0 +1,110 @@
+"""The CI policy's options and verdict, shared by ``mlx-harness run`` and the pytest plugin:
+``--fail-on``, ``--fail-on-regression``, ``--allow-model-change``, ``--allow-machine-change``
+declared once (argparse's ``add_argument`` and pytest's ``addoption`` take the same words), and
+the lines and exit decision of :mod:`harness.results.ci_policy` after a run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.results.ci_policy import DEFAULT, FailOn, PolicyError, findings, kinds, parse_fail_on
+from harness.results.compare import Comparison, Thresholds
+from harness.types import RunRecord
+
+POLICY_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "--fail-on",
+        {
+            "default": None,
+            "metavar": "KINDS",
+            "help": "what besides failed cases makes the exit status 1, comma-separated: "
+            f"{kinds()}, or none (default: {','.join(k.value for k in FailOn if k in DEFAULT)})",
+        },
+    ),
+    (
+        "--fail-on-regression",
+        {
+            "action": "store_true",
+            "default": False,
+            "help": "also exit 1 when the comparison with --baseline finds a regression "
+            "(adds 'regression' to --fail-on)",
+        },
+    ),
+    (
+        "--allow-model-change",
+        {
+            "action": "store_true",
+            "default": False,
+            "help": "compare with --baseline even where a model's files changed (a 4-bit "
+            "variant on purpose); the change is still named",
+        },
+    ),
+    (
+        "--allow-machine-change",
+        {
+            "action": "store_true",
+            "default": False,
+            "help": "compare with --baseline even though the machine changed",
+        },
+    ),
+)
+
+
+def add_policy_options(add: Callable[..., Any]) -> None:
+    """Declare the policy's options with ``add`` (``parser.add_argument`` or pytest's
+    ``group.addoption``)."""
+    for name, kwargs in POLICY_OPTIONS:
+        add(name, **kwargs)
+
+
+@dataclass(frozen=True)
+class Policy:
+    fail_on: frozenset[FailOn]
+    thresholds: Thresholds
+
+
+def policy_from(option: Callable[[str], Any]) -> Policy:
+    """The policy the options chose (``option(dest)`` reads one); PolicyError on a bad
+    ``--fail-on`` (one line)."""
+    fail_on = parse_fail_on(option("fail_on"), regression=bool(option("fail_on_regression")))
+    return Policy(
+        fail_on,
+        Thresholds(
+            allow_model_change=bool(option("allow_model_change")),
+            allow_machine_change=bool(option("allow_machine_change")),
+        ),
+    )
+
+
+def policy_lines(
+    run: RunRecord, comparison: Comparison | None, fail_on: Iterable[FailOn], *, shard: bool
+) -> list[str]:
+    """One ``policy: ...`` line per finding (empty: the cases alone decide the exit)."""
+    return [f"policy: {f.line}" for f in findings(run, comparison, fail_on, shard=shard)]
+
+
+def judge_pytest_session(session: Any, state: Any, end: Any, *, shard: bool) -> None:
+    """Under pytest: the policy's findings on the ended run (``end``, a RunEnd), kept on
+    ``state.policy_lines`` for the summary; any of them, or reports that could not be written,
+    turn an otherwise passing session's exit status to 1."""
+    import pytest
+
+    if state.policy is not None:
+        state.policy_lines = policy_lines(
+            end.run, end.comparison, state.policy.fail_on, shard=shard
+        )
+    failed = bool(state.policy_lines) or end.report_error is not None
+    if failed and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+__all__ = [
+    "Policy",
+    "PolicyError",
+    "add_policy_options",
+    "judge_pytest_session",
+    "policy_from",
+    "policy_lines",
+]

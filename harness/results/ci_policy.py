@@ -1,0 +1,165 @@
+"""What makes a run's exit status non-zero: one policy for ``run``, ``compare`` and the pytest
+plugin, so CI fails closed.
+
+A case that failed, errored, crashed or timed out always fails the run. Beyond that, each
+:class:`FailOn` kind is a reason the harness could not say "all good" even though no case
+failed; the default (:data:`DEFAULT`) fails on each of them except a regression and a single
+unjudged gate, and ``--fail-on`` replaces it (``--fail-on none`` accepts everything but failed
+cases; ``--fail-on-regression`` adds ``regression``):
+
+- ``nothing-ran``: cases were planned and every one was skipped: nothing was measured.
+- ``unjudged-gates``: the run has gates and not one of them could be judged.
+- ``inconclusive-gate``: any gate not judged (not in the default: a noisy machine straddles).
+- ``not-comparable``: with a baseline, a case that cannot be compared with it (its model files
+  changed, another machine, ...), named with its reason.
+- ``new-failure``: with a baseline, a case that worked there and fails (or xfails) now.
+- ``regression``: with a baseline, a metric that regressed significantly.
+
+:func:`findings` gives one line per reason found; the drivers print them and exit 1 when there
+is one. Pure: it reads a record and a comparison, never the terminal or the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from harness.results.compare import Comparison
+from harness.types import RunRecord, Status, Verdict
+
+
+class FailOn(str, Enum):
+    NOTHING_RAN = "nothing-ran"
+    UNJUDGED_GATES = "unjudged-gates"
+    INCONCLUSIVE_GATE = "inconclusive-gate"
+    NOT_COMPARABLE = "not-comparable"
+    NEW_FAILURE = "new-failure"
+    REGRESSION = "regression"
+
+
+DEFAULT = frozenset(
+    {FailOn.NOTHING_RAN, FailOn.UNJUDGED_GATES, FailOn.NOT_COMPARABLE, FailOn.NEW_FAILURE}
+)
+NONE = "none"
+SHOWN = 3  # cases named per finding line; the rest counted
+
+
+class PolicyError(ValueError):
+    """A ``--fail-on`` value that is not a list of kinds: one line with the fix."""
+
+
+def parse_fail_on(text: str | None, *, regression: bool = False) -> frozenset[FailOn]:
+    """``--fail-on`` (comma-separated kinds, ``none``, or None for the default), with
+    ``regression`` added by ``--fail-on-regression``."""
+    chosen: set[FailOn] = set(DEFAULT)
+    if text is not None:
+        words = [w.strip() for w in text.split(",") if w.strip()]
+        if not words:
+            raise PolicyError(f"--fail-on: empty; give kinds ({kinds()}) or {NONE}")
+        chosen = set()
+        for word in words:
+            if word == NONE:
+                continue
+            try:
+                chosen.add(FailOn(word))
+            except ValueError:
+                raise PolicyError(
+                    f"--fail-on: {word!r} is not a kind; use {kinds()} or {NONE}"
+                ) from None
+    if regression:
+        chosen.add(FailOn.REGRESSION)
+    return frozenset(chosen)
+
+
+def kinds() -> str:
+    return ", ".join(k.value for k in FailOn)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason the policy fails the run, for people: ``nothing-ran: all 8 cases skipped``."""
+
+    kind: FailOn
+    line: str
+
+
+def _named(case_ids: Sequence[str]) -> str:
+    shown = ", ".join(case_ids[:SHOWN])
+    more = len(case_ids) - SHOWN
+    return shown + (f", +{more} more" if more > 0 else "")
+
+
+def findings(
+    run: RunRecord,
+    comparison: Comparison | None,
+    fail_on: Iterable[FailOn],
+    *,
+    shard: bool = False,
+) -> list[Finding]:
+    """Every reason under ``fail_on`` to fail ``run`` (none when its cases alone decide).
+    ``shard``: the run is one shard of a plan, where having no case is normal."""
+    wanted = frozenset(fail_on)
+    found: list[Finding] = []
+    results = run.results
+    if FailOn.NOTHING_RAN in wanted and results and not shard:
+        skipped = [r for r in results if r.status is Status.SKIPPED]
+        if len(skipped) == len(results):
+            first = skipped[0].reason or "no reason recorded"
+            found.append(
+                Finding(
+                    FailOn.NOTHING_RAN,
+                    f"nothing-ran: all {len(results)} cases were skipped, nothing was measured "
+                    f"(first: {first})",
+                )
+            )
+    gates = [(r.case_id, g) for r in results for g in r.gates]
+    unjudged = [case_id for case_id, g in gates if g.passed is None]
+    if FailOn.UNJUDGED_GATES in wanted and gates and len(unjudged) == len(gates):
+        found.append(
+            Finding(
+                FailOn.UNJUDGED_GATES,
+                f"unjudged-gates: none of the {len(gates)} gates could be judged "
+                f"({_named(list(dict.fromkeys(unjudged)))}); the lines above say why",
+            )
+        )
+    elif FailOn.INCONCLUSIVE_GATE in wanted and unjudged:
+        found.append(
+            Finding(
+                FailOn.INCONCLUSIVE_GATE,
+                f"inconclusive-gate: {len(unjudged)} of {len(gates)} gates not judged "
+                f"({_named(list(dict.fromkeys(unjudged)))})",
+            )
+        )
+    if comparison is not None:
+        found += _comparison_findings(comparison, wanted)
+    return found
+
+
+def _comparison_findings(comparison: Comparison, wanted: frozenset[FailOn]) -> list[Finding]:
+    by_verdict: dict[Verdict, list[str]] = {}
+    reasons: dict[str, str] = {}
+    for case in comparison.cases:
+        by_verdict.setdefault(case.verdict, []).append(case.case_id)
+        if case.reasons:
+            reasons.setdefault(case.case_id, case.reasons[0])
+    found = []
+    rules = (
+        (FailOn.NOT_COMPARABLE, Verdict.NOT_COMPARABLE, "not comparable with the baseline"),
+        (FailOn.NEW_FAILURE, Verdict.NEWLY_FAILING, "newly failing"),
+        (FailOn.REGRESSION, Verdict.REGRESSED, "regressed"),
+    )
+    for kind, verdict, what in rules:
+        cases = by_verdict.get(verdict, [])
+        if kind not in wanted or not cases:
+            continue
+        first = cases[0]
+        why = f" (first: {first}: {reasons[first]})" if first in reasons else ""
+        found.append(Finding(kind, f"{kind.value}: {len(cases)} cases {what}{why}"))
+    return found
+
+
+def policy_line(fail_on: Iterable[FailOn]) -> str:
+    """``fails on: failed cases, nothing-ran, ...``: what the exit status was judged by."""
+    chosen = [k.value for k in FailOn if k in frozenset(fail_on)]
+    return "fails on: failed cases" + "".join(f", {k}" for k in chosen)

@@ -1,0 +1,64 @@
+"""The cost of comparing two runs at the size of a nightly suite: generated records of N cases
+(throughput-like, 2 metrics x 5 samples each, the current run 0-20% slower at random), timed
+over compare_runs. Prints seconds in all and per case, for each N given.
+
+    .venv/bin/python tests/benchmarks/compare_scale.py 1000 3000 10000
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+
+from harness.results.compare import compare_runs
+from harness.types import CaseResult, Machine, Metric, ModelIdentity, RunRecord, Status, Unit
+
+MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 24 * 2**30, "3.11")
+
+
+def _run(run_id: str, cases: int, rng: random.Random, slower: bool) -> RunRecord:
+    results = []
+    for i in range(cases):
+        factor = 1 - rng.uniform(0, 0.2) if slower else 1.0
+
+        def samples(center: float, factor: float = factor) -> tuple[float, ...]:
+            return tuple(center * factor * rng.lognormvariate(0, 0.05) for _ in range(5))
+
+        results.append(
+            CaseResult(
+                f"s::m{i % 50}::throughput[pp{i}]",
+                "s",
+                f"m{i % 50}",
+                "throughput",
+                Status.PASSED,
+                params={"prompt_tokens": i},
+                point={"prompt_tokens": i},
+                metrics=(
+                    Metric("throughput.prefill_tps", Unit.TOKENS_PER_SECOND, samples(200.0)),
+                    Metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, samples(14.0)),
+                ),
+            )
+        )
+    models = {f"m{j}": ModelIdentity(f"m{j}", f"/m{j}", "mlx_lm") for j in range(50)}
+    return RunRecord(
+        1, run_id, "2026-11-26", MACHINE, {}, None, models=models, results=tuple(results)
+    )
+
+
+def main(sizes: list[int]) -> None:
+    rng = random.Random(0)
+    for n in sizes:
+        base, cur = _run("base", n, rng, False), _run("cur", n, rng, True)
+        start = time.perf_counter()
+        comparison = compare_runs(base, cur)
+        took = time.perf_counter() - start
+        print(
+            f"{n:>6} cases: compare {took:7.2f} s, {took / n * 1000:6.2f} ms a case "
+            f"({', '.join(f'{k} {v.value}' for v, k in comparison.counts().most_common())})",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main([int(a) for a in sys.argv[1:]] or [1000])

@@ -1,0 +1,126 @@
+"""The CI policy: which outcomes fail a run, parsed from ``--fail-on``, one line per finding."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.results.ci_policy import (
+    DEFAULT,
+    FailOn,
+    PolicyError,
+    findings,
+    parse_fail_on,
+    policy_line,
+)
+from harness.results.compare import CaseDelta, Comparison
+from harness.types import Gate, GateResult, Status, Verdict
+from tests.report.report_fixtures import case, make_run
+
+GATE = Gate("throughput.decode_tps", "within", 0.05, True, "-5%")
+
+
+def _gate(passed: bool | None) -> GateResult:
+    return GateResult(GATE, 10.0, passed, "throughput.decode_tps -5%: ...")
+
+
+def _comparison(*verdicts: Verdict) -> Comparison:
+    cases = tuple(
+        CaseDelta(
+            f"s::m{i}::load",
+            f"m{i}",
+            "load",
+            {},
+            Status.PASSED,
+            Status.PASSED,
+            v,
+            reasons=(f"why {v.value}",),
+        )
+        for i, v in enumerate(verdicts)
+    )
+    return Comparison("base", "cur", (), (), (None, None), cases)
+
+
+SKIPPED = [
+    case("a", "load", Status.SKIPPED, reason="not in the local cache"),
+    case("b", "load", Status.SKIPPED),
+]
+PASSED = [case("a", "load"), case("b", "load", Status.SKIPPED)]
+UNJUDGED = [case("a", "throughput", gates=[_gate(None), _gate(None)])]
+MIXED_GATES = [case("a", "throughput", gates=[_gate(None), _gate(True)])]
+
+# (results, comparison, fail_on, kinds found)
+TABLE = [
+    (SKIPPED, None, DEFAULT, [FailOn.NOTHING_RAN]),
+    (SKIPPED, None, frozenset(), []),
+    (PASSED, None, DEFAULT, []),  # one case ran: something was measured
+    ([], None, DEFAULT, []),  # no cases: its own exit status (5), not this policy's
+    (UNJUDGED, None, DEFAULT, [FailOn.UNJUDGED_GATES]),
+    (MIXED_GATES, None, DEFAULT, []),  # one gate judged: not every gate went unjudged
+    (MIXED_GATES, None, {FailOn.INCONCLUSIVE_GATE}, [FailOn.INCONCLUSIVE_GATE]),
+    (UNJUDGED, None, {FailOn.INCONCLUSIVE_GATE}, [FailOn.INCONCLUSIVE_GATE]),
+    (PASSED, _comparison(Verdict.NOT_COMPARABLE), DEFAULT, [FailOn.NOT_COMPARABLE]),
+    (PASSED, _comparison(Verdict.NEWLY_FAILING), DEFAULT, [FailOn.NEW_FAILURE]),
+    (PASSED, _comparison(Verdict.REGRESSED), DEFAULT, []),  # regression: opt in
+    (PASSED, _comparison(Verdict.REGRESSED), DEFAULT | {FailOn.REGRESSION}, [FailOn.REGRESSION]),
+    (PASSED, _comparison(Verdict.INCONCLUSIVE, Verdict.UNCHANGED, Verdict.IMPROVED), DEFAULT, []),
+    (
+        SKIPPED,
+        _comparison(Verdict.NOT_COMPARABLE, Verdict.REGRESSED),
+        set(FailOn),
+        [FailOn.NOTHING_RAN, FailOn.NOT_COMPARABLE, FailOn.REGRESSION],
+    ),
+]
+
+
+@pytest.mark.parametrize(("results", "comparison", "fail_on", "kinds"), TABLE)
+def test_findings(results, comparison, fail_on, kinds) -> None:  # type: ignore[no-untyped-def]
+    found = findings(make_run(results), comparison, fail_on)
+    assert [f.kind for f in found] == kinds
+    for finding in found:
+        assert finding.line.startswith(f"{finding.kind.value}: ") and "\n" not in finding.line
+
+
+def test_a_finding_names_the_first_case_and_its_reason() -> None:
+    (nothing,) = findings(make_run(SKIPPED), None, DEFAULT)
+    assert "all 2 cases were skipped" in nothing.line and "not in the local cache" in nothing.line
+    (changed,) = findings(make_run(PASSED), _comparison(Verdict.NOT_COMPARABLE), DEFAULT)
+    assert changed.line == (
+        "not-comparable: 1 cases not comparable with the baseline "
+        "(first: s::m0::load: why not_comparable)"
+    )
+
+
+def test_an_empty_shard_is_not_nothing_ran() -> None:
+    assert findings(make_run(SKIPPED), None, DEFAULT, shard=True) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "regression", "expected"),
+    [
+        (None, False, DEFAULT),
+        (None, True, DEFAULT | {FailOn.REGRESSION}),
+        ("none", False, frozenset()),
+        ("none", True, frozenset({FailOn.REGRESSION})),
+        ("regression, nothing-ran", False, {FailOn.REGRESSION, FailOn.NOTHING_RAN}),
+        ("inconclusive-gate", False, {FailOn.INCONCLUSIVE_GATE}),
+    ],
+)
+def test_parse_fail_on(text: str | None, regression: bool, expected: frozenset[FailOn]) -> None:
+    assert parse_fail_on(text, regression=regression) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "says"), [("", "empty"), ("regresion", "'regresion' is not a kind")]
+)
+def test_a_bad_fail_on_is_one_line_with_the_kinds(text: str, says: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        parse_fail_on(text)
+    assert says in str(info.value) and "nothing-ran" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_the_policy_line_says_what_was_judged() -> None:
+    assert policy_line(DEFAULT) == (
+        "fails on: failed cases, nothing-ran, unjudged-gates, not-comparable, new-failure"
+    )
+    assert policy_line(()) == "fails on: failed cases"

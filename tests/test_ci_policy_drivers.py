@@ -1,0 +1,164 @@
+"""The CI policy through both drivers, on fake-backend models: each outcome kind x driver ->
+exit status, with the policy's line on the terminal. ``mlx-harness run`` in process; pytest in a
+subprocess, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.backends.fake import write_fake_model
+from harness.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _suite(tmp_path: Path, *, extra: str = "", per_token_s: float = 0.001) -> Path:
+    model = write_fake_model(tmp_path / "models" / "m", per_token_s=per_token_s)
+    if not (model / "config.json").exists():
+        (model / "config.json").write_text(json.dumps({"model_type": "fake", "v": 1}))
+    path = tmp_path / "p.suite.yaml"
+    path.write_text(
+        "schema_version: 1\n"
+        "defaults: {repeats: 5, warmup: 0}\n"
+        "models:\n  - {name: m, path: models/m, backend: fake}\n"
+        "scenarios:\n  - scenario: throughput\n    params: {prompt_tokens: 4, gen_tokens: 2}\n"
+        + extra
+    )
+    return path
+
+
+ALL_SKIPPED = "expect:\n  - {model: m, status: skip, reason: 'not in the local cache'}\n"
+RELATIVE_GATE = "gates: {throughput.decode_tps: '-5%'}\n"  # no baseline: never judged
+XFAIL_SLOW = (
+    "gates: {throughput.decode_tps: '>= 1000000'}\n"
+    "expect:\n  - {model: m, status: xfail, reason: 'known slow'}\n"
+)
+
+
+def _cli(suite: Path, reports: Path, run_id: str, *extra: str) -> int:
+    return main(["run", str(suite), "--report-dir", str(reports), "--run-id", run_id, *extra])
+
+
+def _pytest(suite: Path, reports: Path, run_id: str, *extra: str) -> tuple[int, str]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            str(suite),
+            "--report-dir",
+            str(reports),
+            "--run-id",
+            run_id,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=suite.parent,
+        timeout=300,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _baseline(tmp_path: Path, reports: Path) -> str:
+    """A first passing run of the plain suite, as the baseline."""
+    assert _cli(_suite(tmp_path), reports, "base") == 0
+    return str(reports / "base")
+
+
+def _change_model(tmp_path: Path) -> None:
+    (tmp_path / "models" / "m" / "config.json").write_text(
+        json.dumps({"model_type": "fake", "v": 2})
+    )
+
+
+# (id, suite text, needs a baseline, change the model files, args -> exit, the policy line)
+CASES = [
+    ("nothing-ran", ALL_SKIPPED, False, False, (), 1, "policy: nothing-ran: all 1 cases"),
+    ("nothing-ran-allowed", ALL_SKIPPED, False, False, ("--fail-on", "none"), 0, ""),
+    ("unjudged-gates", RELATIVE_GATE, False, False, (), 1, "policy: unjudged-gates: none of"),
+    ("unjudged-allowed", RELATIVE_GATE, False, False, ("--fail-on", "nothing-ran"), 0, ""),
+    ("not-comparable", "", True, True, (), 1, "model files changed: config.json"),
+    ("model-change-allowed", "", True, True, ("--allow-model-change",), 0, ""),
+    ("new-failure", XFAIL_SLOW, True, False, (), 1, "policy: new-failure: 1 cases newly failing"),
+    ("new-failure-allowed", XFAIL_SLOW, True, False, ("--fail-on", "none"), 0, ""),
+    ("all-good", "", True, False, (), 0, ""),
+]
+
+
+@pytest.mark.parametrize("driver", ["cli", "pytest"])
+@pytest.mark.parametrize(
+    ("extra", "baseline", "changed", "args", "status", "says"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_each_outcome_kind_through_each_driver(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    driver: str,
+    extra: str,
+    baseline: bool,
+    changed: bool,
+    args: tuple[str, ...],
+    status: int,
+    says: str,
+) -> None:
+    reports = tmp_path / "reports"
+    more = list(args)
+    if baseline:
+        more += ["--baseline", _baseline(tmp_path, reports)]
+        capsys.readouterr()
+    if changed:
+        _change_model(tmp_path)
+    suite = _suite(tmp_path, extra=extra)
+    if driver == "cli":
+        got = _cli(suite, reports, "cur", *more)
+        captured = capsys.readouterr()
+        out = captured.out + captured.err
+    else:
+        got, out = _pytest(suite, reports, "cur", *more)
+    assert got == status, out
+    if says:
+        assert says in out, out
+    else:
+        assert "policy: " not in out, out
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    ("value", "says"), [("regresion", "'regresion' is not a kind"), ("", "empty")]
+)
+def test_a_bad_fail_on_is_one_line_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, says: str
+) -> None:
+    suite = _suite(tmp_path)
+    assert _cli(suite, tmp_path / "reports", "r", "--fail-on", value) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "reports" / "r").exists()
+    got, out = _pytest(suite, tmp_path / "reports", "r", "--fail-on", value)
+    assert got == 4 and says in out and "Traceback" not in out  # pytest's usage error
+
+
+def test_compare_names_the_model_change_and_fails_closed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reports = tmp_path / "reports"
+    base = _baseline(tmp_path, reports)
+    _change_model(tmp_path)
+    assert _cli(_suite(tmp_path), reports, "cur", "--fail-on", "none") == 0
+    capsys.readouterr()
+    assert main(["compare", base, str(reports / "cur")]) == 1
+    captured = capsys.readouterr()
+    assert "model files changed: config.json" in captured.out  # compare.md says why
+    assert "policy: not-comparable: 1 cases not comparable" in captured.err
+    assert main(["compare", base, str(reports / "cur"), "--allow-model-change"]) == 0
