@@ -11,6 +11,12 @@ Two kinds:
   pure-Python packages whose dependencies the running environment already satisfies (bisecting
   mlx-lm over an installed mlx, or the tests' fake package).
 
+A pin set may follow something instead of (or besides) pins (:class:`Track`): ``lock``
+installs exactly the checkout's ``uv.lock`` (``uv export``), ``latest`` the harness's
+requirements and pins resolved to their newest releases now (``uv pip compile``). Either way the
+exact list is written to the folder's ``requirements.txt``, installed as it is, and keys the
+environment, so ``latest`` gets a new one when something new is released. Both need uv.
+
 The installer is chosen once per build: ``uv`` when there is one (beside the running Python,
 else on ``PATH``), else ``python -m venv`` and pip; ``MLX_HARNESS_INSTALLER=uv|pip`` decides
 instead. A uv-built venv has no pip in it (nothing runs pip there after the build).

@@ -13,6 +13,11 @@ by rendering (no generation, so it is cheap). Each check is named, has a verdict
   tools silently absent from the prompt) or ``rejected`` (``warn``: the call raises);
 - ``enable_thinking_kwarg``: ``enable_thinking=`` is ``honoured`` (True and False render
   differently), ``ignored`` or ``rejected`` (``warn``).
+
+First the template must render one plain user turn: when even that raises, no check can tell
+a template's refusal from a broken renderer, so the case fails with the renderer's error
+instead of reading every error as a refusal ("alternation enforced", "system rejected").
+Version 2: that first render (version 1 judged the checks on a broken renderer).
 """
 
 from __future__ import annotations
@@ -172,6 +177,19 @@ def thinking_kwarg(model: ChatTemplating) -> ContractCheck:
 CHECKS = (double_bos, system_role, alternation, tools_kwarg, thinking_kwarg)
 
 
+def cannot_render(model: ChatTemplating) -> str | None:
+    """Why the template cannot render one plain user turn (a broken renderer: every check
+    would read its error as a refusal); None when it can."""
+    try:
+        _render(model, [_user(USER)])
+    except BackendError as exc:
+        return (
+            "the template cannot render one plain user turn, so no contract can be judged: "
+            + _line(str(exc))
+        )
+    return None
+
+
 class TemplateContractsParams(Params):
     pass
 
@@ -179,7 +197,7 @@ class TemplateContractsParams(Params):
 class TemplateContractsScenario(BaseScenario[TemplateContractsParams]):
     name: ClassVar[str] = "template_contracts"
     measures_time: ClassVar[bool] = False  # check counts
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     params_model = TemplateContractsParams
     metrics: ClassVar[tuple[MetricSpec, ...]] = (PASSED, WARNED, FAILED)
     needs: ClassVar[frozenset[Capability]] = frozenset({Capability.CHAT})
@@ -202,6 +220,9 @@ class TemplateContractsScenario(BaseScenario[TemplateContractsParams]):
             )
         if not model.chat_template_text():
             return ScenarioOutput((), skip_reason="the model has no chat template")
+        broken = cannot_render(model)
+        if broken is not None:
+            return ScenarioOutput((), failures=(broken,))
         checks = [check(model) for check in CHECKS]
         count = {v: sum(c.verdict is v for c in checks) for v in CheckVerdict}
         artifacts = {"checks": [{**asdict(c), "verdict": c.verdict.value} for c in checks]}

@@ -9,7 +9,7 @@ import jinja2
 import pytest
 
 from harness.backends.base import BackendError
-from harness.scenarios.template_contracts import CHECKS, CheckVerdict
+from harness.scenarios.template_contracts import CHECKS, CheckVerdict, cannot_render
 
 BOS = 7
 PLAIN = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
@@ -102,3 +102,20 @@ def test_no_bos_is_not_applicable() -> None:
     model = Planted(DOUBLE)
     model.bos_token_id = None
     assert _check("double_bos", model) == (CheckVerdict.NOT_APPLICABLE, "no_bos")
+
+
+BROKEN = "{{ raise('Chat messages should be dicts, but got ' ~ messages[0].content) }}"
+
+
+def test_a_renderer_that_fails_on_every_turn_is_broken_not_strict() -> None:
+    """mlx-vlm under transformers 5.24 raised on every render; each check alone read the error
+    as the template's refusal (alternation 'enforced', system 'rejected'). The scenario first
+    renders one plain user turn and fails on the renderer's own error."""
+    broken = Planted(BROKEN)
+    assert _check("alternation", broken) == (CheckVerdict.PASS, "enforced")  # the trap
+    line = cannot_render(broken)
+    assert line is not None and "\n" not in line
+    assert line.startswith("the template cannot render one plain user turn")
+    assert "Chat messages should be dicts" in line
+    for good in (PLAIN, ALTERNATE, REJECT_SYSTEM, FOLD):
+        assert cannot_render(Planted(good)) is None

@@ -1,0 +1,79 @@
+"""The one rule for compare and relative gates (:func:`decide`): at its boundaries. A change at
+exactly the minimum effect, a baseline below zero, samples in another order, too few samples
+for a timing or for a count, identical samples."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from harness.results.significance import decide, relative_change
+from harness.types import Unit, Verdict
+
+BASE = (100.0, 101.0, 99.0, 100.5, 99.5)
+
+
+def _shift(samples: tuple[float, ...], factor: float) -> tuple[float, ...]:
+    return tuple(s * factor for s in samples)
+
+
+# (baseline, current, unit, higher is better, effect, verdict, note fragment)
+TABLE = [
+    (BASE, BASE, Unit.TOKENS_PER_SECOND, True, 0.03, Verdict.UNCHANGED, "identical"),
+    (BASE, _shift(BASE, 0.5), Unit.TOKENS_PER_SECOND, True, 0.03, Verdict.REGRESSED, "p="),
+    (BASE, _shift(BASE, 1.5), Unit.TOKENS_PER_SECOND, True, 0.03, Verdict.IMPROVED, "p="),
+    (BASE, _shift(BASE, 1.5), Unit.SECONDS, False, 0.03, Verdict.REGRESSED, "p="),  # slower
+    # a change of exactly the minimum effect counts as one (not "under" it)
+    (BASE, _shift(BASE, 0.97), Unit.TOKENS_PER_SECOND, True, 0.03, Verdict.REGRESSED, "p="),
+    (BASE, _shift(BASE, 0.98), Unit.TOKENS_PER_SECOND, True, 0.03, Verdict.UNCHANGED, "under"),
+    # 3 a side: a timing is never judged, whatever the change
+    (BASE[:3], _shift(BASE[:3], 0.1), Unit.SECONDS, False, 0.03, Verdict.INCONCLUSIVE, "n >= 4"),
+    # a count on one sample: by its size (under the effect, 10% or more, in between)
+    ((1000.0,), (1010.0,), Unit.BYTES, False, 0.03, Verdict.UNCHANGED, "under the 3%"),
+    ((1000.0,), (1200.0,), Unit.BYTES, False, 0.03, Verdict.REGRESSED, "moved 10%"),
+    ((1000.0,), (1050.0,), Unit.BYTES, False, 0.03, Verdict.INCONCLUSIVE, "outside 3%-10%"),
+    ((), BASE, Unit.SECONDS, False, 0.03, Verdict.INCONCLUSIVE, "no samples"),
+]
+
+
+@pytest.mark.parametrize(("base", "cur", "unit", "higher", "effect", "verdict", "note"), TABLE)
+def test_decide(base, cur, unit, higher, effect, verdict, note) -> None:  # type: ignore[no-untyped-def]
+    got = decide(base, cur, unit=unit, higher_is_better=higher, effect=effect)
+    assert got.verdict is verdict, got
+    assert note in got.note, got
+
+
+def test_the_same_samples_in_another_order_decide_the_same() -> None:
+    cur = _shift(BASE, 0.9)
+    one = decide(BASE, cur, unit=Unit.SECONDS, higher_is_better=False, effect=0.03)
+    other = decide(
+        tuple(reversed(BASE)),
+        tuple(sorted(cur)),
+        unit=Unit.SECONDS,
+        higher_is_better=False,
+        effect=0.03,
+    )
+    assert one == other
+
+
+@pytest.mark.parametrize(
+    ("baseline", "current", "change"),
+    [
+        (100.0, 90.0, -0.1),
+        (-100.0, -90.0, 0.1),  # below zero: the change is relative to |baseline|
+        (-100.0, -110.0, -0.1),
+        (0.0, 0.0, 0.0),
+        (0.0, 5.0, math.inf),
+        (0.0, -5.0, -math.inf),
+    ],
+)
+def test_relative_change(baseline: float, current: float, change: float) -> None:
+    assert relative_change(baseline, current) == pytest.approx(change)
+
+
+def test_a_negative_baseline_moves_the_right_way() -> None:
+    """A metric below zero (a log-probability, higher is better) that rises is an improvement."""
+    base = (-2.0, -2.01, -1.99, -2.02, -1.98)
+    got = decide(base, _shift(base, 0.5), unit=Unit.RATIO, higher_is_better=True, effect=0.03)
+    assert got.change > 0 and got.verdict is Verdict.IMPROVED
