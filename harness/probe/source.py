@@ -50,7 +50,9 @@ def installed_versions() -> dict[str, str]:
 
     found: dict[str, str] = {}
     for dist in importlib.metadata.distributions():
-        name = dist.metadata["Name"]
+        # the name from the dist-info folder when the path distribution has one (no METADATA
+        # parse: a run start reads every installed distribution), else from its metadata
+        name = getattr(dist, "_normalized_name", None) or dist.metadata["Name"]
         if name:
             found.setdefault(canonicalize_name(name), dist.version)
     return dict(sorted(found.items()))

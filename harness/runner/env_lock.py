@@ -10,6 +10,7 @@ out, as is the harness itself. An installed harness (no checkout, no lock) recor
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,11 +24,23 @@ class LockUnreadable(ValueError):
     """A lock file that is not a uv lock: one line naming it."""
 
 
+# how uv writes each package: its name and version are the first two lines of the table
+PACKAGE = re.compile(r'^\[\[package\]\]\nname = "([^"]+)"\nversion = "([^"]+)"$', re.MULTILINE)
+
+
 def lock_versions(text: str, path: Path) -> dict[str, frozenset[str]]:
-    """``name -> versions`` of a uv.lock's packages (names normalised)."""
+    """``name -> versions`` of a uv.lock's packages (names normalised): read by the pattern uv
+    writes (milliseconds for a lock of 100 packages) when every package matches it, else by
+    parsing the TOML."""
     import tomllib
     from packaging.utils import canonicalize_name
 
+    quick: dict[str, set[str]] = {}
+    matched = PACKAGE.findall(text)
+    if matched and len(matched) == text.count("[[package]]"):
+        for name, version in matched:
+            quick.setdefault(canonicalize_name(name), set()).add(version)
+        return {name: frozenset(versions) for name, versions in quick.items()}
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

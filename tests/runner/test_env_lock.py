@@ -111,3 +111,18 @@ def test_the_record_keeps_the_check_and_the_report_says_it(tmp_path: Path) -> No
     first = json.loads((tmp_path / "plain" / "run.jsonl").read_text().splitlines()[0])
     assert "lock" not in first and plain.lock is None
     assert load_run(tmp_path / "run").lock == check
+
+
+def test_the_quick_read_of_the_lock_is_the_toml_read() -> None:
+    """uv.lock is read by the pattern uv writes; on the real lock it gives what TOML gives, and
+    a lock in another layout falls back to the TOML."""
+    import tomllib
+
+    text = (CHECKOUT / "uv.lock").read_text()
+    expected: dict[str, set[str]] = {}
+    for package in tomllib.loads(text)["package"]:
+        expected.setdefault(package["name"], set()).add(package["version"])
+    got = lock_versions(text, CHECKOUT / "uv.lock")
+    assert {k: set(v) for k, v in got.items()} == expected
+    reordered = '[[package]]\nversion = "1.0"\nname = "six"\n'  # valid TOML, another order
+    assert lock_versions(reordered, Path("uv.lock")) == {"six": frozenset({"1.0"})}
