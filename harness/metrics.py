@@ -17,6 +17,8 @@ class VariesBy(str, Enum):
     REPEAT = "repeat"  # repeated measurements of one thing (timings): compared as two samples
     ITEM = "item"  # one value per item (clip, text chunk), in the order of the case's `items`:
     # deterministic (greedy decoding repeats identically), compared item by item (paired)
+    CASE = "case"  # one value a case, derived once (a ceiling): repeats add no samples, so it
+    # is judged by its size, as a count is
 
 
 @dataclass(frozen=True)

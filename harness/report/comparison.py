@@ -70,6 +70,7 @@ class ComparisonView:
     charts: tuple[Chart, ...]
     unchanged_metrics: int
     unchanged: Table  # every metric comparison that did not move, folded in the report
+    model_changes: tuple[str, ...] = ()  # models whose files changed, compared or not
 
 
 def _status(status: Status | None) -> str:
@@ -277,6 +278,7 @@ def build_view(comparison: Comparison) -> ComparisonView:
         inconclusive=inconclusive_reasons(comparison),
         machine_changes=comparison.machine_changes,
         package_changes=comparison.package_changes,
+        model_changes=comparison.model_changes,
         statuses=_status_table(cases),
         metrics=_metrics_table(pairs),
         charts=charts,

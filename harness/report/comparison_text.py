@@ -36,8 +36,9 @@ def metric_text(delta: MetricDelta) -> str:
 def _detail(case: CaseDelta) -> str:
     wanted = Verdict.INCONCLUSIVE if case.verdict is Verdict.INCONCLUSIVE else Verdict.REGRESSED
     metrics = [metric_text(d) for d in case.metrics if d.verdict is wanted]
+    changed = [r for r in case.reasons if r.startswith("model files changed")]
     if metrics:
-        return "; ".join(metrics)
+        return "; ".join([plain(r, REASON_LIMIT) for r in changed] + metrics)
     return plain("; ".join(case.reasons), REASON_LIMIT) or case.verdict.value
 
 
@@ -48,6 +49,7 @@ def comparison_lines(comparison: Comparison) -> list[str]:
         (c for c in comparison.cases if c.verdict in SHOWN), key=lambda c: SHOWN.index(c.verdict)
     )
     lines = [counts_line(comparison)]
+    lines += [f"  {plain(change, REASON_LIMIT)}" for change in comparison.model_changes]
     lines += [f"  {c.verdict.value}: {plain(c.case_id)}: {_detail(c)}" for c in cases]
     lines += paired_lines(comparison)
     short = [(c.scenario, d.needed_n) for c in cases for d in c.metrics if d.needed_n is not None]

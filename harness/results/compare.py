@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from harness.metrics import MetricSpec
+from harness.metrics import MetricSpec, VariesBy
 from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
 from harness.results.significance import ALPHA, Decision, decide
 from harness.results.stats import bootstrap_ratio_ci
@@ -104,6 +104,8 @@ class Comparison:
     package_changes: tuple[str, ...]
     git: tuple[str | None, str | None]
     cases: tuple[CaseDelta, ...] = field(default_factory=tuple)
+    # "my-model: model files changed: revision ... -> ...", allowed (--allow-model-change) or not
+    model_changes: tuple[str, ...] = ()
 
     def counts(self) -> Counter[Verdict]:
         return Counter(c.verdict for c in self.cases)
@@ -162,6 +164,7 @@ def compare_metric(
         higher_is_better=higher,
         effect=floor,
         alpha=thresholds.alpha,
+        once_a_case=spec is not None and spec.varies_by is VariesBy.CASE,
     )
     testable = min(len(base.samples), len(cur.samples)) >= 3
     ci = bootstrap_ratio_ci(base.samples, cur.samples) if testable else None
@@ -316,11 +319,13 @@ def _case_delta(
         return make(verdict=Verdict.NEW)
     if cur is None:
         return make(verdict=Verdict.REMOVED)
+    # a changed model is named first wherever its case's status moved: it may be why
+    changed = tuple(model_changes(baseline, current, base.model, cur.model))
     if base.status in WORKING and cur.status.is_failing:
         # a case failed by a gate still measured: keep its metric deltas for the report
         return make(
             verdict=Verdict.NEWLY_FAILING,
-            reasons=(cur.reason or cur.status.value,),
+            reasons=(*changed, cur.reason or cur.status.value),
             metrics=_metric_deltas(base, cur, specs, thresholds),
         )
     if base.status in WORKING and cur.status is Status.XFAILED:
@@ -328,10 +333,10 @@ def _case_delta(
         # the new versions): still a case that stopped working, named as known
         return make(
             verdict=Verdict.NEWLY_FAILING,
-            reasons=(f"known broken (xfail): {_known(cur.reason)}",),
+            reasons=(*changed, f"known broken (xfail): {_known(cur.reason)}"),
         )
     if (base.status.is_failing or base.status is Status.XFAILED) and cur.status in WORKING:
-        return make(verdict=Verdict.FIXED)
+        return make(verdict=Verdict.FIXED, reasons=changed)
     if Status.INTERRUPTED in (base.status, cur.status):
         which = "current" if cur.status is Status.INTERRUPTED else "baseline"
         return make(
@@ -399,6 +404,12 @@ def compare_runs(
         package_changes=package_changes(baseline, current),
         git=(baseline.git_sha, current.git_sha),
         cases=cases,
+        model_changes=tuple(
+            f"{key}: {line}"
+            for key in current.models
+            if key in baseline.models
+            for line in model_changes(baseline, current, key, key)
+        ),
     )
 
 

@@ -69,9 +69,11 @@ def decide(
     higher_is_better: bool,
     effect: float,
     alpha: float = ALPHA,
+    once_a_case: bool = False,
 ) -> Decision:
     """Judge the change from ``baseline`` to ``current`` samples against ``effect`` (a relative
-    change, e.g. 0.03) at significance ``alpha``."""
+    change, e.g. 0.03) at significance ``alpha``. ``once_a_case``: a value derived once a case
+    (whatever its unit), judged by its size as a count is, since repeats add no samples."""
     n1, n2 = len(baseline), len(current)
     if n1 == 0 or n2 == 0:
         return Decision(Verdict.INCONCLUSIVE, math.nan, None, "no samples to compare")
@@ -86,7 +88,7 @@ def decide(
     small = abs(change) < effect or (unit is Unit.SECONDS and abs(c - b) < TIMER_JITTER_S)
     if not can_reach(n1, n2, alpha):
         needed = needed_n(alpha)
-        if unit in TIMED_UNITS:
+        if unit in TIMED_UNITS and not once_a_case:
             return Decision(Verdict.INCONCLUSIVE, change, None, too_few_note(alpha), needed)
         large = max(LARGE_CHANGE, effect)
         if small:
@@ -95,6 +97,10 @@ def decide(
         if abs(change) >= large:
             note = f"a count that moved {large:.0%} or more (too few samples for a test)"
             return Decision(moved, change, None, note)
+        if once_a_case or max(n1, n2) == 1:  # recorded once a case: repeats add nothing
+            note = f"recorded once a case, judged by its size only outside {effect:.0%}-"
+            note += f"{large:.0%}"
+            return Decision(Verdict.INCONCLUSIVE, change, None, note)
         note = f"{too_few_note(alpha)}; a count is judged without a test only outside "
         note += f"{effect:.0%}-{large:.0%}"
         return Decision(Verdict.INCONCLUSIVE, change, None, note, needed)

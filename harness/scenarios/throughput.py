@@ -38,7 +38,7 @@ from harness.backends.decode_traffic import (
     mean_decode_context,
 )
 from harness.backends.mlx_runtime import reset_peaks
-from harness.metrics import MetricSpec
+from harness.metrics import MetricSpec, VariesBy
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -75,6 +75,7 @@ CEILING = MetricSpec(
     True,
     "bandwidth-bound decode ceiling: read bandwidth / bytes per token",
     noise_floor=0.05,
+    varies_by=VariesBy.CASE,
 )
 SHARE = MetricSpec(
     "throughput.decode_share",

@@ -300,7 +300,7 @@ def _mem(*values: float) -> Metric:
         # counted quantities (bytes, counts, tokens) recorded once per case: no test is possible
         ((100.0,), (100.0,), Verdict.UNCHANGED, "identical samples"),
         ((100.0,), (102.0,), Verdict.UNCHANGED, "under the 3% minimum effect"),
-        ((100.0,), (105.0,), Verdict.INCONCLUSIVE, "needs n >= 4 a side"),
+        ((100.0,), (105.0,), Verdict.INCONCLUSIVE, "recorded once a case, judged by its size"),
         ((100.0,), (130.0,), Verdict.REGRESSED, "moved 10% or more"),
         ((100.0,), (80.0,), Verdict.IMPROVED, "moved 10% or more"),  # lower is better
         ((0.0,), (0.0,), Verdict.UNCHANGED, "identical samples"),
@@ -394,3 +394,21 @@ def test_status_changes_are_never_silently_unchanged(
     (case,) = compare_runs(_run("a", [_case(before)]), _run("b", [_case(after)])).cases
     assert case.verdict is verdict
     assert reason in " ".join(case.reasons)
+
+
+def test_a_changed_model_is_named_where_its_case_newly_fails_and_on_the_comparison() -> None:
+    """A hub revision moved to 4-bit files and the case's gate failed: the newly failing case
+    names the change first, and the comparison lists it even when allowed."""
+    base = _run("a", [_case(metrics=(_decode([100, 101, 99, 100, 102]),))])
+    cur = _run("b", [_case(Status.FAILED, metrics=(_decode([10, 11, 9, 10, 12]),), reason="gate")])
+    old = dataclasses.replace(base.models["m"], revision="a" * 40)
+    new = dataclasses.replace(base.models["m"], revision="b" * 40)
+    base = dataclasses.replace(base, models={"m": old})
+    cur = dataclasses.replace(cur, models={"m": new})
+    change = "model files changed: revision aaaaaaaaaaaa -> bbbbbbbbbbbb"
+    for allowed in (False, True):
+        comparison = compare_runs(base, cur, thresholds=Thresholds(allow_model_change=allowed))
+        (case,) = comparison.cases
+        assert case.verdict is Verdict.NEWLY_FAILING
+        assert case.reasons == (change, "gate")
+        assert comparison.model_changes == (f"m: {change}",)

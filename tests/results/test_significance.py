@@ -32,7 +32,9 @@ TABLE = [
     # a count on one sample: by its size (under the effect, 10% or more, in between)
     ((1000.0,), (1010.0,), Unit.BYTES, False, 0.03, Verdict.UNCHANGED, "under the 3%"),
     ((1000.0,), (1200.0,), Unit.BYTES, False, 0.03, Verdict.REGRESSED, "moved 10%"),
-    ((1000.0,), (1050.0,), Unit.BYTES, False, 0.03, Verdict.INCONCLUSIVE, "outside 3%-10%"),
+    # recorded once a case: no "needs n >= 4" (repeats add no samples), judged by size only
+    ((1000.0,), (1050.0,), Unit.BYTES, False, 0.03, Verdict.INCONCLUSIVE, "recorded once a case"),
+    ((1000.0, 1000), (1050.0, 1050), Unit.BYTES, False, 0.03, Verdict.INCONCLUSIVE, "n >= 4"),
     ((), BASE, Unit.SECONDS, False, 0.03, Verdict.INCONCLUSIVE, "no samples"),
 ]
 
@@ -77,3 +79,29 @@ def test_a_negative_baseline_moves_the_right_way() -> None:
     base = (-2.0, -2.01, -1.99, -2.02, -1.98)
     got = decide(base, _shift(base, 0.5), unit=Unit.RATIO, higher_is_better=True, effect=0.03)
     assert got.change > 0 and got.verdict is Verdict.IMPROVED
+
+
+@pytest.mark.parametrize(
+    ("current", "verdict", "needed"),
+    [
+        ((98.0,), Verdict.UNCHANGED, None),
+        ((80.0,), Verdict.REGRESSED, None),  # a value derived once: by its size
+        ((95.0,), Verdict.INCONCLUSIVE, None),  # in between: no repeats would decide it
+    ],
+)
+def test_a_value_derived_once_a_case_is_judged_by_size_not_by_repeats(
+    current: tuple[float, ...], verdict: Verdict, needed: int | None
+) -> None:
+    got = decide(
+        (100.0,),
+        current,
+        unit=Unit.TOKENS_PER_SECOND,
+        higher_is_better=True,
+        effect=0.03,
+        once_a_case=True,
+    )
+    assert got.verdict is verdict and got.needed_n is needed, got
+    timed = decide(
+        (100.0,), current, unit=Unit.TOKENS_PER_SECOND, higher_is_better=True, effect=0.03
+    )
+    assert timed.verdict is Verdict.INCONCLUSIVE and timed.needed_n == 4  # a timing: repeats
