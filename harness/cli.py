@@ -106,13 +106,20 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """Render a run's reports; exit as the CI policy judges the run (and the comparison)."""
+    from harness.cli_policy import PolicyError, policy_from, policy_lines
     from harness.report.publish import publish_reports
     from harness.results.store import load_run
 
+    try:
+        policy = policy_from(lambda dest: getattr(args, dest, None))
+    except PolicyError as exc:
+        raise CliError(str(exc)) from None
     path = Path(args.run)
     run = load_run(path)
     run_dir = path if path.is_dir() else path.parent
     sections = None
+    comparison = None
     if args.baseline:
         from harness.report.comparison import with_comparison
         from harness.report.comparison_text import comparison_lines
@@ -123,12 +130,16 @@ def cmd_report(args: argparse.Namespace) -> int:
             baseline = load_run(Path(args.baseline))
         except RunFileError as exc:
             raise CliError(f"--baseline: {exc}") from None
-        comparison = compare_runs(baseline, run)
+        comparison = compare_runs(baseline, run, thresholds=policy.thresholds)
         sections = with_comparison(comparison)
         print("\n".join(comparison_lines(comparison)))
     html = publish_reports(run, run_dir, None, sections)
     print(f"report: {html}")
-    return 0
+    judged = policy_lines(run, comparison, policy.fail_on, shard=run.shard is not None)
+    for line in judged:
+        print(line)
+    failed = any(not r.status.is_ok for r in run.results)
+    return 1 if judged or failed else 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -311,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--baseline", default=None, help="a run to compare with: adds the comparison section"
     )
+    from harness.cli_policy import add_policy_options
+
+    add_policy_options(p.add_argument)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", help="export a run's raw samples")

@@ -149,7 +149,7 @@ def test_a_bad_fail_on_is_one_line_before_anything_runs(
     assert got == 4 and says in out and "Traceback" not in out  # pytest's usage error
 
 
-def test_compare_names_the_model_change_and_fails_closed(
+def test_compare_and_report_name_the_model_change_and_fail_closed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     reports = tmp_path / "reports"
@@ -162,3 +162,10 @@ def test_compare_names_the_model_change_and_fails_closed(
     assert "model files changed: config.json" in captured.out  # compare.md says why
     assert "policy: not-comparable: 1 cases not comparable" in captured.err
     assert main(["compare", base, str(reports / "cur"), "--allow-model-change"]) == 0
+    capsys.readouterr()
+    # report judges the same way: the comparison section names the change, the exit fails
+    assert main(["report", str(reports / "cur"), "--baseline", base]) == 1
+    out = capsys.readouterr().out
+    assert "policy: not-comparable: 1 cases" in out
+    assert "model files changed: config.json" in (reports / "cur" / "report.md").read_text()
+    assert main(["report", str(reports / "cur"), "--baseline", base, "--allow-model-change"]) == 0
