@@ -81,12 +81,17 @@ def _point(case: CaseDelta) -> str:
     return " ".join(f"{k}={v}" for k, v in case.point.items()) or "—"
 
 
+def _output(case: CaseDelta) -> list[str]:
+    return [f"output changed: {case.output_change}"] if case.output_change else []
+
+
 def _status_table(cases: list[CaseDelta]) -> Table:
     moved = [
         c
         for c in cases
         if c.baseline_status != c.current_status
         or c.verdict in (Verdict.NEW, Verdict.REMOVED, Verdict.NOT_COMPARABLE)  # with its why
+        or c.output_change is not None
     ]
     moved.sort(key=lambda c: VERDICT_ORDER.index(c.verdict))
     columns = (
@@ -110,7 +115,7 @@ def _status_table(cases: list[CaseDelta]) -> Table:
             Cell(_point(c)),
             Cell(_status(c.baseline_status)),
             Cell(_status(c.current_status)),
-            Cell("; ".join(c.reasons) or "—"),
+            Cell("; ".join([*c.reasons, *_output(c)]) or "—"),
         )
         for c in moved
     )

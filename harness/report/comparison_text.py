@@ -51,6 +51,10 @@ def comparison_lines(comparison: Comparison) -> list[str]:
     lines = [counts_line(comparison)]
     lines += [f"  {plain(change, REASON_LIMIT)}" for change in comparison.model_changes]
     lines += [f"  {c.verdict.value}: {plain(c.case_id)}: {_detail(c)}" for c in cases]
+    lines += [
+        f"  output changed: {plain(c.case_id)}: {plain(c.output_change or '', REASON_LIMIT)}"
+        for c in comparison.output_changes
+    ]
     lines += paired_lines(comparison)
     short = [(c.scenario, d.needed_n) for c in cases for d in c.metrics if d.needed_n is not None]
     if short:

@@ -14,6 +14,8 @@ cases; ``--fail-on-regression`` adds ``regression``):
   changed, another machine, ...), named with its reason.
 - ``new-failure``: with a baseline, a case that worked there and fails (or xfails) now.
 - ``regression``: with a baseline, a metric that regressed significantly.
+- ``output-change``: with a baseline, recorded greedy outputs that differ from its (not in the
+  default: a variant on purpose answers differently); the gate for "outputs stay identical".
 
 :func:`findings` gives one line per reason found; the drivers print them and exit 1 when there
 is one. Pure: it reads a record and a comparison, never the terminal or the environment.
@@ -36,6 +38,7 @@ class FailOn(str, Enum):
     NOT_COMPARABLE = "not-comparable"
     NEW_FAILURE = "new-failure"
     REGRESSION = "regression"
+    OUTPUT_CHANGE = "output-change"
 
 
 DEFAULT = frozenset(
@@ -133,6 +136,16 @@ def findings(
         )
     if comparison is not None:
         found += _comparison_findings(comparison, wanted)
+        changed = comparison.output_changes
+        if FailOn.OUTPUT_CHANGE in wanted and changed:
+            case = changed[0]
+            found.append(
+                Finding(
+                    FailOn.OUTPUT_CHANGE,
+                    f"output-change: {len(changed)} cases answer differently from the baseline "
+                    f"(first: {case.case_id}: {case.output_change})",
+                )
+            )
     return found
 
 

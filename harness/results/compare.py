@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any
 
 from harness.metrics import MetricSpec, VariesBy
+from harness.results.output_diff import first_difference
 from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
 from harness.results.significance import ALPHA, Decision, decide
 from harness.results.stats import bootstrap_ratio_ci
@@ -94,6 +95,8 @@ class CaseDelta:
     verdict: Verdict
     reasons: tuple[str, ...] = ()
     metrics: tuple[MetricDelta, ...] = ()
+    # where the recorded outputs (greedy answers) first differ; None: the same, or none kept
+    output_change: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,11 @@ class Comparison:
     def regressions(self) -> tuple[CaseDelta, ...]:
         bad = (Verdict.REGRESSED, Verdict.NEWLY_FAILING)
         return tuple(c for c in self.cases if c.verdict in bad)
+
+    @property
+    def output_changes(self) -> tuple[CaseDelta, ...]:
+        """Cases whose recorded outputs differ from the baseline's."""
+        return tuple(c for c in self.cases if c.output_change is not None)
 
     @property
     def inconclusive(self) -> tuple[CaseDelta, ...]:
@@ -362,7 +370,11 @@ def _case_delta(
         return make(verdict=Verdict.NOT_COMPARABLE, reasons=unpaired, metrics=deltas)
     verdicts = {d.verdict for d in deltas}
     verdict = next((v for v in ROLL_UP if v in verdicts), Verdict.UNCHANGED)
-    return make(verdict=verdict, metrics=deltas)
+    return make(
+        verdict=verdict,
+        metrics=deltas,
+        output_change=first_difference(base.artifacts, cur.artifacts),
+    )
 
 
 def compare_runs(
