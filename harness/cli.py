@@ -229,7 +229,10 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not found:
         raise CliError(f"no run under {', '.join(args.paths)} has metric '{args.metric}'")
     for s in found:
-        print(f"{s.case_id} · {s.metric} · {s.machine}")
+        model = f" · {s.identity}" if s.identity else ""
+        print(f"{s.case_id} · {s.metric} · {s.machine}{model}")
+        for change in s.changed_from_before:
+            print(f"  a new series: {change}")
         steps = {step.index: step for step in s.steps}
         for i, (point, level) in enumerate(zip(s.points, s.levels, strict=True)):
             mark = ""

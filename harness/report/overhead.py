@@ -5,6 +5,9 @@ calls: the model's load (on the case that loaded it) and the scenario's runs. Th
 case's wall time (``duration_s``: starting the worker process, probe and policy, the request
 and reply, judging) is the harness's overhead. The run's wall time (its start and finish
 stamps, to the second) also counts what lies between cases (planning, writing the record).
+A case that timed out or crashed is left out: its worker was stopped or died, so how long it
+spent inside the backend is unknown (counting its wall time as the harness's would read a
+timeout as 89% overhead).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from harness.runner.worker import TIMING_ARTIFACT
-from harness.types import RunRecord
+from harness.types import RunRecord, Status
 
 GOAL = 0.05  # models loaded once per worker: the harness should take under 5%
 
@@ -25,6 +28,7 @@ class Overhead:
     scenario_s: float  # inside the scenarios' runs
     cases_s: float  # wall time of every case
     run_s: float | None  # the run's wall time (None: not finished or stamps unreadable)
+    left_out: int = 0  # timed-out or crashed cases: their time inside the backend is unknown
 
     @property
     def backend_s(self) -> float:
@@ -51,8 +55,10 @@ class Overhead:
             f"backend calls (loads {self.load_s:.1f} s, scenarios {self.scenario_s:.1f} s)"
         )
         run_share = self.run_share
-        if run_share is not None and self.run_s is not None:
+        if run_share is not None and self.run_s is not None and not self.left_out:
             text += f"; {run_share:.1%} of the run's {self.run_s:.0f} s wall time"
+        if self.left_out:
+            text += f"; {self.left_out} timed-out or crashed cases left out (backend time unknown)"
         return text
 
 
@@ -68,7 +74,11 @@ def overhead(run: RunRecord) -> Overhead | None:
     """The run's overhead; None when no case says how long its backend calls took."""
     load = scenario = cases = 0.0
     found = False
+    left_out = 0
     for result in run.results:
+        if result.status in (Status.TIMED_OUT, Status.CRASHED):
+            left_out += 1
+            continue
         cases += result.duration_s  # a case skipped before its worker: all of it is overhead
         timing = result.artifacts.get(TIMING_ARTIFACT)
         if not isinstance(timing, dict):
@@ -81,4 +91,4 @@ def overhead(run: RunRecord) -> Overhead | None:
         scenario += float(timing["scenario_s"])
     if not found:
         return None
-    return Overhead(load, scenario, cases, _seconds(run.started_at, run.finished_at))
+    return Overhead(load, scenario, cases, _seconds(run.started_at, run.finished_at), left_out)

@@ -1,10 +1,12 @@
 """A metric over many runs, with step changes found and attributed to what changed.
 
-Runs are grouped per machine (a speed on one machine says nothing about another), ordered by
-start time. Steps come from a piecewise-constant fit of the per-run medians in log space
-(dynamic programming, a penalty per extra segment, in the spirit of asv's step detection);
-a step is reported when its size exceeds the minimum effect. Each step names what changed
-between the two runs around it: package versions, model files, project commit.
+Runs are grouped per machine (a speed on one machine says nothing about another) and per model
+identity (its files: a new revision or a 4-bit variant starts a series of its own, which names
+what changed from the one before), ordered by start time. Steps come from a piecewise-constant
+fit of the per-run medians in log space (dynamic programming, a penalty per extra segment, in
+the spirit of asv's step detection); a step is reported when its size exceeds the minimum
+effect. Each step names what changed between the two runs around it: package versions, model
+files, project commit.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ class Series:
     points: tuple[Point, ...]
     levels: tuple[float, ...]  # fitted level for each point
     steps: tuple[Step, ...]
+    # the model's files in this series ("revision ef36790b4875, weights 513.2 MiB"); "" when
+    # the runs recorded no identity, and how they differ from the series before of this case
+    identity: str = ""
+    changed_from_before: tuple[str, ...] = ()
 
 
 def machine_key(machine: Machine) -> str:
@@ -141,7 +147,7 @@ def series(
     min_effect: float = 0.05,
 ) -> list[Series]:
     """One series per (machine, case) that has ``metric``, with fitted levels and steps."""
-    grouped: dict[tuple[str, str], list[tuple[RunRecord, Point, str]]] = {}
+    grouped: dict[tuple[str, str, str], list[tuple[RunRecord, Point, str]]] = {}
     for run in runs:
         for result in run.results:
             if case_filter and case_filter not in result.case_id:
@@ -150,10 +156,17 @@ def series(
             if found is None or not found.samples or found.median <= 0:
                 continue
             point = Point(run.run_id, run.started_at, found.median, found.samples)
-            key = (machine_key(run.machine), result.case_id)
+            key = (machine_key(run.machine), result.case_id, identity_key(run, result.model))
             grouped.setdefault(key, []).append((run, point, result.model))
     out: list[Series] = []
-    for (machine, case_id), entries in grouped.items():
+    last: dict[tuple[str, str], tuple[RunRecord, str]] = {}  # the series before, per case
+    for (machine, case_id, identity), entries in grouped.items():
+        previous = last.get((machine, case_id))
+        first_run, model = entries[0][0], entries[0][2]
+        changed = (
+            tuple(model_changes(previous[0], first_run, previous[1], model)) if previous else ()
+        )
+        last[(machine, case_id)] = (entries[-1][0], entries[-1][2])
         logs = [math.log(p.median) for _, p, _ in entries]
         noise = _noise(logs) if len(logs) >= 6 else _within_run_noise(entries)
         # a BIC-like price per extra level, never below what a min_effect step would buy
@@ -184,9 +197,31 @@ def series(
                 tuple(p for _, p, _ in entries),
                 tuple(levels),
                 tuple(steps),
+                identity,
+                changed,
             )
         )
     return out
+
+
+def identity_key(run: RunRecord, model: str) -> str:
+    """The model's files as one label: ``revision ef36790b4875, config 0af2bb22dc48, weights
+    513.2 MiB``; "" when the run recorded no identity for it."""
+    identity = run.models.get(model)
+    if identity is None:
+        return ""
+    parts = []
+    if identity.revision:
+        parts.append(f"revision {identity.revision[:12]}")
+    if identity.config_sha256:
+        parts.append(f"config {identity.config_sha256[:12]}")
+    if identity.weights_bytes is not None:
+        parts.append(f"weights {identity.weights_bytes / 2**20:.1f} MiB")
+    if identity.chat_template_sha256:
+        parts.append(f"template {identity.chat_template_sha256[:12]}")
+    if identity.server:
+        parts.append(f"server {identity.server}")
+    return ", ".join([identity.backend, *parts])
 
 
 def _noise(logs: Sequence[float]) -> float:

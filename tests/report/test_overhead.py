@@ -9,7 +9,7 @@ from report_fixtures import case, make_run
 
 from harness.report import header
 from harness.report.overhead import overhead
-from harness.types import CaseResult
+from harness.types import CaseResult, Status
 
 
 def timed(duration_s: float, load_s: float, scenario_s: float) -> CaseResult:
@@ -30,6 +30,13 @@ CASES = [
     ([timed(10.0, 0.0, 10.0), case("m", "load", duration_s=1.0)], 1 / 11, "1.0 s of 11.0 s"),
     # a backend's time cannot exceed the wall time it ran in: clock skew reads as 0
     ([timed(1.0, 0.5, 0.6)], 0.0, "0.0% (goal under 5%)"),
+    # a timed-out case: its worker was stopped, its backend time unknown: left out, not 89%
+    (
+        [timed(10.0, 2.0, 7.8), case("m", "load", Status.TIMED_OUT, duration_s=300.0)],
+        0.02,
+        "0.2 s of 10.0 s of case time outside backend calls (loads 2.0 s, scenarios 7.8 s); "
+        "1 timed-out or crashed cases left out (backend time unknown)",
+    ),
 ]
 
 

@@ -107,3 +107,26 @@ def test_find_runs_reads_latest_when_it_is_named(tmp_path: Path) -> None:
     (tmp_path / "latest").symlink_to("r1")
     assert [r.run_id for r in find_runs([tmp_path / "latest"])] == ["r1"]
     assert [r.run_id for r in find_runs([tmp_path, tmp_path / "latest"])] == ["r1"]
+
+
+def test_a_changed_model_starts_its_own_series_naming_the_change() -> None:
+    """The hub revision moved to 4-bit files at similar speed: two series, not one series with
+    no step; the second names what changed."""
+    import dataclasses
+
+    from harness.types import ModelIdentity
+
+    def with_model(run: RunRecord, revision: str, weights: int) -> RunRecord:
+        identity = ModelIdentity("m", "/m", "mlx_lm", revision=revision, weights_bytes=weights)
+        return dataclasses.replace(run, models={"m": identity})
+
+    runs = [with_model(_run(i, 100.0), "a" * 40, 538_000_000) for i in range(6)]
+    runs += [with_model(_run(i, 99.0), "b" * 40, 98_000_000) for i in range(6, 12)]
+    first, second = series(runs, "throughput.decode_tps")
+    assert [len(first.points), len(second.points)] == [6, 6]
+    assert first.identity == "mlx_lm, revision aaaaaaaaaaaa, weights 513.1 MiB"
+    assert first.changed_from_before == ()
+    assert second.changed_from_before == (
+        "model files changed: revision aaaaaaaaaaaa -> bbbbbbbbbbbb, weights 513.1 MiB -> 93.5 MiB",
+    )
+    assert first.steps == () and second.steps == ()
