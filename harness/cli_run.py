@@ -173,6 +173,7 @@ def _run_cases(
                 shard=shard,
                 pin_set=recorded_pin_set(getattr(args, "pin_set_record", None)),
                 turns=turns,
+                selection=(f"-k {args.k}",) if args.k else (),
             )
         except KeyboardInterrupt as exc:
             return as_interrupt(exc).exit_status

@@ -317,9 +317,20 @@ def _session(config: pytest.Config) -> Any:
             baseline=state.baseline,
             resume=bool(resume),
             shard=state.shard,
+            selection=_selection(config),
         )
         state.session.plan(state.planned if part is None else [])  # a worker: what it runs
     return state.session
+
+
+def _selection(config: pytest.Config) -> tuple[str, ...]:
+    """How this session chose its cases: ``-k EXPR`` and ``-m EXPR``, as given."""
+    chosen = []
+    for flag, dest in (("-k", "keyword"), ("-m", "markexpr")):
+        value = config.getoption(dest, None)
+        if value:
+            chosen.append(f"{flag} {value}")
+    return tuple(chosen)
 
 
 def run_session(config: pytest.Config) -> Any:

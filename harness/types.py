@@ -52,6 +52,7 @@ class Verdict(str, Enum):
     FIXED = "fixed"
     NEW = "new"
     REMOVED = "removed"
+    NOT_SELECTED = "not_selected"  # in the baseline, left out of this run by -k, -m or --shard
 
 
 class Unit(str, Enum):
@@ -397,3 +398,6 @@ class RunRecord:
     pin_set: PinSetInfo | None = None  # the pin set's environment it ran in (``--pin-set``)
     # the environment against the harness's lock; None: no lock found (an installed harness)
     lock: LockCheck | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    # how the run chose a part of its suites' cases: "-k throughput", "-m tool_calls"; empty:
+    # every planned case (a shard says so in ``shard``)
+    selection: tuple[str, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)

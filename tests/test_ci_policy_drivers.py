@@ -169,3 +169,18 @@ def test_compare_and_report_name_the_model_change_and_fail_closed(
     assert "policy: not-comparable: 1 cases" in out
     assert "model files changed: config.json" in (reports / "cur" / "report.md").read_text()
     assert main(["report", str(reports / "cur"), "--baseline", base, "--allow-model-change"]) == 0
+
+
+def test_a_run_with_k_records_its_selection_and_compare_says_not_selected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.results.store import load_run
+
+    reports = tmp_path / "reports"
+    suite = _suite(tmp_path, extra="  - scenario: load\n")
+    assert _cli(suite, reports, "base") == 0
+    assert _cli(suite, reports, "cur", "-k", "load", "--baseline", str(reports / "base")) == 0
+    assert load_run(reports / "cur").selection == ("-k load",)
+    out = capsys.readouterr().out
+    assert "vs baseline base: " in out and "1 not_selected" in out
+    assert "removed" not in out

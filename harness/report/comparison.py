@@ -32,6 +32,7 @@ VERDICT_ORDER = (
     Verdict.INCONCLUSIVE,
     Verdict.NEW,
     Verdict.REMOVED,
+    Verdict.NOT_SELECTED,
     Verdict.UNCHANGED,
 )
 VERDICT_LABEL = {
@@ -43,6 +44,7 @@ VERDICT_LABEL = {
     Verdict.INCONCLUSIVE: "❔ inconclusive",
     Verdict.NEW: "✳ new",
     Verdict.REMOVED: "− removed",
+    Verdict.NOT_SELECTED: "◌ not selected",
     Verdict.UNCHANGED: "= unchanged",
 }
 VERDICT_CSS = {

@@ -126,6 +126,7 @@ class _RunStart(TypedDict):
     parts: NotRequired[list[RunPart]]  # a merged record's runs; absent in older records
     pin_set: NotRequired[PinSetInfo | None]  # absent in older records and plain runs
     lock: NotRequired[LockCheck | None]  # absent in older records and without a lock
+    selection: NotRequired[list[str]]  # absent in older records and runs of every case
 
 
 class _ModelLoaded(TypedDict):

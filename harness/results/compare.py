@@ -326,6 +326,12 @@ def _case_delta(
     if base is None:
         return make(verdict=Verdict.NEW)
     if cur is None:
+        chosen = [*current.selection, *([f"shard {current.shard.label}"] if current.shard else [])]
+        if chosen:  # left out on purpose, not gone from the suite
+            return make(
+                verdict=Verdict.NOT_SELECTED,
+                reasons=(f"not selected in this run ({', '.join(chosen)})",),
+            )
         return make(verdict=Verdict.REMOVED)
     # a changed model is named first wherever its case's status moved: it may be why
     changed = tuple(model_changes(baseline, current, base.model, cur.model))

@@ -157,6 +157,7 @@ def merge_runs(sources: Sequence[Source], run_id: str) -> RunRecord:
         read_warnings=tuple(w for s in ordered for w in s.run.read_warnings),
         parts=parts,
         lock=_lock(ordered),
+        selection=_selection(ordered),
     )
 
 
@@ -239,3 +240,9 @@ def _lock(ordered: Sequence[Source]) -> LockCheck | None:
     None: a merged record cannot say one environment matched."""
     checks = {s.run.lock for s in ordered}
     return checks.pop() if len(checks) == 1 else None
+
+
+def _selection(ordered: Sequence[Source]) -> tuple[str, ...]:
+    """The parts' selection (``-k``, ``-m``) when they all made the same one; else none."""
+    chosen = {s.run.selection for s in ordered}
+    return chosen.pop() if len(chosen) == 1 else ()

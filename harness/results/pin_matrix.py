@@ -194,7 +194,7 @@ def _deciding(delta: CaseDelta) -> str:
 
 
 def _step(delta: CaseDelta | None) -> PinStep | None:
-    if delta is None or delta.verdict in (Verdict.NEW, Verdict.REMOVED):
+    if delta is None or delta.verdict in (Verdict.NEW, Verdict.REMOVED, Verdict.NOT_SELECTED):
         return None
     note = "" if delta.verdict is Verdict.UNCHANGED else _deciding(delta)
     return PinStep(delta.verdict, note, delta.metrics)

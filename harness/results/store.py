@@ -16,7 +16,7 @@ import dataclasses
 import json
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +164,7 @@ class RunWriter:
         parts: Iterable[RunPart] = (),
         pin_set: PinSetInfo | None = None,
         lock: LockCheck | None = None,
+        selection: Sequence[str] = (),
     ) -> None:
         """The record's first line; ``shard``, ``parts``, ``pin_set`` and ``lock`` are written
         only when set, so a plain run's record reads the same in older versions."""
@@ -185,6 +186,8 @@ class RunWriter:
             event["pin_set"] = pin_set
         if lock is not None:
             event["lock"] = lock
+        if selection:
+            event["selection"] = list(selection)
         self._write(event)
 
     def model(
@@ -347,6 +350,7 @@ def load_run(path: Path | str) -> RunRecord:
         parts=tuple(head.get("parts") or ()),
         pin_set=head.get("pin_set"),
         lock=head.get("lock"),
+        selection=tuple(head.get("selection") or ()),
     )
 
 
@@ -391,6 +395,7 @@ def write_record(run: RunRecord, run_dir: Path) -> RunRecord:
             parts=run.parts,
             pin_set=run.pin_set,
             lock=run.lock,
+            selection=run.selection,
         )
         for key, probe in run.probes.items():
             writer.probe(key, probe)

@@ -13,7 +13,7 @@ import os
 import secrets
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +101,7 @@ class RunSession:
         shard: Shard | None = None,
         pin_set: PinSetInfo | None = None,
         turns: Turns | None = None,
+        selection: Sequence[str] = (),
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
         ``shard``: this run holds that shard of its plan (written in the record's start);
@@ -138,6 +139,7 @@ class RunSession:
                 shard=shard,
                 pin_set=pin_set,
                 lock=environment_lock(),
+                selection=selection,
             )
         self.baseline = baseline
         self.stopped: RunInterrupted | None = None

@@ -16,6 +16,7 @@ from harness.types import (
     Metric,
     ModelIdentity,
     RunRecord,
+    Shard,
     Status,
     Unit,
     Verdict,
@@ -412,3 +413,21 @@ def test_a_changed_model_is_named_where_its_case_newly_fails_and_on_the_comparis
         assert case.verdict is Verdict.NEWLY_FAILING
         assert case.reasons == (change, "gate")
         assert comparison.model_changes == (f"m: {change}",)
+
+
+@pytest.mark.parametrize(
+    ("selection", "shard", "verdict", "reason"),
+    [
+        ((), None, Verdict.REMOVED, None),
+        (("-k load",), None, Verdict.NOT_SELECTED, "not selected in this run (-k load)"),
+        ((), Shard(2, 3, 4), Verdict.NOT_SELECTED, "not selected in this run (shard 2/3)"),
+    ],
+)
+def test_a_case_left_out_by_a_selection_is_not_selected_not_removed(
+    selection: tuple[str, ...], shard: Shard | None, verdict: Verdict, reason: str | None
+) -> None:
+    base = _run("a", [_case(), _case(case_id="smoke::m::load")])
+    cur = dataclasses.replace(_run("b", [_case()]), selection=selection, shard=shard)
+    gone = next(c for c in compare_runs(base, cur).cases if c.case_id == "smoke::m::load")
+    assert gone.verdict is verdict
+    assert gone.reasons == ((reason,) if reason else ())
