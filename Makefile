@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: demo test setup system-deps models llama-server lint typecheck fidelity readme-params lock
+.PHONY: demo test setup system-deps models llama-server lint typecheck fidelity readme-params lock mutation
 
 demo: models
 	$(PY) -m pytest suites/smoke.suite.yaml $(PYTEST_ARGS)
@@ -64,6 +64,14 @@ models: setup llama-server
 llama-server: setup
 	@$(VENV)/bin/mlx-harness models build-llama-server || \
 	  echo "warning: llama-server not built (the line above says why); cases served by it cannot run"
+
+# Mutation testing of the modules that decide verdicts (mutmut; [tool.mutmut] in pyproject):
+# small faults planted one at a time, their table tests run against each; a mutant that
+# survives is a decision no test pins down. Minutes, two workers; not part of `make test`.
+mutation: setup
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children 2
+	$(VENV)/bin/mutmut results
 
 lint: setup
 	$(VENV)/bin/ruff check harness tests conftest.py

@@ -1,12 +1,10 @@
 """The CI policy through both drivers, on fake-backend models: each outcome kind x driver ->
-exit status, with the policy's line on the terminal. ``mlx-harness run`` in process; pytest in a
-subprocess, as a user runs it."""
+exit status, with the policy's line on the terminal. ``mlx-harness run`` and pytest (pytester)
+in process; the workers are real processes either way."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -44,29 +42,22 @@ def _cli(suite: Path, reports: Path, run_id: str, *extra: str) -> int:
     return main(["run", str(suite), "--report-dir", str(reports), "--run-id", run_id, *extra])
 
 
-def _pytest(suite: Path, reports: Path, run_id: str, *extra: str) -> tuple[int, str]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            str(suite),
-            "--report-dir",
-            str(reports),
-            "--run-id",
-            run_id,
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=suite.parent,
-        timeout=300,
-        check=False,
+def _pytest(
+    pytester: pytest.Pytester, suite: Path, reports: Path, run_id: str, *extra: str
+) -> tuple[int, str]:
+    """pytest on the suite, in process (pytester): the plugin's exit status and its lines."""
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        str(suite),
+        "--report-dir",
+        str(reports),
+        "--run-id",
+        run_id,
+        *extra,
     )
-    return done.returncode, done.stdout + done.stderr
+    return int(result.ret), result.stdout.str() + result.stderr.str()
 
 
 def _baseline(tmp_path: Path, reports: Path) -> str:
@@ -102,7 +93,7 @@ CASES = [
     ids=[c[0] for c in CASES],
 )
 def test_each_outcome_kind_through_each_driver(
-    tmp_path: Path,
+    pytester: pytest.Pytester,
     capsys: pytest.CaptureFixture[str],
     driver: str,
     extra: str,
@@ -112,6 +103,7 @@ def test_each_outcome_kind_through_each_driver(
     status: int,
     says: str,
 ) -> None:
+    tmp_path = pytester.path
     reports = tmp_path / "reports"
     more = list(args)
     if baseline:
@@ -125,7 +117,7 @@ def test_each_outcome_kind_through_each_driver(
         captured = capsys.readouterr()
         out = captured.out + captured.err
     else:
-        got, out = _pytest(suite, reports, "cur", *more)
+        got, out = _pytest(pytester, suite, reports, "cur", *more)
     assert got == status, out
     if says:
         assert says in out, out
@@ -138,14 +130,15 @@ def test_each_outcome_kind_through_each_driver(
     ("value", "says"), [("regresion", "'regresion' is not a kind"), ("", "empty")]
 )
 def test_a_bad_fail_on_is_one_line_before_anything_runs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, says: str
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], value: str, says: str
 ) -> None:
+    tmp_path = pytester.path
     suite = _suite(tmp_path)
     assert _cli(suite, tmp_path / "reports", "r", "--fail-on", value) == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "reports" / "r").exists()
-    got, out = _pytest(suite, tmp_path / "reports", "r", "--fail-on", value)
+    got, out = _pytest(pytester, suite, tmp_path / "reports", "r", "--fail-on", value)
     assert got == 4 and says in out and "Traceback" not in out  # pytest's usage error
 
 
