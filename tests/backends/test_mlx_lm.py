@@ -42,10 +42,24 @@ def test_stream_ignores_eos_and_matches_mlx_lm(loaded) -> None:  # type: ignore[
 
 
 def test_stops_at_eos_when_asked(loaded) -> None:  # type: ignore[no-untyped-def]
+    """The tiny random model never emits its own EOS, so one is planted: the fourth token it
+    generates greedily is made an end-of-sequence id. Asked to stop, the stream ends just
+    before it; told to ignore EOS, it runs on past it."""
     model, _ = loaded
     prompt = model.encode("hello")
-    tokens = list(model.stream_tokens(prompt, max_tokens=200, ignore_eos=False))
-    assert not set(tokens) & model.eos_token_ids
+    free = list(model.stream_tokens(prompt, max_tokens=12, ignore_eos=True))
+    planted = free[3]
+    first = free.index(planted)  # the planted id may occur earlier too
+    saved = model.tokenizer._eos_token_ids
+    model.tokenizer._eos_token_ids = {planted}
+    try:
+        assert model.eos_token_ids == frozenset({planted})
+        stopped = list(model.stream_tokens(prompt, max_tokens=12, ignore_eos=False))
+        ignored = list(model.stream_tokens(prompt, max_tokens=12, ignore_eos=True))
+    finally:
+        model.tokenizer._eos_token_ids = saved
+    assert stopped == free[:first] and planted not in stopped
+    assert ignored == free and len(ignored) == 12
 
 
 def test_chat_template_is_applied(loaded) -> None:  # type: ignore[no-untyped-def]

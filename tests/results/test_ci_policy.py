@@ -124,3 +124,37 @@ def test_the_policy_line_says_what_was_judged() -> None:
         "fails on: failed cases, nothing-ran, unjudged-gates, not-comparable, new-failure"
     )
     assert policy_line(()) == "fails on: failed cases"
+
+
+@pytest.mark.parametrize(
+    ("cases", "named"),
+    [
+        (3, "s::m0::load, s::m1::load, s::m2::load"),
+        (4, "s::m0::load, s::m1::load, s::m2::load, +1 more"),
+    ],
+)
+def test_a_finding_names_three_cases_then_counts(cases: int, named: str) -> None:
+    from harness.results.ci_policy import _named
+
+    assert _named([f"s::m{i}::load" for i in range(cases)]) == named
+
+
+def test_a_skip_without_a_reason_and_a_case_without_one_are_still_one_line() -> None:
+    (nothing,) = findings(make_run([case("a", "load", Status.SKIPPED)]), None, DEFAULT)
+    assert nothing.line.endswith("(first: no reason recorded)")
+    plain = CaseDelta(
+        "s::m::load", "m", "load", {}, Status.PASSED, Status.FAILED, Verdict.NEWLY_FAILING
+    )
+    comparison = Comparison("b", "c", (), (), (None, None), (plain,))
+    (found,) = findings(make_run(PASSED), comparison, DEFAULT)
+    assert found.line == "new-failure: 1 cases newly failing"
+
+
+def test_none_with_other_kinds_keeps_the_others() -> None:
+    assert parse_fail_on("none,regression") == {FailOn.REGRESSION}
+    assert parse_fail_on("regression,none,nothing-ran") == {FailOn.REGRESSION, FailOn.NOTHING_RAN}
+
+
+def test_the_regression_line() -> None:
+    (found,) = findings(make_run(PASSED), _comparison(Verdict.REGRESSED), {FailOn.REGRESSION})
+    assert found.line == "regression: 1 cases regressed (first: s::m0::load: why regressed)"

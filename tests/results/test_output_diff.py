@@ -61,4 +61,5 @@ def test_compare_flags_changed_answers_even_when_timings_are_unchanged() -> None
     )
     assert findings(cur, comparison, DEFAULT) == []  # a variant on purpose may answer apart
     (found,) = findings(cur, comparison, DEFAULT | {FailOn.OUTPUT_CHANGE})
+    assert found.kind is FailOn.OUTPUT_CHANGE
     assert found.line.startswith("output-change: 1 cases answer differently from the baseline")

@@ -105,3 +105,86 @@ def test_a_value_derived_once_a_case_is_judged_by_size_not_by_repeats(
         (100.0,), current, unit=Unit.TOKENS_PER_SECOND, higher_is_better=True, effect=0.03
     )
     assert timed.verdict is Verdict.INCONCLUSIVE and timed.needed_n == 4  # a timing: repeats
+
+
+@pytest.mark.parametrize(
+    ("base", "cur", "unit", "verdict", "change", "needed"),
+    [
+        # a not-a-number sample: nothing to compare, said so
+        ((float("nan"),), (1.0,), Unit.SECONDS, Verdict.INCONCLUSIVE, None, None),
+        # 0.5 ms apart in seconds is scheduler jitter, however large relatively (5%)
+        (
+            (0.0100,) * 5,
+            (0.0105,) * 4 + (0.0106,),
+            Unit.SECONDS,
+            Verdict.UNCHANGED,
+            0.05,
+            None,
+        ),
+        # the same 5% in tokens per second is a change
+        (
+            (100.0,) * 5,
+            (105.0,) * 4 + (106.0,),
+            Unit.TOKENS_PER_SECOND,
+            Verdict.IMPROVED,
+            0.05,
+            None,
+        ),
+        # a count that moved exactly 10%: a verdict by size
+        ((1000.0,), (1100.0,), Unit.BYTES, Verdict.REGRESSED, 0.1, None),
+        # a count in between with 2 samples a side: repeats would decide (4 a side)
+        ((1000.0, 1000.0), (1050.0, 1050.0), Unit.BYTES, Verdict.INCONCLUSIVE, 0.05, 4),
+        ((100.0,) * 3, (50.0,) * 3, Unit.SECONDS, Verdict.INCONCLUSIVE, -0.5, 4),
+    ],
+)
+def test_the_decision_carries_its_change_and_what_would_decide(
+    base: tuple[float, ...],
+    cur: tuple[float, ...],
+    unit: Unit,
+    verdict: Verdict,
+    change: float | None,
+    needed: int | None,
+) -> None:
+    higher = unit is Unit.TOKENS_PER_SECOND
+    got = decide(base, cur, unit=unit, higher_is_better=higher, effect=0.03)
+    assert got.verdict is verdict, got
+    if change is None:
+        assert math.isnan(got.change) and got.note == "not a number: nothing to compare"
+    else:
+        assert got.change == pytest.approx(change)
+    assert got.needed_n == needed
+
+
+@pytest.mark.parametrize(
+    ("base", "cur", "once", "verdict", "change"),
+    [
+        ((1000.0,), (1010.0,), False, Verdict.UNCHANGED, 0.01),  # a count under the effect
+        ((100.0,), (95.0,), True, Verdict.INCONCLUSIVE, -0.05),  # derived once, in between
+    ],
+)
+def test_a_decision_without_a_test_still_carries_its_change(
+    base: tuple[float, ...], cur: tuple[float, ...], once: bool, verdict: Verdict, change: float
+) -> None:
+    unit = Unit.TOKENS_PER_SECOND if once else Unit.BYTES
+    got = decide(base, cur, unit=unit, higher_is_better=once, effect=0.03, once_a_case=once)
+    assert got.verdict is verdict and got.change == pytest.approx(change) and got.p_value is None
+
+
+def test_a_tested_change_under_the_effect_carries_its_p() -> None:
+    base = (100.0, 101.0, 99.0, 100.5, 99.5)
+    got = decide(base, _shift(base, 0.99), unit=Unit.SECONDS, higher_is_better=False, effect=0.03)
+    assert got.verdict is Verdict.UNCHANGED and got.p_value is not None and 0 < got.p_value <= 1
+
+
+@pytest.mark.parametrize(("baseline", "current"), [(math.nan, 1.0), (1.0, math.nan)])
+def test_a_change_from_or_to_nan_is_nan(baseline: float, current: float) -> None:
+    assert math.isnan(relative_change(baseline, current))
+
+
+def test_no_samples_and_identical_samples_say_so() -> None:
+    empty = decide((), (1.0,), unit=Unit.SECONDS, higher_is_better=False, effect=0.03)
+    assert math.isnan(empty.change) and empty.note == "no samples to compare"
+    same = decide((2.0, 1.0), (1.0, 2.0), unit=Unit.SECONDS, higher_is_better=False, effect=0.03)
+    assert (
+        same.verdict is Verdict.UNCHANGED and same.change == 0 and same.note == "identical samples"
+    )

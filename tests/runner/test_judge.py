@@ -128,3 +128,11 @@ def test_an_expected_failure(
         assert why is None
     else:
         assert why is not None and fragment in why
+
+
+def test_an_xpass_without_a_source_names_no_entry() -> None:
+    from harness.runner.judge import xpass_message
+
+    assert xpass_message(Expectation(ExpectKind.XFAIL, "slow")) == (
+        "XPASS: fixed upstream, remove entry (expected to fail: slow)"
+    )

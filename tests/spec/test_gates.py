@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from harness.spec.gates import GateSyntaxError, evaluate_gate, parse_gate
+from harness.spec.gates import GateSyntaxError, _samples_to_decide, evaluate_gate, parse_gate
 from harness.types import Metric, Unit
 
 
@@ -83,15 +85,114 @@ def _noisy(median: float) -> tuple[float, ...]:
     ],
 )
 def test_evaluate(expression, samples, baseline, higher, passed, says) -> None:  # type: ignore[no-untyped-def]
+    gate = parse_gate("throughput.decode_tps", expression)
+    measured = _metric(*samples)
     result = evaluate_gate(
-        parse_gate("throughput.decode_tps", expression),
-        _metric(*samples),
+        gate,
+        measured,
         higher_is_better=higher,
         baseline=_metric(*baseline) if baseline else None,
     )
     assert result.passed is passed, result.message
     assert result.message.startswith("throughput.decode_tps")
     assert says in result.message, result.message
+    assert result.gate is gate and result.measured == measured.median
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("expression", "samples", "baseline", "message"),
+    [
+        # what would decide: the interval narrows as 1/sqrt(n); these pin the arithmetic
+        (
+            ">= 5",
+            (4.0, 6.0, 7.0),
+            None,
+            "throughput.decode_tps >= 5: not evaluated: the interval of the median straddles the "
+            "threshold (expected >= 5 tok/s, measured 6 tok/s (median of 3; 95% interval 4..7)); "
+            "about 8 samples would decide",
+        ),
+        (
+            "-5%",
+            _spread(90.0, 0.1),
+            _spread(100.0, 0.1),
+            "throughput.decode_tps -5%: not evaluated: -10.0% (95% -20.2%..+0.0%) straddles the "
+            "allowed -5.0%; baseline ±7.5% n=6, current ±7.5% n=6; about 25 samples a side would "
+            "decide",
+        ),
+        # two timing samples a side make an interval: judged, not "needs 2 samples"
+        (
+            "-5%",
+            (94.0, 95.0),
+            (100.0, 101.0),
+            "throughput.decode_tps -5%: not evaluated: -6.0% (95% -6.9%..-5.0%) straddles the "
+            "allowed -5.0%; baseline ±1.2% n=2, current ±1.3% n=2; about 3 samples a side would "
+            "decide",
+        ),
+        # a baseline of exactly 1 is a baseline, not "0"
+        (
+            "-5%",
+            (0.5, 0.5, 0.5),
+            (1.0, 1.0, 1.0),
+            "throughput.decode_tps FAILED: -50.0% (95% -50.0%..-50.0%) from 1 to 0.5 tok/s, "
+            "allowed 5.0% worse; baseline ±0.0% n=3, current ±0.0% n=3",
+        ),
+        (
+            ">= 5",
+            (6.0,),
+            None,
+            "throughput.decode_tps ok: expected >= 5 tok/s, measured 6 tok/s (median of 1)",
+        ),
+        (">= 5", (NAN, NAN), None, "throughput.decode_tps: not evaluated: not measured"),
+        (
+            ">= 5",
+            (6.0, 7.0),
+            None,
+            "throughput.decode_tps ok: expected >= 5 tok/s, measured 6.5 tok/s (median of 2; "
+            "95% interval 6..7)",
+        ),
+        (
+            "-5%",
+            (9.0, 9.0),
+            (NAN, NAN),
+            "throughput.decode_tps -5%: not evaluated: no baseline "
+            "(give --baseline a run that has this case)",
+        ),
+    ],
+)
+def test_the_whole_message(
+    expression: str, samples: tuple[float, ...], baseline: tuple[float, ...] | None, message: str
+) -> None:
+    gate = parse_gate("throughput.decode_tps", expression)
+    result = evaluate_gate(
+        gate, _metric(*samples), baseline=_metric(*baseline) if baseline else None
+    )
+    assert result.message == message and result.gate is gate
+
+
+@pytest.mark.parametrize(
+    ("n", "half_width", "distance", "says"),
+    [
+        (5, 0.1, 0.05, "about 21 samples"),  # 5 * (0.1 / 0.05)^2 = 20, and one more
+        (5, 0.01, 0.05, "about 6 samples"),  # already narrow enough: at least one more sample
+        (999, 0.0001, 1.0, "about 1000 samples"),
+        (1000, 0.0001, 1.0, "more than 1000"),
+        (5, 0.1, 0.0, "no number of samples decides it (the median is on the line)"),
+        (5, math.inf, 0.1, "no number of samples decides it (the median is on the line)"),
+    ],
+)
+def test_samples_that_would_decide(n: int, half_width: float, distance: float, says: str) -> None:
+    assert _samples_to_decide(n, half_width, distance) == says
+
+
+def test_a_gate_keeps_its_expression() -> None:
+    assert parse_gate("m", " >= 5 ").expression == ">= 5"
+    assert parse_gate("m", "-5%").expression == "-5%"
+    with pytest.raises(GateSyntaxError) as info:
+        parse_gate("m", "fast")
+    assert 'or "-5%" (at most 5% worse than the baseline)' in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -140,3 +241,14 @@ def test_the_gate_is_the_same_for_samples_in_any_order() -> None:
 def test_missing_metric_is_not_evaluated() -> None:
     result = evaluate_gate(parse_gate("x.y", ">= 1"), None)
     assert result.passed is None and "not evaluated: not measured" in result.message
+
+
+def test_a_count_on_one_sample_a_side_names_no_noise() -> None:
+    mem = lambda v: Metric("memory.mlx_peak_bytes", Unit.BYTES, v)  # noqa: E731
+    result = evaluate_gate(
+        parse_gate("memory.mlx_peak_bytes", "-5%"),
+        mem((1300.0,)),
+        higher_is_better=False,
+        baseline=mem((1000.0,)),
+    )
+    assert result.message.endswith("allowed 5.0% worse; baseline n=1, current n=1")
