@@ -135,7 +135,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print("\n".join(comparison_lines(comparison)))
     html = publish_reports(run, run_dir, None, sections)
     print(f"report: {html}")
-    judged = policy_lines(run, comparison, policy.fail_on, shard=run.shard is not None)
+    judged = policy_lines(run, comparison, policy, shard=run.shard is not None)
     for line in judged:
         print(line)
     failed = any(not r.status.is_ok for r in run.results)
@@ -172,7 +172,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness.cli_policy import policy_lines
+    from harness.cli_policy import Policy, policy_lines
     from harness.report import render_html, render_markdown
     from harness.report.comparison import section
     from harness.report.comparison_text import comparison_lines
@@ -181,7 +181,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.results.store import load_run
 
     try:  # compare's job is regressions: they always count
-        fail_on = parse_fail_on(args.fail_on, regression=True)
+        policy = Policy(args.fail_on, True, Thresholds())
+        parse_fail_on(args.fail_on, regression=True)
     except PolicyError as exc:
         raise CliError(str(exc)) from None
     baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
@@ -205,7 +206,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         (out / "compare.html").write_text(render_html(current, sections))
         print(f"wrote {out / 'compare.md'} and {out / 'compare.html'}", file=sys.stderr)
     print("\n".join(comparison_lines(comparison)), file=sys.stderr)  # stdout stays Markdown
-    judged = policy_lines(current, comparison, fail_on, shard=current.shard is not None)
+    judged = policy_lines(current, comparison, policy, shard=current.shard is not None)
     for line in judged:
         print(line, file=sys.stderr)
     return 1 if judged else 0

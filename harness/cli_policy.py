@@ -5,11 +5,19 @@ the lines and exit decision of :mod:`harness.results.ci_policy` after a run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.results.ci_policy import DEFAULT, FailOn, PolicyError, findings, kinds, parse_fail_on
+from harness.results.ci_policy import (
+    DEFAULT,
+    FailOn,
+    PolicyError,
+    chosen_kinds,
+    findings,
+    kinds,
+    parse_fail_on,
+)
 from harness.results.compare import Comparison, Thresholds
 from harness.types import RunRecord
 
@@ -61,16 +69,26 @@ def add_policy_options(add: Callable[..., Any]) -> None:
 
 @dataclass(frozen=True)
 class Policy:
-    fail_on: frozenset[FailOn]
+    """The options' policy: ``--fail-on`` as given (None: the suites' ``fail_on:``, else the
+    default), ``--fail-on-regression``, and what may be compared anyway."""
+
+    fail_on: str | None
+    regression: bool
     thresholds: Thresholds
+
+    def kinds(self, run: RunRecord) -> frozenset[FailOn]:
+        """What fails ``run``: the command line's, else its suites', else the default."""
+        return chosen_kinds(self.fail_on, run.suites, regression=self.regression)
 
 
 def policy_from(option: Callable[[str], Any]) -> Policy:
     """The policy the options chose (``option(dest)`` reads one); PolicyError on a bad
     ``--fail-on`` (one line)."""
-    fail_on = parse_fail_on(option("fail_on"), regression=bool(option("fail_on_regression")))
+    text, regression = option("fail_on"), bool(option("fail_on_regression"))
+    parse_fail_on(text, regression=regression)  # a bad value is one line now, not at the end
     return Policy(
-        fail_on,
+        text,
+        regression,
         Thresholds(
             allow_model_change=bool(option("allow_model_change")),
             allow_machine_change=bool(option("allow_machine_change")),
@@ -79,10 +97,11 @@ def policy_from(option: Callable[[str], Any]) -> Policy:
 
 
 def policy_lines(
-    run: RunRecord, comparison: Comparison | None, fail_on: Iterable[FailOn], *, shard: bool
+    run: RunRecord, comparison: Comparison | None, policy: Policy, *, shard: bool
 ) -> list[str]:
     """One ``policy: ...`` line per finding (empty: the cases alone decide the exit)."""
-    return [f"policy: {f.line}" for f in findings(run, comparison, fail_on, shard=shard)]
+    kinds_ = policy.kinds(run)
+    return [f"policy: {f.line}" for f in findings(run, comparison, kinds_, shard=shard)]
 
 
 def judge_pytest_session(session: Any, state: Any, end: Any, *, shard: bool) -> None:
@@ -92,9 +111,7 @@ def judge_pytest_session(session: Any, state: Any, end: Any, *, shard: bool) -> 
     import pytest
 
     if state.policy is not None:
-        state.policy_lines = policy_lines(
-            end.run, end.comparison, state.policy.fail_on, shard=shard
-        )
+        state.policy_lines = policy_lines(end.run, end.comparison, state.policy, shard=shard)
     failed = bool(state.policy_lines) or end.report_error is not None
     if failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

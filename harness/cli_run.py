@@ -253,7 +253,7 @@ def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> in
     from harness.cli_policy import policy_lines
 
     policy = chosen_policy(args)
-    judged = policy_lines(end.run, end.comparison, policy.fail_on, shard=bool(args.shard))
+    judged = policy_lines(end.run, end.comparison, policy, shard=bool(args.shard))
     for line in judged:
         print(line)
     ok = all(r.status.is_ok for r in end.run.results) and not judged

@@ -291,6 +291,8 @@ class SuiteInfo:
     sha256: str
     ledger: tuple[LedgerEntry, ...] = ()  # its expect entries, its own and included ones
     warnings: tuple[str, ...] = ()  # one line each: a selector that chose nothing, ...
+    # what the suite says fails a run (its ``fail_on:``, CI policy kinds); None: the default
+    fail_on: tuple[str, ...] | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
 
 @dataclass(frozen=True)

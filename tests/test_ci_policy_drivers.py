@@ -76,6 +76,17 @@ def _change_model(tmp_path: Path) -> None:
 CASES = [
     ("nothing-ran", ALL_SKIPPED, False, False, (), 1, "policy: nothing-ran: all 1 cases"),
     ("nothing-ran-allowed", ALL_SKIPPED, False, False, ("--fail-on", "none"), 0, ""),
+    # the suite may say so itself (recorded with the run); the command line still decides
+    ("suite-allows", ALL_SKIPPED + "fail_on: [none]\n", False, False, (), 0, ""),
+    (
+        "command-line-over-suite",
+        ALL_SKIPPED + "fail_on: [none]\n",
+        False,
+        False,
+        ("--fail-on", "nothing-ran"),
+        1,
+        "policy: nothing-ran",
+    ),
     ("unjudged-gates", RELATIVE_GATE, False, False, (), 1, "policy: unjudged-gates: none of"),
     ("unjudged-allowed", RELATIVE_GATE, False, False, ("--fail-on", "nothing-ran"), 0, ""),
     ("not-comparable", "", True, True, (), 1, "model files changed: config.json"),

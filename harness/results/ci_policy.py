@@ -5,7 +5,8 @@ A case that failed, errored, crashed or timed out always fails the run. Beyond t
 :class:`FailOn` kind is a reason the harness could not say "all good" even though no case
 failed; the default (:data:`DEFAULT`) fails on each of them except a regression and a single
 unjudged gate, and ``--fail-on`` replaces it (``--fail-on none`` accepts everything but failed
-cases; ``--fail-on-regression`` adds ``regression``):
+cases; ``--fail-on-regression`` adds ``regression``; a suite's ``fail_on:`` is its own
+default, recorded with the run, so re-judging a record judges it the same way):
 
 - ``nothing-ran``: cases were planned and every one was skipped: nothing was measured.
 - ``unjudged-gates``: the run has gates and not one of them could be judged.
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from harness.results.compare import Comparison
-from harness.types import RunRecord, Status, Verdict
+from harness.types import RunRecord, Status, SuiteInfo, Verdict
 
 
 class FailOn(str, Enum):
@@ -73,6 +74,21 @@ def parse_fail_on(text: str | None, *, regression: bool = False) -> frozenset[Fa
     if regression:
         chosen.add(FailOn.REGRESSION)
     return frozenset(chosen)
+
+
+def chosen_kinds(
+    command_line: str | None, suites: Sequence[SuiteInfo], *, regression: bool = False
+) -> frozenset[FailOn]:
+    """What fails the run: ``--fail-on`` when given; else the suites' own ``fail_on:`` (all of
+    them together, when several say); else :data:`DEFAULT`. ``--fail-on-regression`` adds
+    ``regression`` to whichever applies."""
+    if command_line is not None:
+        return parse_fail_on(command_line, regression=regression)
+    said = [s.fail_on for s in suites if s.fail_on is not None]
+    if not said:
+        return parse_fail_on(None, regression=regression)
+    words = [w for kinds_said in said for w in kinds_said]
+    return parse_fail_on(",".join(words) or NONE, regression=regression)
 
 
 def kinds() -> str:

@@ -198,4 +198,5 @@ def suite_info(loaded: LoadedSuite, cases: Sequence[Case]) -> SuiteInfo:
         loaded.sha256,
         ledger=ledger_entries(loaded, cases),
         warnings=tuple(str(w) for w in loaded.warnings),
+        fail_on=tuple(loaded.suite.fail_on) if loaded.suite.fail_on is not None else None,
     )

@@ -366,6 +366,26 @@ class Suite(Strict):
         default_factory=list,
         description="package pin sets to run under (mlx-harness run SUITE --pin-set NAME)",
     )
+    fail_on: (
+        list[
+            Literal[
+                "nothing-ran",
+                "unjudged-gates",
+                "inconclusive-gate",
+                "not-comparable",
+                "new-failure",
+                "regression",
+                "output-change",
+                "none",
+            ]
+        ]
+        | None
+    ) = Field(
+        None,
+        description="what besides failed cases fails a run of this suite (the CI policy's "
+        "kinds; --fail-on overrides); default: nothing-ran, unjudged-gates, not-comparable, "
+        "new-failure",
+    )
 
     @field_validator("pin_sets")
     @classmethod

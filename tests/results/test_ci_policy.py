@@ -8,12 +8,13 @@ from harness.results.ci_policy import (
     DEFAULT,
     FailOn,
     PolicyError,
+    chosen_kinds,
     findings,
     parse_fail_on,
     policy_line,
 )
 from harness.results.compare import CaseDelta, Comparison
-from harness.types import Gate, GateResult, Status, Verdict
+from harness.types import Gate, GateResult, Status, SuiteInfo, Verdict
 from tests.report.report_fixtures import case, make_run
 
 GATE = Gate("throughput.decode_tps", "within", 0.05, True, "-5%")
@@ -158,3 +159,33 @@ def test_none_with_other_kinds_keeps_the_others() -> None:
 def test_the_regression_line() -> None:
     (found,) = findings(make_run(PASSED), _comparison(Verdict.REGRESSED), {FailOn.REGRESSION})
     assert found.line == "regression: 1 cases regressed (first: s::m0::load: why regressed)"
+
+
+def _suite(fail_on: tuple[str, ...] | None) -> SuiteInfo:
+    return SuiteInfo("s", "s.suite.yaml", "0" * 64, fail_on=fail_on)
+
+
+@pytest.mark.parametrize(
+    ("command_line", "suites", "regression", "expected"),
+    [
+        (None, [], False, DEFAULT),
+        (None, [_suite(None)], False, DEFAULT),
+        (None, [_suite(("none",))], False, frozenset()),
+        (None, [_suite(("none",))], True, frozenset({FailOn.REGRESSION})),
+        (
+            None,
+            [_suite(("regression",)), _suite(("nothing-ran",))],
+            False,
+            {FailOn.REGRESSION, FailOn.NOTHING_RAN},
+        ),  # several suites: all they say
+        (None, [_suite(("output-change",)), _suite(None)], False, {FailOn.OUTPUT_CHANGE}),
+        ("nothing-ran", [_suite(("none",))], False, {FailOn.NOTHING_RAN}),  # the command line
+    ],
+)
+def test_the_command_line_then_the_suites_then_the_default(
+    command_line: str | None,
+    suites: list[SuiteInfo],
+    regression: bool,
+    expected: frozenset[FailOn],
+) -> None:
+    assert chosen_kinds(command_line, suites, regression=regression) == expected
