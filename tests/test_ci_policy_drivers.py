@@ -32,6 +32,7 @@ def _suite(tmp_path: Path, *, extra: str = "", per_token_s: float = 0.001) -> Pa
 
 ALL_SKIPPED = "expect:\n  - {model: m, status: skip, reason: 'not in the local cache'}\n"
 RELATIVE_GATE = "gates: {throughput.decode_tps: '-5%'}\n"  # no baseline: never judged
+MIXED_GATES = "gates: {throughput.decode_tps: '>= 1', throughput.prefill_tps: '-5%'}\n"
 XFAIL_SLOW = (
     "gates: {throughput.decode_tps: '>= 1000000'}\n"
     "expect:\n  - {model: m, status: xfail, reason: 'known slow'}\n"
@@ -72,28 +73,43 @@ def _change_model(tmp_path: Path) -> None:
     )
 
 
-# (id, suite text, needs a baseline, change the model files, args -> exit, the policy line)
+# (id, suite text, needs a baseline, what changes: "files" (config.json) or "slower" (its
+# speed only), args -> exit status, the policy line)
 CASES = [
-    ("nothing-ran", ALL_SKIPPED, False, False, (), 1, "policy: nothing-ran: all 1 cases"),
-    ("nothing-ran-allowed", ALL_SKIPPED, False, False, ("--fail-on", "none"), 0, ""),
+    ("nothing-ran", ALL_SKIPPED, False, "", (), 1, "policy: nothing-ran: all 1 cases"),
+    ("nothing-ran-allowed", ALL_SKIPPED, False, "", ("--fail-on", "none"), 0, ""),
     # the suite may say so itself (recorded with the run); the command line still decides
-    ("suite-allows", ALL_SKIPPED + "fail_on: [none]\n", False, False, (), 0, ""),
+    ("suite-allows", ALL_SKIPPED + "fail_on: [none]\n", False, "", (), 0, ""),
     (
         "command-line-over-suite",
         ALL_SKIPPED + "fail_on: [none]\n",
         False,
-        False,
+        "",
         ("--fail-on", "nothing-ran"),
         1,
         "policy: nothing-ran",
     ),
-    ("unjudged-gates", RELATIVE_GATE, False, False, (), 1, "policy: unjudged-gates: none of"),
-    ("unjudged-allowed", RELATIVE_GATE, False, False, ("--fail-on", "nothing-ran"), 0, ""),
-    ("not-comparable", "", True, True, (), 1, "model files changed: config.json"),
-    ("model-change-allowed", "", True, True, ("--allow-model-change",), 0, ""),
-    ("new-failure", XFAIL_SLOW, True, False, (), 1, "policy: new-failure: 1 cases newly failing"),
-    ("new-failure-allowed", XFAIL_SLOW, True, False, ("--fail-on", "none"), 0, ""),
-    ("all-good", "", True, False, (), 0, ""),
+    ("unjudged-gates", RELATIVE_GATE, False, "", (), 1, "policy: unjudged-gates: none of"),
+    ("unjudged-allowed", RELATIVE_GATE, False, "", ("--fail-on", "nothing-ran"), 0, ""),
+    ("not-comparable", "", True, "files", (), 1, "model files changed: config.json"),
+    ("model-change-allowed", "", True, "files", ("--allow-model-change",), 0, ""),
+    ("new-failure", XFAIL_SLOW, True, "", (), 1, "policy: new-failure: 1 cases newly failing"),
+    ("new-failure-allowed", XFAIL_SLOW, True, "", ("--fail-on", "none"), 0, ""),
+    ("all-good", "", True, "", (), 0, ""),
+    # a regression counts when asked (always in compare); the model's speed, not its files
+    ("regression", "", True, "slower", ("--fail-on-regression",), 1, "policy: regression: 1 cases"),
+    ("regression-default", "", True, "slower", (), 0, ""),
+    # one gate judged, one not: only inconclusive-gate minds
+    ("one-gate-unjudged", MIXED_GATES, False, "", (), 0, ""),
+    (
+        "inconclusive-gate",
+        MIXED_GATES,
+        False,
+        "",
+        ("--fail-on", "inconclusive-gate"),
+        1,
+        "policy: inconclusive-gate: 1 of 2 gates not judged",
+    ),
 ]
 
 
@@ -109,7 +125,7 @@ def test_each_outcome_kind_through_each_driver(
     driver: str,
     extra: str,
     baseline: bool,
-    changed: bool,
+    changed: str,
     args: tuple[str, ...],
     status: int,
     says: str,
@@ -120,9 +136,9 @@ def test_each_outcome_kind_through_each_driver(
     if baseline:
         more += ["--baseline", _baseline(tmp_path, reports)]
         capsys.readouterr()
-    if changed:
+    if changed == "files":
         _change_model(tmp_path)
-    suite = _suite(tmp_path, extra=extra)
+    suite = _suite(tmp_path, extra=extra, per_token_s=0.004 if changed == "slower" else 0.001)
     if driver == "cli":
         got = _cli(suite, reports, "cur", *more)
         captured = capsys.readouterr()
