@@ -2,8 +2,9 @@
 change of the model, its files or the stack) first differ: one line for people, or None.
 
 A scenario records its outputs as a list of strings under the ``outputs`` artifact, one per
-prompt, in prompt order (``greedy_text``). Outputs are untrusted text: the line quotes them
-with ``repr``, and every printer escapes it again.
+prompt, in prompt order (``greedy_text``), or as the ``raw`` text of each entry of its
+``prompts`` artifact (``tool_calls``: the model's whole answer to each prompt). Outputs are
+untrusted text: the line quotes them with ``repr``, and every printer escapes it again.
 """
 
 from __future__ import annotations
@@ -12,14 +13,21 @@ from collections.abc import Mapping
 from typing import Any
 
 OUTPUTS = "outputs"
+PROMPTS, RAW = "prompts", "raw"  # tool_calls: one entry per prompt, its answer under "raw"
 QUOTED = 30  # characters of each side quoted from the first difference
 
 
 def recorded_outputs(artifacts: Mapping[str, Any]) -> list[str] | None:
-    """The ``outputs`` artifact when it is a list of strings; None otherwise."""
+    """The ``outputs`` artifact when it is a list of strings, else the ``raw`` texts of the
+    ``prompts`` artifact; None when neither is there."""
     outputs = artifacts.get(OUTPUTS)
     if isinstance(outputs, list) and all(isinstance(o, str) for o in outputs):
         return outputs
+    prompts = artifacts.get(PROMPTS)
+    if isinstance(prompts, list) and prompts:
+        raws = [p.get(RAW) if isinstance(p, dict) else None for p in prompts]
+        if all(isinstance(r, str) for r in raws):
+            return [str(r) for r in raws]
     return None
 
 

@@ -34,6 +34,17 @@ TABLE = [
 ]
 
 
+def test_tool_call_answers_are_outputs_too() -> None:
+    before = {"prompts": [{"id": "p1", "raw": '<tool_call>{"name": "get_weather"}'}]}
+    after = {"prompts": [{"id": "p1", "raw": "I cannot check the weather."}]}
+    assert first_difference(before, after) == (
+        'output 1 of 1 differs at character 0: \'<tool_call>{"name": "get_weath\' -> '
+        "'I cannot check the weather.'"
+    )
+    assert first_difference(before, before) is None
+    assert first_difference({"prompts": [{"id": "p1"}]}, after) is None  # no raw kept
+
+
 @pytest.mark.parametrize(("before", "after", "line"), TABLE)
 def test_first_difference(before: object, after: object, line: str | None) -> None:
     old = {} if before is None else {"outputs": before}
