@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from harness.probe import ProbeError, detect_stack, probe_model
 from harness.probe.source import installed_versions
+from harness.results.ci_policy import FailOn
 from harness.scenarios import SCENARIOS
 from harness.spec.fields import names_model
 from harness.spec.gates import parse_gate
@@ -198,5 +199,9 @@ def suite_info(loaded: LoadedSuite, cases: Sequence[Case]) -> SuiteInfo:
         loaded.sha256,
         ledger=ledger_entries(loaded, cases),
         warnings=tuple(str(w) for w in loaded.warnings),
-        fail_on=tuple(loaded.suite.fail_on) if loaded.suite.fail_on is not None else None,
+        fail_on=(
+            tuple(k.value if isinstance(k, FailOn) else k for k in loaded.suite.fail_on)
+            if loaded.suite.fail_on is not None
+            else None
+        ),
     )

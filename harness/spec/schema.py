@@ -17,6 +17,7 @@ from pydantic import (
 
 from harness.probe.types import Capability
 from harness.probe.types import Library as ProbeBackend
+from harness.results.ci_policy import FailOn
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 from harness.spec.marker_names import tag_problem
 from harness.spec.pin_sets import PinSet, unique_names
@@ -366,21 +367,7 @@ class Suite(Strict):
         default_factory=list,
         description="package pin sets to run under (mlx-harness run SUITE --pin-set NAME)",
     )
-    fail_on: (
-        list[
-            Literal[
-                "nothing-ran",
-                "unjudged-gates",
-                "inconclusive-gate",
-                "not-comparable",
-                "new-failure",
-                "regression",
-                "output-change",
-                "none",
-            ]
-        ]
-        | None
-    ) = Field(
+    fail_on: list[FailOn | Literal["none"]] | None = Field(
         None,
         description="what besides failed cases fails a run of this suite (the CI policy's "
         "kinds; --fail-on overrides); default: nothing-ran, unjudged-gates, not-comparable, "
