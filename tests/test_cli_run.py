@@ -31,10 +31,10 @@ def _result(preflight: PreflightRecord | None, reason: str | None = None) -> Cas
         ),
         (
             _result(PreflightRecord(action=PolicyAction.WARN, code="x", message="\x1b[2Jgone\n")),
-            "     passed  s::m::t  [warn x: [2Jgone]",
+            "     passed  s::m::t  [warn x: \\x1b[2Jgone]",
         ),
     ],
-    ids=["not_judged", "warned", "allowed", "escapes_removed"],
+    ids=["not_judged", "warned", "allowed", "escapes_shown"],
 )
 def test_case_line(result: CaseResult, line: str) -> None:
     assert case_line(result) == line

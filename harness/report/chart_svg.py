@@ -5,7 +5,9 @@ chart (escaped by jinja2) names them. Text in the SVG stays ``<text>`` (``svg.fo
 none``, mathtext off); comments, the XML prolog and matplotlib's group ids are dropped, ids
 that are referenced are salted per chart so several charts share a page, and the result is
 checked against an allowlist of SVG elements (no script, no event attribute, no outside link)
-before it is marked safe. matplotlib is imported when a chart is drawn, not with the report.
+before it is marked safe. Axis labels go through :func:`~harness.report.escape.visible` and the
+HTML environment's ``finalize`` shows any acting character left in the SVG as an escape.
+matplotlib is imported when a chart is drawn, not with the report.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
+
+from harness.report.escape import visible
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes as MplAxes
@@ -141,8 +145,8 @@ def xy_svg(
             _x_ticks(ax, sorted({x for s in series for x in s.xs if math.isfinite(x)}))
         elif axes.log_x:
             ax.xaxis.set_major_formatter(_plain_formatter())
-        ax.set_xlabel(axes.x_label)
-        ax.set_ylabel(axes.y_label)
+        ax.set_xlabel(visible(axes.x_label))  # the harness's words; shown inert all the same
+        ax.set_ylabel(visible(axes.y_label))
         figure.subplots_adjust(left=0.12, right=0.98, top=0.96, bottom=0.16)  # no tight_layout:
         # it draws the figure once more, and the labels here are short numbers
         return _svg(figure)
@@ -194,7 +198,7 @@ def strip_svg(
         ax.set_yticks([0, 1], ["current", "baseline"])
         ax.set_ylim(-0.6, 1.6)
         ax.spines["left"].set_visible(False)
-        ax.set_xlabel(x_label)
+        ax.set_xlabel(visible(x_label))
         figure.subplots_adjust(left=0.14, right=0.98, top=0.94, bottom=0.34)
         return _svg(figure)
 

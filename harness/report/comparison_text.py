@@ -3,7 +3,7 @@
 Plain text for the end of a run (pytest's terminal summary, ``mlx-harness run``, ``compare``):
 the verdict counts, then one line per regressed, newly failing, not comparable or inconclusive
 case with the metric, its change and the reason; then every gate. Names and reasons are
-untrusted: :func:`plain` strips control characters and line breaks.
+untrusted: :func:`plain` folds line breaks and shows control and bidi characters as escapes.
 """
 
 from __future__ import annotations

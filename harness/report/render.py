@@ -1,7 +1,9 @@
 """Render a run as ``report.md`` and a self-contained ``report.html`` from jinja2 templates.
 
-HTML is autoescaped by jinja2; Markdown values go through ``md_escape`` (the environment's
-``finalize``), so model output can neither break a table nor inject markup in either file.
+Every ``{{ value }}`` goes through the environment's ``finalize`` first: in HTML
+``html_finalize`` shows control and bidi characters as visible escapes, then jinja2 autoescapes;
+in Markdown ``md_escape`` does both. Model output can neither break a table, inject markup nor
+reorder or hide text in either file.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import jinja2
 
 from harness.exception_line import exception_line
 from harness.report.contents import default_sections
-from harness.report.escape import md_finalize, md_url
+from harness.report.escape import html_finalize, md_finalize, md_url
 from harness.report.sections import BuiltSection, Section
 from harness.results.report_dir import make_dir, write_text_atomic
 from harness.types import RunRecord
@@ -30,13 +32,14 @@ class ReportPaths:
 
 
 def _environment(kind: str) -> jinja2.Environment:
-    """A fresh environment per render: autoescaped HTML, or Markdown escaped by finalize."""
+    """A fresh environment per render: HTML (acting characters shown, then autoescaped) or
+    Markdown, each escaped by its ``finalize``."""
     html = kind == "html"
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("harness.report", "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=html,
-        finalize=None if html else md_finalize,
+        finalize=html_finalize if html else md_finalize,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,

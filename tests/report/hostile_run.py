@@ -1,6 +1,7 @@
 """A run whose every free-text field carries a given string: model names, suite names, params,
 failure reasons, gate messages, chat templates (probe record and tool-call artifacts), raw
-model output, parsed calls, cache types, ledger entries, package names and machine fields.
+model output, parsed calls, cache types, ledger entries, package names and machine fields. The
+API contracts evidence also carries :data:`EVIDENCE_ACTING`, whatever the texts.
 
 ``hostile_runs(texts)`` gives a baseline and a current run (the current one regressed, so the
 comparison section has status changes, metric changes and charts); the same call with inert
@@ -42,6 +43,16 @@ BASELINE_ID = "20241231T120000-baseline"
 STARTED = "2025-01-01T12:00:00+00:00"
 MIB = 1024**2
 CHARTS = 24  # the comparison section draws at most 24 strip plots; more samples only cost time
+# What a hostile server's answer carries besides ``text``: the API contracts evidence holds it on
+# every run (a line break the evidence block keeps, then characters that act instead of printing:
+# clear screen, set the title, bell, a right-to-left override, an isolate, NUL, the one-byte CSI,
+# a line separator). EVIDENCE_SHOWN is its second line as report.html shows it.
+EVIDENCE_ACTING = (
+    "\n\x1b[2J\x1b]0;pwned\x07 \u202eevil\u202c \u2066iso\u2069 nul\x00 csi\x9b31m sep\u2028end"
+)
+EVIDENCE_SHOWN = (
+    r"\x1b[2J\x1b]0;pwned\x07 \u202eevil\u202c \u2066iso\u2069 nul\x00 csi\x9b31m sep\u2028end"
+)
 
 
 def _metric(name: str, unit: Unit, *samples: float) -> Metric:
@@ -262,7 +273,12 @@ def _served_cases(text: str) -> list[CaseResult]:
     """Cases of a served model: the Engines, Load, API and template contracts sections."""
     from harness.scenarios.contract_verdicts import CheckResult, Exchange, Verdict
 
-    check = CheckResult("stop_string", Verdict.FAIL, text, (Exchange(text, text),))
+    check = CheckResult(
+        "stop_string",
+        Verdict.FAIL,
+        text,
+        (Exchange(text, text), Exchange(f"{text}{EVIDENCE_ACTING}", f"{EVIDENCE_ACTING}{text}")),
+    )
     return [
         _case(
             text,

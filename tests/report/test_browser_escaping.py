@@ -5,9 +5,11 @@ scripts, and makes no request to the loopback beacon the payloads point at.
 Each payload sets the title to ``pwned-N`` (N: its row below) or loads ``{beacon}/...``; the
 page is judged against its twin, the same run with inert words, rendered the same way, so the
 report's own elements and inline scripts are known exactly. Negative controls switch escaping
-off and show every check firing. Set ``HARNESS_BROWSER_SCREENSHOT=/path/shot.png`` to keep a
-screenshot of the hostile report. Chromium comes from ``make system-deps`` (Debian's
-``chromium``); without it the browser tests skip locally and fail under CI.
+off and show every check firing. The API contracts evidence also carries characters that act
+instead of printing (ESC sequences, a bidi override, NUL...): the page shows them as escapes.
+Set ``HARNESS_BROWSER_SCREENSHOT=/path/shot.png`` to keep a screenshot of the hostile report.
+Chromium comes from ``make system-deps`` (Debian's ``chromium``); without it the browser tests
+skip locally and fail under CI.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from pathlib import Path
 
 import jinja2
 import pytest
+from acting_characters import acting_in
 from beacon_server import BeaconServer
 from headless_chromium import Chromium, find_chromium, is_ci
-from hostile_run import RUN_ID, hostile_runs
+from hostile_run import EVIDENCE_SHOWN, RUN_ID, hostile_runs
 from markup_facts import DomFacts, dom_facts, extra_elements, markdown_markup
 
 from harness.report import ReportPaths, default_sections, render
@@ -284,3 +287,32 @@ def test_markdown_check_fires_when_escaping_is_off(
     found = markdown_extra(render_report(texts, tmp_path).md, twin_report.md)
     assert any(token.startswith("<script") for token in found), found
     assert any(token.startswith("](") for token in found), found
+
+
+def acting_on_page(page: DomFacts) -> list[str]:
+    """Raw acting characters in the page's text and attribute values (line feeds and tabs lay
+    text out)."""
+    values = [*page.texts, *(v for _, _, v in page.attributes)]
+    return [hit for value in values for hit in acting_in(value, "\n\t")]
+
+
+def test_evidence_shows_acting_characters_as_escapes(
+    chromium: Chromium, hostile: ReportPaths, beacon: BeaconServer
+) -> None:
+    """The evidence block keeps its line break and shows ``\\x1b[2J``, ``\\u202e``... as text."""
+    page = visit(chromium, hostile, (), beacon).facts
+    assert page.shows("\n" + EVIDENCE_SHOWN)
+    assert acting_on_page(page) == []
+
+
+def test_acting_characters_reach_the_page_when_the_escaper_is_off(
+    chromium: Chromium, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Negative control: with autoescape alone, ESC and the bidi override reach the DOM."""
+    module = importlib.import_module("harness.report.render")
+    monkeypatch.setattr(module, "html_finalize", lambda value: value)
+    report = render_report(["inert"], tmp_path)
+    page = dom_facts(chromium.dump_dom(report.html.as_uri()))
+    hits = " ".join(acting_on_page(page))
+    assert "U+001B" in hits and "U+202E" in hits and "U+2066" in hits
+    assert not page.shows(EVIDENCE_SHOWN)

@@ -79,7 +79,7 @@ def test_newly_failing_cases_give_their_reason_and_untrusted_text_is_plain() -> 
     broken = dataclasses.replace(cur.results[0], status=Status.CRASHED, reason="\x1b[31m" + EVIL)
     lines = comparison_lines(compare_runs(base, dataclasses.replace(cur, results=(broken,))))
     assert lines[0] == "vs baseline base: 1 newly_failing"
-    assert lines[1] == "  newly_failing: smoke::m::throughput: [31m" + EVIL.replace("\n", " ")
+    assert lines[1] == "  newly_failing: smoke::m::throughput: \\x1b[31m" + EVIL.replace("\n", " ")
     assert all("\x1b" not in line and "\n" not in line for line in lines)
 
 

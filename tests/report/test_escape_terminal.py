@@ -42,6 +42,6 @@ def test_visible_limit(text: str, limit: int, expected: str) -> None:
     assert visible(text, limit) == expected
 
 
-def test_plain_keeps_its_behaviour() -> None:
-    """Existing callers of ``plain`` (the run summary) see no change."""
-    assert plain("\x1b[31mred\x1b[0m\nnext", 40) == "[31mred[0m next"
+def test_plain_folds_line_breaks_and_shows_the_rest() -> None:
+    """``plain`` (the run summary) folds line breaks and whitespace, and escapes the rest."""
+    assert plain("\x1b[31mred\x1b[0m\r\nnext\t\u202e", 40) == "\\x1b[31mred\\x1b[0m next \\u202e"

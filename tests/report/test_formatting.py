@@ -146,7 +146,8 @@ def test_worst_status(statuses: list[Status], worst: Status) -> None:
         ("line1\nline2\r\nline3", "line1<br>line2<br>line3"),
         ("![img](http://x/y.png)", r"!\[img\](http://x/y.png)"),
         ("back\\slash", "back\\\\slash"),
-        ("bell\x07esc\x1b[31m", r"bellesc\[31m"),
+        ("bell\x07esc\x1b[31m", r"bell\\x07esc\\x1b\[31m"),  # shown, never dropped
+        ("rtl\u202eoverride\u2066", r"rtl\\u202eoverride\\u2066"),
         ("ImagesKwargs.__init__() got", r"ImagesKwargs.\_\_init\_\_() got"),
         ("throughput.decode_tps", "throughput.decode_tps"),  # inside a word: never emphasis
         ("*bold* and ~~gone~~", r"\*bold\* and \~\~gone\~\~"),
@@ -186,5 +187,5 @@ def test_one_line(text: str | None, limit: int, expected: str) -> None:
     assert one_line(text, limit) == expected
 
 
-def test_plain_strips_terminal_escapes() -> None:
-    assert plain("\x1b[31mred\x1b[0m\nnext", 40) == "[31mred[0m next"
+def test_plain_shows_terminal_escapes() -> None:
+    assert plain("\x1b[31mred\x1b[0m\nnext", 40) == "\\x1b[31mred\\x1b[0m next"
