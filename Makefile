@@ -86,10 +86,14 @@ readme-params:
 	$(PY) -m harness.cli scenarios --update-readme README.md
 
 # Our throughput scenario against mlx-lm's own `python -m mlx_lm.benchmark`, alternating the two
-# tools over rounds; prints ours/theirs for prefill and decode. A measurement: not under nice.
+# tools over rounds; prints ours/theirs for prefill and decode. Then http_throughput through
+# llama-server against llama.cpp's llama-bench on the same GGUF, the server's own timings
+# between them: client/server (HTTP+SSE), server/llama-bench (serving). Not under nice.
 FIDELITY_ARGS ?= --model smollm2-135m-instruct-f32 --prompt-tokens 128 --gen-tokens 32 --rounds 3
+LLAMA_FIDELITY_ARGS ?= --model smollm2-135m-instruct --prompt-tokens 128 --gen-tokens 32 --rounds 4
 fidelity: models
 	$(PY) tests/benchmarks/fidelity_mlx_lm_benchmark.py $(FIDELITY_ARGS)
+	$(PY) tests/benchmarks/fidelity_llama_bench.py $(LLAMA_FIDELITY_ARGS)
 
 # A short real run on the embedded models, its report, and headless-Chromium screenshots of it
 # (top.png, full.png) in reports/screenshots/ (git-ignored). SCREENSHOTS_ARGS=--reuse re-renders.

@@ -1,15 +1,22 @@
-"""The device's memory read bandwidth (and its float32 matmul FLOP rate), measured with MLX
-kernels in the worker (mlx already imported by a backend) and cached per machine fingerprint
-in the harness cache.
+"""The device's ceilings: its memory read bandwidth and float32 matmul FLOP rate, measured with
+kernels that reach the hardware's limit, cached per machine fingerprint in the harness cache.
 
 Decode on one machine is bound by memory reads: every generated token reads the weights (and
-the KV cache). The bandwidth a decode step could reach is measured with the kernels decode is
-made of, over a buffer much larger than the caches: a full reduction (``sum``) and a
-matrix-vector product (``gemv``, what a decode step's linear layers are). Each kernel runs
-``repeats`` times after a warm-up; its figure is the median; the bandwidth is the best
-kernel's median (on the CPU backend, MLX's reductions are single-threaded and compute-bound,
-while a BLAS gemv streams memory on every core). The FLOP rate is the median of a float32
-``GEMM_SIDE``-square matrix product (2 n^3 FLOPs), the bound of a prefill's matmuls.
+the KV cache), so no decode can read faster than the memory delivers. The ceiling is therefore
+the hardware's, measured by the fastest streaming kernel (:mod:`harness.backends.bandwidth_kernels`:
+numpy reductions on every core and a BLAS gemv on a CPU device, MLX's reductions and copies on a
+GPU), the best of ``BURSTS`` bursts. MLX's own decode kernels (its ``gemv`` and ``sum``) are
+measured beside it: their speed is MLX's, and a report shows decode against it as kernel
+efficiency, never as the ceiling. The FLOP ceiling is the best of a BLAS sgemm and MLX's matmul
+(MLX's matmul on a GPU), the bound of a prefill's matmuls.
+
+The measurement runs in a process of its own (:mod:`harness.backends.bandwidth_child`), so its
+buffers never count in a case's memory peak; in the worker itself only when that process
+fails. It records the conditions it ran under (load average, other processes' CPU share) and
+when. A cached figure is used while it is younger than ``MAX_AGE_S`` (``MAX_AGE_BUSY_S`` when
+other processes kept more than ``BUSY_SHARE`` of the CPUs busy while it was measured: a
+disturbed figure is low) and of this ``CACHE_FORMAT``; the throughput scenario re-measures once
+when a share passes 100% (``remeasure``).
 """
 
 from __future__ import annotations
@@ -18,45 +25,104 @@ import hashlib
 import json
 import os
 import platform
-import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from harness.backends.bandwidth_conditions import Conditions, watch
+from harness.backends.bandwidth_kernels import MLX_GEMV, measure_kernels
 from harness.backends.mlx_runtime import blas_in_use, mlx_device
 from harness.models.cache_dir import cache_root
 
 BUFFER_BYTES = 256 * 2**20  # float32 buffer read by each kernel: far beyond any cache
-REPEATS = 7
-GEMM_SIDE = 1024
-CACHE_FORMAT = 2
+BURSTS = 9
+CACHE_FORMAT = 3  # 2: MLX's own kernels, median of 7 (never reused: not the hardware's limit)
+MAX_AGE_S = 7 * 24 * 3600.0  # a cached figure older than this is measured again
+BUSY_SHARE = 0.25  # other processes kept more of the CPUs busy than this: a disturbed figure,
+MAX_AGE_BUSY_S = 3600.0  # kept only this long
+CLOCK_SLACK_S = 60.0  # a cached figure dated further in the future than this is not trusted
+CHILD_TIMEOUT_S = 300.0
+CHILD = "child"  # measured_in: a process of its own
+WORKER = "worker"  # measured_in: the worker itself (the child failed, or a test)
+STATISTIC = "best"  # of the bursts
 
 
 @dataclass(frozen=True)
 class Bandwidth:
-    """Measured read bandwidth in bytes per second (the best kernel's median)."""
+    """The device's read ceiling (bytes/s) and FLOP ceiling (FLOP/s): each the best kernel's
+    best burst, with every kernel's figure, MLX's own kernels beside them, and the conditions
+    and time of the measurement."""
 
     bytes_per_s: float
     kernel: str  # the kernel that gave it
-    kernels_bytes_per_s: Mapping[str, float]  # each kernel's median
+    kernels_bytes_per_s: Mapping[str, float]  # each read kernel's best burst
+    mlx_kernels_bytes_per_s: Mapping[str, float]  # MLX's own decode kernels: not the ceiling
+    flops_per_s: float
+    flops_kernel: str
+    flops_kernels_per_s: Mapping[str, float]
+    device: str  # "cpu" or "gpu": mlx's default device
+    threads: int  # threads the CPU streaming kernel used
     buffer_bytes: int
-    repeats: int
+    bursts: int
+    conditions: Conditions
     fingerprint: str
     machine: Mapping[str, str]  # what the fingerprint hashes
     measured_unix_s: float
-    flops_per_s: float = 0.0  # float32 matmul FLOP rate (0: not measured)
+    reason: str  # why it was measured
+    measured_in: str = CHILD
     source: str = "measured"  # "measured" now, or "cached" (read back from the harness cache)
 
+    @property
+    def mlx_gemv_bytes_per_s(self) -> float:
+        """MLX's own gemv speed (0: not measured), what kernel efficiency is judged against."""
+        return float(self.mlx_kernels_bytes_per_s.get(MLX_GEMV, 0.0))
+
     def to_json(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["kernels_bytes_per_s"] = dict(self.kernels_bytes_per_s)
-        data["machine"] = dict(self.machine)
+        data: dict[str, Any] = {"format": CACHE_FORMAT, "statistic": STATISTIC}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Conditions):
+                value = value.to_json()
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            data[f.name] = value
         return data
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any], source: str) -> Bandwidth:
+        """A figure :meth:`to_json` wrote; ValueError when it is of another format."""
+        if data.get("format") != CACHE_FORMAT:
+            raise ValueError(f"bandwidth format {data.get('format')!r}, not {CACHE_FORMAT}")
+
+        def rates(key: str) -> Mapping[str, float]:
+            return MappingProxyType({str(k): float(v) for k, v in data[key].items()})
+
+        return Bandwidth(
+            bytes_per_s=float(data["bytes_per_s"]),
+            kernel=str(data["kernel"]),
+            kernels_bytes_per_s=rates("kernels_bytes_per_s"),
+            mlx_kernels_bytes_per_s=rates("mlx_kernels_bytes_per_s"),
+            flops_per_s=float(data["flops_per_s"]),
+            flops_kernel=str(data["flops_kernel"]),
+            flops_kernels_per_s=rates("flops_kernels_per_s"),
+            device=str(data["device"]),
+            threads=int(data["threads"]),
+            buffer_bytes=int(data["buffer_bytes"]),
+            bursts=int(data["bursts"]),
+            conditions=Conditions.from_json(data["conditions"]),
+            fingerprint=str(data["fingerprint"]),
+            machine=MappingProxyType({str(k): str(v) for k, v in data["machine"].items()}),
+            measured_unix_s=float(data["measured_unix_s"]),
+            reason=str(data["reason"]),
+            measured_in=str(data.get("measured_in", CHILD)),
+            source=source,
+        )
 
 
 def _cpu_name() -> str:
@@ -86,6 +152,11 @@ def machine_facts() -> dict[str, str]:
     }
 
 
+def device_kind() -> str:
+    """``gpu`` or ``cpu``: the kind of mlx's default device (``mlx_device``'s first word)."""
+    return "gpu" if mlx_device().split(" ", 1)[0] == "gpu" else "cpu"
+
+
 def fingerprint(facts: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps(dict(facts), sort_keys=True).encode()).hexdigest()[:16]
 
@@ -94,87 +165,115 @@ def cache_file(print_: str, root: Path | None = None) -> Path:
     return (root or cache_root()) / "bandwidth" / f"{print_}.json"
 
 
-def _median_rate(run: Callable[[], object], nbytes: int, repeats: int, mx: Any) -> float:
-    mx.eval(run())  # warm-up: allocation, thread pools
-    rates = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        mx.eval(run())
-        rates.append(nbytes / (time.perf_counter() - start))
-    return statistics.median(rates)
+def _best(rates: Mapping[str, float]) -> tuple[str, float]:
+    if not rates:
+        return "none", 0.0
+    name = max(rates, key=lambda k: rates[k])
+    return name, rates[name]
 
 
-def _kernel_rates(mx: Any, side: int, repeats: int) -> dict[str, float]:
-    """Median bytes/s of each kernel over a ``side`` x ``side`` float32 matrix."""
-    matrix = mx.ones((side, side), dtype=mx.float32)
-    vector = mx.ones((1, side), dtype=mx.float32)
-    mx.eval(matrix, vector)
-    nbytes = int(matrix.nbytes)
-    return {
-        "sum": _median_rate(lambda: mx.sum(matrix), nbytes, repeats, mx),
-        "gemv": _median_rate(lambda: vector @ matrix.T, nbytes, repeats, mx),
-    }
-
-
-def _gemm_flops(mx: Any, side: int, repeats: int) -> float:
-    """Median FLOP/s of a float32 ``side`` x ``side`` matrix product."""
-    a = mx.ones((side, side), dtype=mx.float32)
-    b = mx.ones((side, side), dtype=mx.float32)
-    mx.eval(a, b)
-    return _median_rate(lambda: a @ b, 2 * side**3, repeats, mx)
-
-
-def measure(buffer_bytes: int = BUFFER_BYTES, repeats: int = REPEATS) -> Bandwidth | None:
-    """Measure now; None when no backend has imported mlx in this process."""
+def measure(
+    buffer_bytes: int = BUFFER_BYTES, bursts: int = BURSTS, reason: str = "asked"
+) -> Bandwidth | None:
+    """Measure now, in this process; None when no backend has imported mlx in it."""
     mx = sys.modules.get("mlx.core")
     if mx is None:
         return None
-    side = max(64, int((buffer_bytes // 4) ** 0.5))
-    kernels = _kernel_rates(mx, side, repeats)
-    flops = _gemm_flops(mx, GEMM_SIDE, repeats)
-    mx.clear_cache()
-    nbytes = side * side * 4
-    best = max(kernels, key=lambda k: kernels[k])
+    kind = device_kind()
+    done = watch()
+    figures = measure_kernels(mx, kind == "gpu", buffer_bytes, bursts)
+    conditions = done()
+    kernel, rate = _best(figures.read_bytes_per_s)
+    flops_kernel, flops = _best(figures.flops_per_s)
     facts = machine_facts()
     return Bandwidth(
-        bytes_per_s=kernels[best],
-        kernel=best,
-        kernels_bytes_per_s=MappingProxyType(kernels),
-        buffer_bytes=nbytes,
-        repeats=repeats,
+        bytes_per_s=rate,
+        kernel=kernel,
+        kernels_bytes_per_s=MappingProxyType(figures.read_bytes_per_s),
+        mlx_kernels_bytes_per_s=MappingProxyType(figures.mlx_bytes_per_s),
+        flops_per_s=flops,
+        flops_kernel=flops_kernel,
+        flops_kernels_per_s=MappingProxyType(figures.flops_per_s),
+        device=kind,
+        threads=figures.threads,
+        buffer_bytes=figures.buffer_bytes,
+        bursts=bursts,
+        conditions=conditions,
         fingerprint=fingerprint(facts),
         machine=MappingProxyType(facts),
         measured_unix_s=time.time(),
-        flops_per_s=flops,
+        reason=reason,
+        measured_in=WORKER,
     )
+
+
+def measure_in_child(
+    reason: str, buffer_bytes: int = BUFFER_BYTES, bursts: int = BURSTS
+) -> tuple[Bandwidth | None, str]:
+    """Measure in a process of its own (on mlx's device kind here), stamped with this
+    process's machine facts (the cache key it is read back with); (None, why) on failure."""
+    command = [
+        sys.executable,
+        "-m",
+        "harness.backends.bandwidth_child",
+        f"--device={device_kind()}",
+        f"--buffer-bytes={buffer_bytes}",
+        f"--bursts={bursts}",
+        f"--reason={reason}",
+    ]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return None, f"its process did not run: {type(error).__name__}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [""])[-1][:200]
+        return None, f"its process exited {done.returncode}: {last}"
+    try:
+        found = Bandwidth.from_json(json.loads(done.stdout.strip().splitlines()[-1]), "measured")
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+        return None, f"its process printed no figure: {type(error).__name__}"
+    facts = machine_facts()
+    return (
+        replace(
+            found,
+            fingerprint=fingerprint(facts),
+            machine=MappingProxyType(facts),
+            measured_in=CHILD,
+        ),
+        "",
+    )
+
+
+def stale_reason(cached: Bandwidth | None, now_unix_s: float) -> str | None:
+    """Why a cached figure must be measured again, or None when it can be used."""
+    if cached is None:
+        return "no cached figure of this format for this machine"
+    age_s = now_unix_s - cached.measured_unix_s
+    if age_s > MAX_AGE_S:
+        return f"the cached figure was {age_s / 86400:.1f} days old (at most {MAX_AGE_S / 86400:g})"
+    if age_s < -CLOCK_SLACK_S:
+        return "the cached figure is dated in the future"
+    busy = cached.conditions.others_cpu_share
+    if busy is not None and busy > BUSY_SHARE and age_s > MAX_AGE_BUSY_S:
+        return (
+            f"the cached figure was measured while other processes kept {busy:.0%} of the CPUs "
+            f"busy, {age_s / 3600:.1f} hours ago (at most {MAX_AGE_BUSY_S / 3600:g} then)"
+        )
+    return None
 
 
 def _read_cached(path: Path) -> Bandwidth | None:
     """The cached figure, or None when the file is missing or not one this code wrote."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != CACHE_FORMAT:
-            return None
-        return Bandwidth(
-            bytes_per_s=float(data["bytes_per_s"]),
-            kernel=str(data["kernel"]),
-            kernels_bytes_per_s=MappingProxyType(
-                {str(k): float(v) for k, v in data["kernels_bytes_per_s"].items()}
-            ),
-            buffer_bytes=int(data["buffer_bytes"]),
-            repeats=int(data["repeats"]),
-            fingerprint=str(data["fingerprint"]),
-            machine=MappingProxyType({str(k): str(v) for k, v in data["machine"].items()}),
-            measured_unix_s=float(data["measured_unix_s"]),
-            flops_per_s=float(data["flops_per_s"]),
-            source="cached",
-        )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return Bandwidth.from_json(json.loads(path.read_text(encoding="utf-8")), "cached")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
         return None
 
 
 def _write_cached(path: Path, found: Bandwidth) -> None:
-    data = {"format": CACHE_FORMAT, **found.to_json()}
+    data = found.to_json()
     data.pop("source", None)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,16 +284,26 @@ def _write_cached(path: Path, found: Bandwidth) -> None:
         pass  # a read-only cache only costs a new measurement next time
 
 
-def read_bandwidth(root: Path | None = None) -> Bandwidth | None:
-    """This machine's bandwidth: from the harness cache when this fingerprint has one, else
-    measured now and cached. None when mlx is not loaded in this process."""
+def read_bandwidth(
+    root: Path | None = None, *, remeasure: str | None = None, now_unix_s: float | None = None
+) -> Bandwidth | None:
+    """This machine's ceilings: from the harness cache while the figure there is fresh (see
+    :func:`stale_reason`), else measured now and cached. ``remeasure`` (why) measures now
+    whatever the cache holds, in a process of its own only: None when that fails, since a
+    measurement in the worker would count in the memory peak of the case that asked. None
+    too when mlx is not loaded in this process."""
     if sys.modules.get("mlx.core") is None:
         return None
     path = cache_file(fingerprint(machine_facts()), root)
-    cached = _read_cached(path)
-    if cached is not None:
-        return cached
-    found = measure()
+    reason = remeasure
+    if reason is None:
+        cached = _read_cached(path)
+        reason = stale_reason(cached, time.time() if now_unix_s is None else now_unix_s)
+        if reason is None:
+            return cached
+    found, why_not = measure_in_child(reason)
+    if found is None and remeasure is None:
+        found = measure(reason=f"{reason}; in the worker, as {why_not}")
     if found is not None:
         _write_cached(path, found)
     return found

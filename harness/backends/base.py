@@ -280,10 +280,20 @@ class ImageInput(LoadedModel, Protocol):
 
 @dataclass(frozen=True)
 class ServerMemory:
-    """A server process's resident memory now and at its peak (None where the OS cannot say)."""
+    """A server process's resident memory now and at its peak (None where the OS cannot say);
+    ``pids``: the process(es) measured (several: workers sharing one listening socket, summed)."""
 
     rss_bytes: int
     peak_bytes: int | None
+    pids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class MemoryUnavailable:
+    """Why a server's memory cannot be measured, one line (a remote host, no process found
+    listening on its port, a process this user may not read): shown as ``n/a: <reason>``."""
+
+    reason: str
 
 
 @runtime_checkable
@@ -305,8 +315,10 @@ class Served(Protocol):
         """Tokens in a text by the model's own tokenizer (None: no local tokenizer)."""
         ...
 
-    def server_memory(self) -> ServerMemory | None:
-        """The server process's memory (None: not a process the harness started)."""
+    def server_memory(self) -> ServerMemory | MemoryUnavailable | None:
+        """The server process's memory (the process the harness started, or the one found
+        listening on a local ``url:``'s port); why not when it cannot be measured (None: no
+        reason known). Never the measuring worker's own memory."""
         ...
 
     def close(self) -> None: ...

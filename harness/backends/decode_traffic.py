@@ -1,4 +1,4 @@
-"""Bytes a decode step reads from memory, and the bandwidth-bound ceiling they imply.
+"""Bytes a decode step reads from memory, and the hardware ceiling they imply.
 
 A loaded model that can say what it reads (:class:`ReportsTraffic`, mlx-lm's can) gives a
 :class:`DecodeTraffic`: the weight bytes one decode step reads (quantization scales and biases
@@ -7,12 +7,20 @@ projection reads it) and, per cache layer, the bytes one cached token takes and 
 rotating layer keeps. Bytes per token at a context of ``n`` tokens = weights + each layer's
 bytes per token x min(n, window) + fixed state. ``matmul_params`` gives the compute a prompt
 token takes (2 FLOPs per weight in a matrix product), for the prefill ceiling.
+
+A ceiling is the hardware's (the device's measured memory read bandwidth, or FLOP rate:
+:mod:`harness.backends.bandwidth`), so no run can pass it: a share above ``SHARE_LIMIT`` says
+the ceiling is wrong, never that the run beat the hardware (:func:`share_over_limit`).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+SHARE_LIMIT = 1.0  # a share of a hardware ceiling cannot pass it
 
 
 @dataclass(frozen=True)
@@ -60,8 +68,15 @@ def mean_decode_context(depth: int, prompt_tokens: int, generated: int) -> float
 
 
 def ceiling_tps(rate_per_s: float, cost_per_token: float) -> float:
-    """Tokens/s bound only by ``rate_per_s`` (bytes/s read, or FLOP/s) at ``cost_per_token``
-    (bytes read, or FLOPs) per token; NaN when either is unknown."""
+    """Tokens/s bound only by ``rate_per_s`` (the device's bytes/s read, or FLOP/s) at
+    ``cost_per_token`` (bytes read, or FLOPs) per token; NaN when either is unknown."""
     if cost_per_token <= 0 or rate_per_s <= 0:
         return float("nan")
     return rate_per_s / cost_per_token
+
+
+def share_over_limit(shares: Iterable[float]) -> float | None:
+    """The largest of ``shares`` when it passes ``SHARE_LIMIT`` (the ceiling is then invalid),
+    else None; NaN shares are left out."""
+    over = [s for s in shares if math.isfinite(s) and s > SHARE_LIMIT]
+    return max(over) if over else None

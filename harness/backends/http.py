@@ -5,6 +5,9 @@ run's logs), waits for health, and stops it when the worker ends; ``url:`` model
 is already running (its API key read from the environment variable the suite names). Either way
 the loaded model is a :class:`ServedModel`: the endpoint, the local tokenizer when the model's
 files are here (to count the tokens in each streamed chunk), and what ``/v1/models`` reported.
+Its server memory is the server process's: the one started, or for a ``url:`` on this machine
+the one found listening on its port (:mod:`harness.backends.server_memory`); for a remote
+server it is unavailable, with the reason, and never the worker's.
 """
 
 from __future__ import annotations
@@ -21,11 +24,18 @@ from harness.backends.base import (
     BackendCapability,
     BackendError,
     LoadInfo,
+    MemoryUnavailable,
     ServerMemory,
     SpeechChunk,
 )
 from harness.backends.openai_client import Endpoint, get, sync_client
 from harness.backends.server_engines import ServerEngine, launch
+from harness.backends.server_memory import (
+    Listener,
+    find_listener,
+    listener_memory,
+    process_memory,
+)
 from harness.backends.server_process import ServerProcess, free_port
 from harness.types import ServerRef
 
@@ -34,13 +44,19 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 
-def local_tokenizer(path: Path | None) -> Callable[[str], int] | None:
-    """A token counter from the model folder's ``tokenizer.json`` (None when there is none)."""
+def tokenizer_file(path: Path | None) -> Path | None:
+    """The ``tokenizer.json`` of a model folder (or beside a model file); None when none."""
     if path is None:
         return None
     folder = path if path.is_dir() else path.parent
     file = folder / "tokenizer.json"
-    if not file.is_file():
+    return file if file.is_file() else None
+
+
+def local_tokenizer(path: Path | None) -> Callable[[str], int] | None:
+    """A token counter from the model folder's ``tokenizer.json`` (None when there is none)."""
+    file = tokenizer_file(path)
+    if file is None:
         return None
     from tokenizers import Tokenizer
 
@@ -50,24 +66,6 @@ def local_tokenizer(path: Path | None) -> Callable[[str], int] | None:
         return len(tokenizer.encode(text, add_special_tokens=False).ids)
 
     return count
-
-
-def process_memory(pid: int) -> ServerMemory | None:
-    """RSS of ``pid`` now and, on Linux, its peak (``VmHWM``)."""
-    import psutil
-
-    try:
-        rss = int(psutil.Process(pid).memory_info().rss)
-    except psutil.Error:
-        return None
-    peak = None
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                peak = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return ServerMemory(rss, peak)
 
 
 def engine_version(engine: ServerEngine, argv0: str) -> str:
@@ -99,6 +97,7 @@ class ServedModel:
     token_counter: Callable[[str], int] | None
     server_models: tuple[str, ...] = ()
     process: ServerProcess | None = field(default=None, repr=False)
+    listener: Listener | None = None  # url: the local process found on its port (or why not)
 
     sample_rate: ClassVar[int] = 16000  # Hz of the WAV uploads (Transcribing)
     streams: ClassVar[bool] = False  # speech comes back whole (Synthesizing)
@@ -118,10 +117,19 @@ class ServedModel:
 
         return log_tail(self.process.log_path) if self.process is not None else ""
 
-    def server_memory(self) -> ServerMemory | None:
-        if self.process is None or not self.process.alive():
-            return None
-        return process_memory(self.process.pid)
+    def server_memory(self) -> ServerMemory | MemoryUnavailable:
+        """The started server's memory, else the found listener's; why not, never the
+        worker's."""
+        if self.process is not None:
+            if not self.process.alive():
+                return MemoryUnavailable(
+                    f"the server process (pid {self.process.pid}) had exited when its memory "
+                    "was read"
+                )
+            return process_memory(self.process.pid)
+        if self.listener is not None:
+            return listener_memory(self.listener)
+        return MemoryUnavailable("no server process known for this endpoint")
 
     def close(self) -> None:
         if self.process is not None:
@@ -210,8 +218,15 @@ class HttpBackend:
                 f"{server.api_key_env or 'api_key_env'}"
             )
         models = listed_models(endpoint)
-        model = ServedModel(endpoint, "url", local_tokenizer(path), models)
+        if endpoint.model is None and len(models) == 1:  # name what the server serves
+            endpoint = Endpoint(endpoint.base_url, api_key=key, model=models[0])
+        listener = find_listener(server.url)
+        model = ServedModel(endpoint, "url", local_tokenizer(path), models, listener=listener)
         details: dict[str, Any] = {"server": server.url, "server_models": list(models)}
+        if listener.found:
+            details["server_pid"] = list(listener.pids)
+        else:
+            details["server_memory"] = f"n/a: {listener.why_not}"
         return model, LoadInfo(time.perf_counter() - start, 0, "http:url", details)
 
 

@@ -15,6 +15,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.backends.answer_guard import (
+    AnswerStopped,
+    BodyReader,
+    Deadline,
+    EventReader,
+    completion_problem,
+    event_problem,
+    server_message,
+    shown,
+    transport_line,
+)
+
 if TYPE_CHECKING:
     import httpx
 
@@ -87,10 +99,18 @@ class Reply:
     raw: str
     elapsed_s: float
     error: str | None = None
+    path: str = ""  # what was asked: "POST /v1/chat/completions"
+    location: str | None = None  # where a redirect pointed
+    out_of_case_time: bool = False  # stopped because the case's time limit came first
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.status is not None and 200 <= self.status < 300
+
+    @property
+    def failure(self) -> str | None:
+        """Why this is not a good answer, one line naming the cause (None: it is one)."""
+        return failure_line(self.status, self.error, self.body, self.raw, self.path, self.location)
 
     @property
     def message(self) -> Mapping[str, Any]:
@@ -162,10 +182,20 @@ class StreamReply:
     done: bool
     error: str | None = None
     raw: str = ""  # the body, when the server answered with something other than a stream
+    path: str = ""  # what was asked: "POST /v1/chat/completions"
+    location: str | None = None  # where a redirect pointed
+    out_of_case_time: bool = False  # stopped because the case's time limit came first
+    hung_up: bool = False  # the client left on purpose (``stop_after_chunks``)
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.status is not None and 200 <= self.status < 300
+
+    @property
+    def failure(self) -> str | None:
+        """Why this is not a good answer, one line naming the cause (None: it is one)."""
+        body = _parse(self.raw) if self.raw else None
+        return failure_line(self.status, self.error, body, self.raw, self.path, self.location)
 
     @property
     def content(self) -> str:
@@ -187,6 +217,18 @@ class StreamReply:
             usage = chunk.data.get("usage") if isinstance(chunk.data, Mapping) else None
             if isinstance(usage, Mapping):
                 return usage
+        return {}
+
+    @property
+    def timings(self) -> Mapping[str, Any]:
+        """The server's own timing of this request, as it sent it: llama-server puts a
+        ``timings`` object in its last chunk (``prompt_n``, ``prompt_ms``,
+        ``prompt_per_second``, ``predicted_n``, ``predicted_ms``, ``predicted_per_second``,
+        ``cache_n``); empty when the server sent none."""
+        for chunk in reversed(self.chunks):
+            timings = chunk.data.get("timings") if isinstance(chunk.data, Mapping) else None
+            if isinstance(timings, Mapping):
+                return timings
         return {}
 
     @property
@@ -229,13 +271,48 @@ def _parse(text: str) -> Any:
         return None
 
 
-def _error_line(exc: BaseException) -> str:
-    from harness.exception_line import exception_line
+def failure_line(
+    status: int | None,
+    error: str | None,
+    body: Any,
+    raw: str,
+    path: str = "",
+    location: str | None = None,
+) -> str | None:
+    """Why an answer is not a good one, in one line naming the cause: the client's error (a
+    timeout, a cut or unreadable answer), a redirect and its target, or the status with the
+    server's own message. None for a 2xx answer read whole."""
+    at = f" at {path}" if path else ""
+    if error is not None:
+        return error
+    if status is None:
+        return f"no HTTP answer{at}"
+    if 300 <= status < 400:
+        target = shown(location) if location else "(no Location header)"
+        return (
+            f"HTTP {status}{at} redirects to {target}: the harness does not follow "
+            "redirects; name the final address in url:"
+        )
+    if not 200 <= status < 300:
+        return f"HTTP {status}{at}: {server_message(body, raw)}"
+    return None
 
-    return exception_line(exc)
+
+def request_failure(reply: Reply | StreamReply, endpoint: str | None = None) -> str:
+    """Why a generation request gave nothing to measure, in one line: its failure, or no
+    generated text; a 404 on one of the two endpoints names the scenario parameter to change."""
+    why = reply.failure or "no generated text in the answer"
+    if reply.status == 404 and endpoint in ENDPOINT_PATHS:
+        other = "chat" if endpoint == "completions" else "completions"
+        why += (
+            f"; the server has no {ENDPOINT_PATHS[endpoint]}: set the scenario's "
+            f"params: {{endpoint: {other}}}"
+        )
+    return why
 
 
 def sync_client(timeout_s: float) -> httpx.Client:
+    """A client whose requests each get ``timeout_s`` for their whole answer."""
     import httpx
 
     return httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)))
@@ -250,32 +327,216 @@ def async_client(timeout_s: float, connections: int) -> httpx.AsyncClient:
     )
 
 
-def get(client: httpx.Client, endpoint: Endpoint, path: str) -> Reply:
-    start = time.perf_counter()
+def _deadline(client: httpx.Client | httpx.AsyncClient, case_end: float | None) -> Deadline:
+    """The request's whole-answer budget: the client's timeout, or less when the case ends
+    (``case_end``, a ``time.monotonic()`` value) sooner."""
+    return Deadline.starting_now(client.timeout.read or 600.0, case_end)
+
+
+def _timeout(deadline: Deadline) -> httpx.Timeout:
+    """httpx's per-operation limits, each no longer than what is left of the deadline."""
+    import httpx
+
+    left = max(deadline.left_s(), 0.001)
+    return httpx.Timeout(left, connect=min(left, 10.0))
+
+
+def _decoded(data: bytes, status: int) -> tuple[str, str | None]:
+    """The body as text, and the problem when it is not valid UTF-8."""
     try:
-        response = client.get(endpoint.url(path), headers=endpoint.headers())
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        problem = (
+            f"HTTP {status}: the body is not valid UTF-8 (byte {data[exc.start]:#04x} at "
+            f"{exc.start})"
+        )
+        return data.decode("utf-8", errors="replace"), problem
+
+
+def _exchange(
+    client: httpx.Client,
+    method: str,
+    endpoint: Endpoint,
+    path: str,
+    payload: Mapping[str, Any] | None,
+    *,
+    completion: bool,
+    case_end: float | None,
+    content: bytes | None = None,
+) -> Reply:
+    """One request (``payload`` as JSON, or ``content`` as it is), its answer read whole
+    within the deadline and the size cap."""
+    deadline = _deadline(client, case_end)
+    asked = f"{method} {path}"
+    reader = BodyReader(deadline)
+    status: int | None = None
+    content_type, location = "", None
+    try:
+        headers = endpoint.headers()
+        if content is not None:
+            headers["Content-Type"] = "application/json"
+        with client.stream(
+            method,
+            endpoint.url(path),
+            json=payload,
+            content=content,
+            headers=headers,
+            timeout=_timeout(deadline),
+        ) as response:
+            status = response.status_code
+            content_type = response.headers.get("content-type", "")
+            location = response.headers.get("location")
+            for piece in response.iter_bytes():
+                reader.take(piece)
+    except AnswerStopped as exc:
+        elapsed = time.perf_counter() - deadline.start
+        return Reply(status, None, "", elapsed, str(exc), asked, location, _cut_by_case(deadline))
     except Exception as exc:  # httpx.HTTPError and friends: the server's failure, one line
-        return Reply(None, None, "", time.perf_counter() - start, _error_line(exc))
-    text = response.text
-    return Reply(response.status_code, _parse(text), excerpt(text), time.perf_counter() - start)
+        line = transport_line(exc, deadline, reader.progress())
+        elapsed = time.perf_counter() - deadline.start
+        return Reply(status, None, "", elapsed, line, asked, location, _cut_by_case(deadline))
+    elapsed = time.perf_counter() - deadline.start
+    text, error = _decoded(reader.body(), status)
+    body = _parse(text)
+    if error is None and completion and 200 <= status < 300:
+        error = completion_problem(status, content_type, body, text)
+    return Reply(status, body, excerpt(text), elapsed, error, asked, location)
 
 
-def post(client: httpx.Client, endpoint: Endpoint, path: str, body: Mapping[str, Any]) -> Reply:
-    """POST ``body`` (``stream`` forced off) and read the whole answer."""
-    start = time.perf_counter()
+def _cut_by_case(deadline: Deadline) -> bool:
+    return deadline.by_case and deadline.left_s() <= 0.05 * deadline.seconds + 0.01
+
+
+def get(
+    client: httpx.Client, endpoint: Endpoint, path: str, *, case_end: float | None = None
+) -> Reply:
+    """GET ``path`` and read the whole answer (any JSON: ``/v1/models``, ``/health``)."""
+    return _exchange(client, "GET", endpoint, path, None, completion=False, case_end=case_end)
+
+
+def post(
+    client: httpx.Client,
+    endpoint: Endpoint,
+    path: str,
+    body: Mapping[str, Any],
+    *,
+    case_end: float | None = None,
+) -> Reply:
+    """POST a completion request ``body`` (``stream`` forced off) and read the whole answer:
+    a 2xx answer that is not a completion's JSON is an error quoting what came instead."""
     payload = {**endpoint.body(body), "stream": False}
-    try:
-        response = client.post(endpoint.url(path), json=payload, headers=endpoint.headers())
-    except Exception as exc:
-        return Reply(None, None, "", time.perf_counter() - start, _error_line(exc))
-    text = response.text
-    return Reply(response.status_code, _parse(text), excerpt(text), time.perf_counter() - start)
+    return _exchange(client, "POST", endpoint, path, payload, completion=True, case_end=case_end)
+
+
+def post_bytes(
+    client: httpx.Client,
+    endpoint: Endpoint,
+    path: str,
+    content: bytes,
+    *,
+    case_end: float | None = None,
+) -> Reply:
+    """POST ``content`` as it is (a body that is not valid JSON, to see it refused)."""
+    return _exchange(
+        client, "POST", endpoint, path, None, completion=True, case_end=case_end, content=content
+    )
 
 
 def _stream_payload(endpoint: Endpoint, body: Mapping[str, Any]) -> dict[str, Any]:
     payload = {**endpoint.body(body), "stream": True}
     payload.setdefault("stream_options", {"include_usage": True})
     return payload
+
+
+def _stream_headers(endpoint: Endpoint) -> dict[str, str]:
+    return {**endpoint.headers(), "Accept": "text/event-stream", "Cache-Control": "no-store"}
+
+
+class _Events:
+    """The events of one stream as they are read, and how the stream ended."""
+
+    def __init__(self, deadline: Deadline, asked: str, stop_after: int | None) -> None:
+        self.deadline = deadline
+        self.asked = asked
+        self.stop_after = stop_after
+        self.reader = EventReader(deadline)
+        self.chunks: list[Chunk] = []
+        self.done = False
+        self.hung_up = False
+        self.problem: str | None = None
+        self.status: int | None = None
+        self.location: str | None = None
+
+    def feed(self, piece: bytes, *, final: bool = False) -> bool:
+        """Take a piece of the body; True when reading should stop."""
+        for data in self.reader.finish() if final else self.reader.feed(piece):
+            if self._event(data):
+                return True
+        return False
+
+    def _event(self, data: str) -> bool:
+        if not data.strip():
+            return False  # a keep-alive event without data
+        if data.strip() == "[DONE]":
+            self.done = True
+            return True
+        parsed = _parse(data)
+        self.chunks.append(Chunk(self.elapsed(), parsed, excerpt(data)))
+        self.problem = event_problem(len(self.chunks), parsed, data)
+        if self.problem is not None:
+            return True
+        if self.stop_after is not None and len(self.chunks) >= self.stop_after:
+            self.hung_up = True
+            return True
+        return False
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.deadline.start
+
+    def not_a_stream(self, content_type: str, data: bytes) -> StreamReply:
+        """The answer when the server sent something other than an event stream: a 2xx is an
+        error quoting it; another status speaks for itself (with its body kept)."""
+        assert self.status is not None
+        text, error = _decoded(data, self.status)
+        if 200 <= self.status < 300:
+            kind = content_type.split(";")[0].strip() or "no content type"
+            error = f"HTTP {self.status} answered {kind}, not an event stream: {shown(text)}"
+        return StreamReply(
+            self.status, (), self.elapsed(), False, error, excerpt(text), self.asked, self.location
+        )
+
+    def stopped(self, line: str) -> StreamReply:
+        return self.reply(line)
+
+    def reply(self, error: str | None = None) -> StreamReply:
+        error = error or self.problem
+        if error is None and self.hung_up:
+            error = f"client hung up after {len(self.chunks)} events"
+        if error is None and not self.done and not _finished(self.chunks):
+            error = (
+                f"the stream ended after {len(self.chunks)} events without [DONE] or a "
+                "finish_reason"
+            )
+        return StreamReply(
+            self.status,
+            tuple(self.chunks),
+            self.elapsed(),
+            self.done,
+            error,
+            "",
+            self.asked,
+            self.location,
+            out_of_case_time=error is not None and _cut_by_case(self.deadline),
+            hung_up=self.hung_up,
+        )
+
+
+def _finished(chunks: Sequence[Chunk]) -> bool:
+    return any(isinstance(c.choice.get("finish_reason"), str) for c in chunks)
+
+
+def _is_stream(status: int, content_type: str) -> bool:
+    return 200 <= status < 300 and content_type.startswith("text/event-stream")
 
 
 def stream(
@@ -285,81 +546,77 @@ def stream(
     body: Mapping[str, Any],
     *,
     stop_after_chunks: int | None = None,
+    case_end: float | None = None,
 ) -> StreamReply:
-    """POST ``body`` with ``stream: true`` and read its events as they arrive.
+    """POST ``body`` with ``stream: true`` and read its events as they arrive, within the
+    request's deadline and the size cap; a stream that ends with neither ``[DONE]`` nor a
+    finish_reason, or carries an event that is not a completion chunk, is an error.
 
     ``stop_after_chunks``: hang up after that many events (a client that disconnects).
     """
-    from httpx_sse import connect_sse
-
-    start = time.perf_counter()
-    chunks: list[Chunk] = []
-    status: int | None = None
+    events = _Events(_deadline(client, case_end), f"POST {path}", stop_after_chunks)
     try:
-        with connect_sse(
-            client,
+        with client.stream(
             "POST",
             endpoint.url(path),
             json=_stream_payload(endpoint, body),
-            headers=endpoint.headers(),
-        ) as source:
-            status = source.response.status_code
-            if not source.response.headers.get("content-type", "").startswith("text/event-stream"):
-                raw = source.response.read().decode(errors="replace")
-                return StreamReply(
-                    status, (), time.perf_counter() - start, False, _not_a_stream(status), raw
-                )
-            for event in source.iter_sse():
-                now = time.perf_counter() - start
-                if event.data.strip() == "[DONE]":
-                    return StreamReply(status, tuple(chunks), now, True)
-                chunks.append(Chunk(now, _parse(event.data), excerpt(event.data)))
-                if stop_after_chunks is not None and len(chunks) >= stop_after_chunks:
-                    return StreamReply(status, tuple(chunks), now, False, "client hung up")
+            headers=_stream_headers(endpoint),
+            timeout=_timeout(events.deadline),
+        ) as response:
+            events.status = response.status_code
+            events.location = response.headers.get("location")
+            content_type = response.headers.get("content-type", "")
+            if not _is_stream(events.status, content_type):
+                whole = BodyReader(events.deadline)
+                for piece in response.iter_bytes():
+                    whole.take(piece)
+                return events.not_a_stream(content_type, whole.body())
+            for piece in response.iter_bytes():
+                if events.feed(piece):
+                    return events.reply()
+            events.feed(b"", final=True)
+    except AnswerStopped as exc:
+        return events.stopped(str(exc))
     except Exception as exc:
-        return StreamReply(
-            status, tuple(chunks), time.perf_counter() - start, False, _error_line(exc)
-        )
-    return StreamReply(status, tuple(chunks), time.perf_counter() - start, False)
+        return events.stopped(transport_line(exc, events.deadline, events.reader.progress()))
+    return events.reply()
 
 
 async def astream(
-    client: httpx.AsyncClient, endpoint: Endpoint, path: str, body: Mapping[str, Any]
+    client: httpx.AsyncClient,
+    endpoint: Endpoint,
+    path: str,
+    body: Mapping[str, Any],
+    *,
+    case_end: float | None = None,
 ) -> StreamReply:
     """:func:`stream` for load: many at once on one event loop."""
-    from httpx_sse import aconnect_sse
-
-    start = time.perf_counter()
-    chunks: list[Chunk] = []
-    status: int | None = None
+    events = _Events(_deadline(client, case_end), f"POST {path}", None)
     try:
-        async with aconnect_sse(
-            client,
+        async with client.stream(
             "POST",
             endpoint.url(path),
             json=_stream_payload(endpoint, body),
-            headers=endpoint.headers(),
-        ) as source:
-            status = source.response.status_code
-            if not source.response.headers.get("content-type", "").startswith("text/event-stream"):
-                raw = (await source.response.aread()).decode(errors="replace")
-                return StreamReply(
-                    status, (), time.perf_counter() - start, False, _not_a_stream(status), raw
-                )
-            async for event in source.aiter_sse():
-                now = time.perf_counter() - start
-                if event.data.strip() == "[DONE]":
-                    return StreamReply(status, tuple(chunks), now, True)
-                chunks.append(Chunk(now, _parse(event.data), excerpt(event.data)))
+            headers=_stream_headers(endpoint),
+            timeout=_timeout(events.deadline),
+        ) as response:
+            events.status = response.status_code
+            events.location = response.headers.get("location")
+            content_type = response.headers.get("content-type", "")
+            if not _is_stream(events.status, content_type):
+                whole = BodyReader(events.deadline)
+                async for piece in response.aiter_bytes():
+                    whole.take(piece)
+                return events.not_a_stream(content_type, whole.body())
+            async for piece in response.aiter_bytes():
+                if events.feed(piece):
+                    return events.reply()
+            events.feed(b"", final=True)
+    except AnswerStopped as exc:
+        return events.stopped(str(exc))
     except Exception as exc:
-        return StreamReply(
-            status, tuple(chunks), time.perf_counter() - start, False, _error_line(exc)
-        )
-    return StreamReply(status, tuple(chunks), time.perf_counter() - start, False)
-
-
-def _not_a_stream(status: int | None) -> str:
-    return f"HTTP {status}: the server answered without an event stream"
+        return events.stopped(transport_line(exc, events.deadline, events.reader.progress()))
+    return events.reply()
 
 
 # -- tokens per chunk ----------------------------------------------------------------------

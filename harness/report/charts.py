@@ -2,8 +2,9 @@
 
 Decode and prefill speed against prompt length and KV depth per model, predicted against
 measured MLX peak, prompt-cache speedup against the share of the prompt reused (with the ideal
-curve), latency percentiles under load per served case, and the share of the bandwidth
-roofline reached. Every chart keeps its points in a data table one click away.
+curve), latency percentiles under load per served case, and the share of the hardware's
+bandwidth ceiling reached (a case whose ceiling is invalid, a share above 100%, left out).
+Every chart keeps its points in a data table one click away.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness.report.ceilings import invalid_shares
 from harness.report.chart_model import Chart, lines_from, median, xy_chart
 from harness.report.chart_svg import Guide
 from harness.report.formatting import MIB, Scale, params_label
@@ -79,6 +81,8 @@ def _speed_charts(results: Sequence[CaseResult]) -> list[Chart]:
 def _roofline_chart(results: Sequence[CaseResult]) -> list[Chart]:
     groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in results:
+        if throughput.SHARE.name in invalid_shares(r):
+            continue  # a share above 100%: the ceiling was wrong, not a point to draw
         share = median(r.metric(throughput.SHARE.name))
         if share is not None:
             context = _int_param(r, "prompt_tokens") + _int_param(r, "depth")
@@ -89,9 +93,10 @@ def _roofline_chart(results: Sequence[CaseResult]) -> list[Chart]:
     return [
         xy_chart(
             "roofline-share",
-            "Decode speed as a share of the bandwidth roofline",
-            "Decode tok/s / (read bandwidth / bytes read per token); the dotted line is the "
-            "ceiling (100%).",
+            "Decode speed as a share of the memory-bandwidth ceiling",
+            "Decode tok/s / (the device's measured memory read bandwidth / bytes read per "
+            "token); the dotted line is the hardware's ceiling (100%), which no run can pass: "
+            "a case whose ceiling is invalid is left out.",
             lines_from(groups),
             x_label="context",
             x_unit="tokens",

@@ -1,7 +1,12 @@
 """Engines section: the same model through several engines (in process, mlx_lm.server,
 llama-server, any OpenAI-compatible URL) side by side: prefill, decode, time to first token and
 memory per engine, whether their greedy answers (``greedy_text``) agree, pair by pair, and
-what each server's prompt cache gives (``http_prompt_cache``)."""
+what each server's prompt cache gives (``http_prompt_cache``).
+
+Where a server timed itself (llama-server's ``timings``), its own prefill and decode sit beside
+the client's, with what lies between (TTFT overhead, client/server decode): HTTP and SSE apart
+from the engine. Memory is the server process's for HTTP rows (n/a with the reason when it
+could not be measured, never the worker's), and every row says how its tokens were counted."""
 
 from __future__ import annotations
 
@@ -9,27 +14,33 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from harness.report.engine_cells import COUNTED_COLUMN, counted_by_cell, memory_cells
 from harness.report.sections import Section
-from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table
+from harness.report.table import (
+    Cell,
+    Column,
+    MetricColumn,
+    Table,
+    case_metric_table,
+    find_metric,
+)
 from harness.scenarios import greedy_text
 from harness.scenarios import http_prompt_cache as hpc
 from harness.scenarios import http_throughput as http
 from harness.scenarios import throughput as local
 from harness.types import CaseResult, RunRecord, Status
 
-MEMORY = "memory.process_peak_rss_bytes"
 COLUMNS: tuple[MetricColumn, ...] = (
     MetricColumn("prefill", (local.PREFILL.name, http.PREFILL.name), "prompt tokens/s"),
+    MetricColumn("server prefill", (http.SERVER_PREFILL.name,), http.SERVER_PREFILL.description),
     MetricColumn("decode", (local.DECODE.name, http.DECODE.name), "generated tokens/s"),
+    MetricColumn("server decode", (http.SERVER_DECODE.name,), http.SERVER_DECODE.description),
+    MetricColumn("decode / server", (http.DECODE_RATIO.name,), http.DECODE_RATIO.description),
     MetricColumn("TTFT", (local.TTFT.name, http.TTFT.name), "time to first token"),
+    MetricColumn("TTFT overhead", (http.TTFT_OVERHEAD.name,), http.TTFT_OVERHEAD.description),
     MetricColumn("ITL p50", (local.ITL_P50.name, http.ITL_P50.name), "inter-token latency p50"),
     MetricColumn(
         "tokens/chunk", (http.PER_CHUNK.name,), "generated tokens per streamed chunk (HTTP)"
-    ),
-    MetricColumn(
-        "memory",
-        (http.SERVER_RSS.name, MEMORY),
-        "peak resident memory: the server process (HTTP), else the worker (in process)",
     ),
 )
 SCENARIOS = (local.SCENARIO.name, http.SCENARIO.name)
@@ -115,11 +126,23 @@ def build(run: RunRecord) -> Engines | None:
     cache_rows = [r for r in passed if r.scenario == hpc.SCENARIO.name]
     return Engines(
         engines,
-        case_metric_table(speed_rows, COLUMNS),
+        speed_table(speed_rows, frozenset(served)),
         agreement_table(answers),
         prompts,
         case_metric_table(cache_rows, CACHE_COLUMNS),
     )
+
+
+def speed_table(rows: Sequence[CaseResult], served: frozenset[str]) -> Table:
+    """The metric columns, then each row's memory (whose it is) and how it counted tokens."""
+    table = case_metric_table(rows, COLUMNS)
+    kept = [r for r in rows if any(find_metric(r, c.names) for c in COLUMNS)]
+    memory, cells = memory_cells(kept, served)
+    body = tuple(
+        (*row, memory_cell, counted_by_cell(result, served))
+        for row, result, memory_cell in zip(table.rows, kept, cells, strict=True)
+    )
+    return Table((*table.columns, memory, COUNTED_COLUMN), body, table.css)
 
 
 def _answers(results: Sequence[CaseResult]) -> dict[str, list[str]]:

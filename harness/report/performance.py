@@ -1,13 +1,17 @@
 """llama-bench style performance table: one row per (model, scenario, point), median ± stddev,
-with the roofline: bytes read per decoded token, the bandwidth-bound ceiling and the share of
-it reached, and the read bandwidth each figure was judged against; and the noise: the
-coefficient of variation of decode and prefill (of every metric in the tooltip) with, under
-``repeats: auto``, the runs taken and why they stopped."""
+with the roofline: bytes read per decoded token, the hardware's bandwidth-bound ceiling and the
+share of it reached ("ceiling invalid" where a run passed it: a share above 100% says the
+ceiling was wrong), kernel efficiency against MLX's own gemv, and one line per machine saying
+what the ceilings were, how and when they were measured (:mod:`harness.report.ceilings`); and
+the noise: the coefficient of variation of decode and prefill (of every metric in the tooltip)
+with, under ``repeats: auto``, the runs taken and why they stopped."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from harness.report.ceilings import INVALID, ceiling_lines, invalid_shares
 from harness.report.formatting import MIB, Scale, choose_scale
 from harness.report.sections import Section
 from harness.report.table import (
@@ -22,7 +26,7 @@ from harness.report.table import (
 from harness.results.stats import coefficient_of_variation
 from harness.runner.repeat_loop import ARTIFACT as REPEATS
 from harness.scenarios import throughput
-from harness.types import CaseResult, RunRecord, Unit
+from harness.types import CaseResult, Metric, RunRecord, Unit
 
 PREFIX = "throughput."
 
@@ -39,6 +43,11 @@ COLUMNS: tuple[MetricColumn, ...] = (
     ),
     MetricColumn("ceiling", (throughput.CEILING.name,), throughput.CEILING.description),
     MetricColumn("share", (throughput.SHARE.name,), throughput.SHARE.description),
+    MetricColumn(
+        "kernel efficiency",
+        (throughput.KERNEL_EFFICIENCY.name,),
+        throughput.KERNEL_EFFICIENCY.description,
+    ),
     MetricColumn(
         "prefill ceiling",
         (throughput.PREFILL_CEILING.name,),
@@ -58,47 +67,15 @@ def scale(unit: Unit, values: list[float]) -> Scale:
     return choose_scale(unit, values)
 
 
-GB = 1e9
-
-
 @dataclass(frozen=True)
 class Performance:
     table: Table
-    bandwidth: tuple[str, ...] = ()  # one line per machine fingerprint the cases measured
-
-
-def _rate(value: object) -> str:
-    return f"{float(value) / GB:.2f} GB/s" if isinstance(value, int | float) else "?"
+    bandwidth: tuple[str, ...] = ()  # one line per machine and measurement of the ceilings
 
 
 def bandwidth_lines(run: RunRecord) -> tuple[str, ...]:
-    """``read bandwidth 13.15 GB/s (gemv; sum 2.90 GB/s), 256 MiB buffer, median of 7,
-    measured, machine 0123abcd``: one per fingerprint, from the cases' artifacts."""
-    seen: dict[str, str] = {}
-    for result in run.results:
-        found = result.artifacts.get("bandwidth")
-        if not isinstance(found, dict) or str(found.get("fingerprint")) in seen:
-            continue
-        kernels = found.get("kernels_bytes_per_s")
-        others = (
-            "; ".join(f"{k} {_rate(v)}" for k, v in kernels.items() if k != found.get("kernel"))
-            if isinstance(kernels, dict)
-            else ""
-        )
-        buffer = found.get("buffer_bytes")
-        size = f"{int(buffer) // 2**20} MiB buffer, " if isinstance(buffer, int) else ""
-        flops = found.get("flops_per_s")
-        compute = (
-            f"; float32 matmul {float(flops) / 1e9:.1f} GFLOP/s"
-            if isinstance(flops, int | float) and flops > 0
-            else ""
-        )
-        seen[str(found.get("fingerprint"))] = (
-            f"read bandwidth {_rate(found.get('bytes_per_s'))} ({found.get('kernel')}"
-            f"{'; ' + others if others else ''}), {size}median of {found.get('repeats')}"
-            f"{compute}, {found.get('source')}, machine {found.get('fingerprint')}"
-        )
-    return tuple(seen.values())
+    """What the cases' ceilings were: :func:`harness.report.ceilings.ceiling_lines`."""
+    return ceiling_lines(run)
 
 
 def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
@@ -109,7 +86,9 @@ def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
             m.name
             for r in run.results
             for m in r.metrics
-            if m.name.startswith(PREFIX) and m.name not in known
+            if m.name.startswith(PREFIX)
+            and m.name not in known
+            and m.name not in throughput.RENAMED  # shown under today's name
         }
     )
     return COLUMNS + tuple(MetricColumn(metric_label(name), (name,), name) for name in extra)
@@ -163,13 +142,59 @@ def with_noise(table: Table, results: list[CaseResult]) -> Table:
     return Table((*table.columns, CV_COLUMN), rows, table.css)
 
 
+def _current_names(result: CaseResult) -> CaseResult:
+    """``result`` with a record from before the hardware ceiling read under today's names
+    (its header line says what that ceiling was: MLX's own kernel)."""
+    if not any(m.name in throughput.RENAMED for m in result.metrics):
+        return result
+    metrics = tuple(
+        dataclasses.replace(m, name=throughput.RENAMED.get(m.name, m.name)) for m in result.metrics
+    )
+    return dataclasses.replace(result, metrics=metrics)
+
+
+def _holding_invalid(result: CaseResult) -> CaseResult:
+    """``result`` with a stand-in for each invalid share it left out (as the throughput scenario
+    does), so that the share column is there to say "ceiling invalid"; the cell is replaced."""
+    missing = [name for name in invalid_shares(result) if result.metric(name) is None]
+    if not missing:
+        return result
+    decode = result.metric(throughput.DECODE.name)
+    runs = len(decode.samples) if decode is not None else 1
+    stand_ins = tuple(Metric(name, Unit.RATIO, (0.0,) * runs) for name in missing)
+    return dataclasses.replace(result, metrics=(*result.metrics, *stand_ins))
+
+
+def _cells_marked(table: Table, results: list[CaseResult]) -> Table:
+    """``table`` with "ceiling invalid" in place of each share whose ceiling is invalid (a share
+    above 100% says the ceiling was wrong, never that a run beat the hardware)."""
+    by_title = {column.description: column.names[0] for column in COLUMNS if column.description}
+    names = [by_title.get(column.title or "") for column in table.columns]
+    rows = []
+    for row, result in zip(table.rows, results, strict=True):
+        invalid = invalid_shares(result)
+        rows.append(
+            tuple(
+                Cell(INVALID, title=invalid[name]) if name in invalid else cell
+                for cell, name in zip(row, names, strict=True)
+            )
+        )
+    return Table(table.columns, tuple(rows), table.css)
+
+
 def build(run: RunRecord) -> Performance | None:
     columns = columns_for(run)
-    table = case_metric_table(run.results, columns, scale_for=scale)
+    shown = [_holding_invalid(_current_names(r)) for r in run.results]
+    table = case_metric_table(shown, columns, scale_for=scale)
     if not table:
         return None
-    rows = [r for r in run.results if any(find_metric(r, c.names) for c in columns)]
-    return Performance(with_noise(table, rows), bandwidth_lines(run))
+    kept = [
+        (s, r)
+        for s, r in zip(shown, run.results, strict=True)
+        if any(find_metric(s, c.names) for c in columns)
+    ]
+    table = _cells_marked(table, [r for _, r in kept])
+    return Performance(with_noise(table, [r for _, r in kept]), bandwidth_lines(run))
 
 
 SECTION = Section("performance", "Performance", build, claims=(PREFIX,))

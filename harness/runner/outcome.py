@@ -67,6 +67,8 @@ def outcome_of(reply: dict[str, Any]) -> Outcome:
     status, reason = Status.PASSED, None
     if reply.get("failures"):
         status, reason = Status.FAILED, "; ".join(str(f) for f in reply["failures"])
+    elif reply.get("timed_out"):
+        status, reason = Status.TIMED_OUT, str(reply["timed_out"])
     elif reply.get("skip_reason"):
         status, reason = Status.SKIPPED, str(reply["skip_reason"])
     return Outcome(

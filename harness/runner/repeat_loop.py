@@ -120,7 +120,13 @@ def merge(base: ScenarioOutput, more: ScenarioOutput, per_run: PerRun) -> Scenar
         base.metrics, base.artifacts, more.metrics, more.artifacts, per_run
     )
     failures = base.failures + tuple(f for f in more.failures if f not in base.failures)
-    return ScenarioOutput(metrics, artifacts, failures, base.skip_reason or more.skip_reason)
+    return ScenarioOutput(
+        metrics,
+        artifacts,
+        failures,
+        base.skip_reason or more.skip_reason,
+        base.timed_out or more.timed_out,
+    )
 
 
 def _widths(output: ScenarioOutput, headline: tuple[str, ...]) -> dict[str, float]:
@@ -195,7 +201,7 @@ def run_repeats(
     while True:
         widths = _widths(output, headline)
         elapsed = clock() - start
-        if output.failures or output.skip_reason:
+        if output.failures or output.skip_reason or output.timed_out:
             reason: str | None = "the case did not pass: no more runs"
         elif not widths:
             reason = "no headline metric measured: no more runs"

@@ -280,6 +280,7 @@ class RunSession:
             "params": dict(case.params),
             "repeats": repeats,
             "warmup": warmup,
+            "timeout_s": case.timeout_s,  # the scenario cuts its requests before the kill
         }
         if auto and case.auto_repeats is not None:  # repeats: auto
             request["auto"] = dataclasses.asdict(case.auto_repeats)

@@ -110,6 +110,7 @@ class Worker:
         auto_repeats = AutoRepeats(**auto) if isinstance(auto, dict) else None
         applies = bool(getattr(scenario, "repeats_apply", True))
         repeats = int(request["repeats"])
+        case_end = case_end_for(request.get("timeout_s"))
 
         def emit(progress: RepeatProgress) -> None:
             self.reply(progress.to_json())
@@ -129,6 +130,7 @@ class Worker:
                 reload=self._reload,
                 backend=self.backend_name,
                 run_done=counter.run_done,
+                case_end=case_end,
             )
             return scenario.run(ctx, params)
 
@@ -161,6 +163,7 @@ class Worker:
                 "version": scenario.version,
                 "failures": output.failures,
                 "skip_reason": output.skip_reason,
+                "timed_out": output.timed_out,
             }
         )
 
@@ -195,6 +198,18 @@ class Worker:
 
 
 PARENT_POLL_S = 0.5
+REPORT_MARGIN_S = (2.0, 15.0)  # time kept back from a case's limit to reply: at least, at most
+
+
+def case_end_for(timeout_s: object) -> float | None:
+    """When a scenario must return (``time.monotonic()``), given the case's time limit in
+    seconds as the supervisor counts it from sending the request: the limit less a margin (5%,
+    kept within ``REPORT_MARGIN_S``) for the reply to reach it. None without a limit."""
+    if not isinstance(timeout_s, int | float) or timeout_s <= 0:
+        return None
+    low, high = REPORT_MARGIN_S
+    margin = min(max(0.05 * timeout_s, low), high, 0.5 * timeout_s)
+    return time.monotonic() + timeout_s - margin
 
 
 def die_with_parent() -> None:

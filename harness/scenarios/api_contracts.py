@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from harness.backends.base import BackendCapability, Served
-from harness.backends.openai_client import sync_client
+from harness.backends.openai_client import Reply, StreamReply, sync_client
 from harness.metrics import MetricSpec
 from harness.scenarios.base import (
     BaseScenario,
@@ -36,7 +36,9 @@ from harness.scenarios.contract_verdicts import (
     CheckResult,
     Limits,
     Verdict,
+    failed,
     records,
+    unjudged,
 )
 from harness.types import Unit
 from harness.value_errors import value_error
@@ -65,7 +67,9 @@ class ApiContractsParams(Params):
     long_max_tokens: int = Field(
         128, ge=16, le=8192, description="room for a tool call, a reasoning block, a long stream"
     )
-    request_timeout_s: float = Field(60.0, gt=0, description="limit per request, seconds")
+    request_timeout_s: float = Field(
+        60.0, gt=0, description="limit per request for its whole answer, seconds"
+    )
     concurrency: int = Field(4, ge=2, le=64, description="requests at once in 'concurrent'")
     settle_s: float = Field(
         0.5, ge=0, le=60, description="pause after a client hangs up ('disconnect'), seconds"
@@ -86,19 +90,47 @@ class ApiContractsParams(Params):
         return list(dict.fromkeys(value))
 
 
+OUT_OF_TIME = "not judged: the case's time limit (timeout_s) ran out"
+
+
+def _answered(result: CheckResult, answers: list[Reply | StreamReply]) -> CheckResult:
+    """``result``, unless an answer it got says otherwise: cut by the case's time limit, it
+    is not judged; a pass on an answer that failed (a timeout, an HTML page, a cut stream: its
+    text is empty, not an answer) is a failure naming the cause. A client's own hang-up and a
+    refusal the check asked for (a 4xx) are not failures of the answer."""
+    if result.verdict is Verdict.UNJUDGED:
+        return result
+    cut = [a for a in answers if a.out_of_case_time]
+    if cut:
+        return unjudged(result.name, f"{OUT_OF_TIME} during it: {cut[0].failure}", result.evidence)
+    if result.verdict is not Verdict.PASS:
+        return result
+    broken = [a for a in answers if a.error is not None and not getattr(a, "hung_up", False)]
+    if broken:
+        return failed(result.name, f"a request failed: {broken[0].failure}", result.evidence)
+    return result
+
+
 def run_checks(ctx: CheckContext, names: list[str]) -> tuple[CheckResult, ...]:
-    """Each named check in catalog order, timed; a check that raises is a failure (one line)."""
+    """Each named check in catalog order, timed; a check that raises is a failure (one line).
+    Once the case's time has run out, the checks not yet run are not judged (those judged
+    are kept)."""
     from dataclasses import replace
 
     from harness.exception_line import exception_line
 
     results = []
     for name in (n for n in CHECK_NAMES if n in names):
+        if ctx.case_end is not None and time.monotonic() >= ctx.case_end:
+            results.append(unjudged(name, f"{OUT_OF_TIME} before it ran"))
+            continue
         start = time.perf_counter()
+        ctx.answers.clear()
         try:
             result = CHECKS[name].run(ctx)
         except Exception as exc:  # a bug in a check must not hide the other verdicts
             result = CheckResult(name, Verdict.FAIL, f"the check raised {exception_line(exc)}")
+        result = _answered(result, list(ctx.answers))
         results.append(replace(result, seconds=time.perf_counter() - start))
     return tuple(results)
 
@@ -114,7 +146,16 @@ def summary(results: tuple[CheckResult, ...]) -> ScenarioOutput:
     if failures:
         names = ", ".join(r.name for r in results if r.verdict is Verdict.FAIL)
         failures = (f"API contract checks failed: {names}", *failures)
-    return ScenarioOutput(metrics, {"checks": records(results)}, failures=failures)
+    timed_out = None
+    if counts[Verdict.UNJUDGED]:
+        judged = len(results) - counts[Verdict.UNJUDGED]
+        timed_out = (
+            f"{counts[Verdict.UNJUDGED]} of {len(results)} contract checks not judged: the "
+            f"case's time limit (timeout_s) ran out; the {judged} judged are kept"
+        )
+    return ScenarioOutput(
+        metrics, {"checks": records(results)}, failures=failures, timed_out=timed_out
+    )
 
 
 class ApiContractsScenario(BaseScenario[ApiContractsParams]):
@@ -143,7 +184,12 @@ class ApiContractsScenario(BaseScenario[ApiContractsParams]):
         )
         with sync_client(params.request_timeout_s) as client:
             check_ctx = CheckContext(
-                client, model.endpoint, Api(params.api), limits, uuid.uuid4().hex[:8]
+                client,
+                model.endpoint,
+                Api(params.api),
+                limits,
+                uuid.uuid4().hex[:8],
+                case_end=ctx.case_end,
             )
             results = run_checks(check_ctx, params.checks)
         output = summary(results)

@@ -77,17 +77,30 @@ class ScenarioContext:
     # after each run (warm-ups first), with the tokens it generated when known: the live
     # progress of the case (:mod:`harness.runner.repeat_progress`)
     run_done: Callable[[int | None], None] = field(default=lambda tokens=None: None)
+    # when the scenario must have returned (a ``time.monotonic()`` value; None: no limit): the
+    # case's time limit less the worker's margin to report. Requests are cut there, so what
+    # was measured before it is kept (``ScenarioOutput.timed_out``) instead of lost to a kill.
+    case_end: float | None = None
+
+    def time_left_s(self) -> float | None:
+        """Seconds until ``case_end`` (None: no limit)."""
+        import time
+
+        return None if self.case_end is None else self.case_end - time.monotonic()
 
 
 @dataclass(frozen=True)
 class ScenarioOutput:
     """What a scenario measured. ``failures`` (checks that did not hold) fail the case;
-    ``skip_reason`` says the case cannot apply (e.g. "not reusable: ...")."""
+    ``skip_reason`` says the case cannot apply (e.g. "not reusable: ..."); ``timed_out`` says
+    the case's time ran out before it ended, with what it kept (the case is ``timed_out``, its
+    metrics and artifacts recorded)."""
 
     metrics: tuple[Metric, ...]
     artifacts: Mapping[str, Any] = field(default_factory=dict)
     failures: tuple[str, ...] = ()
     skip_reason: str | None = None
+    timed_out: str | None = None
 
 
 @runtime_checkable

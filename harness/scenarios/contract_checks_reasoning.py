@@ -37,9 +37,11 @@ def check_reasoning(ctx: CheckContext) -> CheckResult:
     streamed, stream_exchange = ask_stream(ctx, payload)
     evidence = (whole_exchange, stream_exchange)
     modes = (("non-streamed", whole), ("streamed", streamed))
-    broken = [mode for mode, reply in modes if not reply.ok]
+    broken = [
+        f"the {mode} request failed: {reply.failure}" for mode, reply in modes if not reply.ok
+    ]
     if broken:
-        return failed(name, f"the {' and '.join(broken)} request failed", evidence)
+        return failed(name, "; ".join(broken), evidence)
     claims = [mode for mode, reply in modes if reply.reasoning]
     leaked = [mode for mode, reply in modes if any(m in reply.content for m in THINK)]
     if not claims:

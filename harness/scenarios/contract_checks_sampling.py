@@ -18,6 +18,7 @@ from harness.scenarios.contract_verdicts import (
     ContractCheck,
     Exchange,
     failed,
+    not_applicable,
     passed,
 )
 
@@ -30,23 +31,31 @@ SEED = 1234
 def _against_greedy(
     ctx: CheckContext, name: str, variants: tuple[Mapping[str, Any], ...], what: str
 ) -> CheckResult:
-    """Pass when every variant of the reference request answers the greedy text."""
+    """Pass when every variant of the reference request answers the greedy text. A server
+    that rejects a variant with a 4xx says it does not support the parameter ("unsupported",
+    not applicable); one that answers with another text ignored it ("ignored", a failure)."""
     ref = reference(ctx)
     if ref.error is not None:
         return failed(name, ref.error, (ref.whole_exchange,))
     greedy = ref.whole.content
     evidence: list[Exchange] = [ref.whole_exchange]
-    problems = []
+    problems, rejected = [], []
     for extra in variants:
         reply, exchange = ask(ctx, {**ref.payload, **extra})
         evidence.append(exchange)
         shown = ", ".join(f"{k} {v}" for k, v in extra.items())
-        if not reply.ok:
-            problems.append(f"{shown}: the request failed (HTTP {reply.status})")
+        if reply.status is not None and 400 <= reply.status < 500 and reply.error is None:
+            rejected.append(f"{shown}: {reply.failure}")
+        elif not reply.ok:
+            problems.append(f"{shown}: the request failed: {reply.failure}")
         elif reply.content != greedy:
-            problems.append(f"{shown}: text and greedy text {differ_at(reply.content, greedy)}")
+            where = differ_at(reply.content, greedy)
+            problems.append(f"ignored: {shown}: text and greedy text {where}")
     if problems:
         return failed(name, "; ".join(problems), tuple(evidence))
+    if rejected:
+        reason = "unsupported (rejected by the server): " + "; ".join(rejected)
+        return not_applicable(name, reason, tuple(evidence))
     return passed(name, what, tuple(evidence))
 
 
@@ -81,7 +90,10 @@ def check_seed(ctx: CheckContext) -> CheckResult:
     second, second_exchange = ask(ctx, payload)
     evidence = (first_exchange, second_exchange)
     if not (first.ok and second.ok):
-        return failed(name, "a seeded request failed", evidence)
+        why = first.failure or second.failure
+        if first.status is not None and 400 <= first.status < 500 and first.error is None:
+            return not_applicable(name, f"unsupported (rejected by the server): {why}", evidence)
+        return failed(name, f"a seeded request failed: {why}", evidence)
     if first.content != second.content:
         where = differ_at(first.content, second.content)
         reason = f"the same seed at temperature 1 gave two texts: {where}"

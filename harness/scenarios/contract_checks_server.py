@@ -16,7 +16,7 @@ from harness.backends.openai_client import (
     StreamReply,
     astream,
     async_client,
-    excerpt,
+    post_bytes,
 )
 from harness.scenarios.contract_requests import (
     BASE_PROMPT,
@@ -66,7 +66,9 @@ def check_usage(ctx: CheckContext) -> CheckResult:
     hit, hit_exchange = ask(ctx, payload)  # a hit, not streamed
     evidence = (miss_exchange, stream_exchange, hit_exchange)
     answers = (("first non-streamed", miss), ("streamed", streamed), ("repeated", hit))
-    broken = [f"the {label} request failed" for label, reply in answers if not reply.ok]
+    broken = [
+        f"the {label} request failed: {reply.failure}" for label, reply in answers if not reply.ok
+    ]
     if broken:
         return failed(name, "; ".join(broken), evidence)
     first, stream_counts, repeat = _counts(miss.usage), _counts(streamed.usage), _counts(hit.usage)
@@ -101,7 +103,7 @@ def check_cached_tokens(ctx: CheckContext) -> CheckResult:
     second, second_exchange = ask(ctx, payload)
     evidence = (first_exchange, second_exchange)
     if not (first.ok and second.ok):
-        return failed(name, "a request failed", evidence)
+        return failed(name, f"a request failed: {first.failure or second.failure}", evidence)
     before, after = _cached(first.usage), _cached(second.usage)
     if before is None and after is None:
         reason = "the server reports no usage.prompt_tokens_details.cached_tokens"
@@ -114,21 +116,10 @@ def check_cached_tokens(ctx: CheckContext) -> CheckResult:
 
 
 def _post_raw(ctx: CheckContext, content: bytes) -> Reply:
-    """POST bytes that are not valid JSON (openai_client only sends valid bodies)."""
-    from harness.exception_line import exception_line
-
-    start = time.perf_counter()
-    headers = {**ctx.endpoint.headers(), "Content-Type": "application/json"}
-    try:
-        response = ctx.client.post(ctx.endpoint.url(ctx.api.path), content=content, headers=headers)
-    except Exception as exc:  # the server's failure, judged below
-        return Reply(None, None, "", time.perf_counter() - start, exception_line(exc))
-    text = response.text
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    return Reply(response.status_code, parsed, excerpt(text), time.perf_counter() - start)
+    """POST bytes that are not valid JSON (the other requests only send valid bodies)."""
+    reply = post_bytes(ctx.client, ctx.endpoint, ctx.api.path, content, case_end=ctx.case_end)
+    ctx.answers.append(reply)
+    return reply
 
 
 def _refused_as_json(status: int | None, raw: str, error: str | None) -> str | None:
@@ -136,7 +127,7 @@ def _refused_as_json(status: int | None, raw: str, error: str | None) -> str | N
     if status is None:
         return f"no answer ({error})"
     if not 400 <= status < 500:
-        return f"HTTP {status}"
+        return f"HTTP {status}" + (f" ({error})" if error else "")
     try:
         parsed = json.loads(raw)
     except ValueError:
@@ -187,12 +178,12 @@ def check_disconnect(ctx: CheckContext) -> CheckResult:
     after, after_exchange = ask(ctx, payload)
     evidence = (before_exchange, cut_exchange, after_exchange)
     if not before.ok:
-        return failed(name, f"the first request failed (HTTP {before.status})", evidence)
+        return failed(name, f"the first request failed: {before.failure}", evidence)
     if cut.done:
         reason = "the stream ended before the client could hang up"
         return not_applicable(name, reason, evidence)
     if not after.ok:
-        return failed(name, f"the request after a hang-up failed (HTTP {after.status})", evidence)
+        return failed(name, f"the request after a hang-up failed: {after.failure}", evidence)
     if after.content != before.content:
         where = differ_at(after.content, before.content)
         reason = f"after a client hung up mid-stream, the same greedy request's texts {where}"
@@ -203,8 +194,12 @@ def check_disconnect(ctx: CheckContext) -> CheckResult:
 async def _together(ctx: CheckContext, payloads: Sequence[Mapping[str, Any]]) -> list[StreamReply]:
     async with async_client(ctx.limits.timeout_s, len(payloads)) as client:
         replies = await asyncio.gather(
-            *(astream(client, ctx.endpoint, ctx.api.path, p) for p in payloads)
+            *(
+                astream(client, ctx.endpoint, ctx.api.path, p, case_end=ctx.case_end)
+                for p in payloads
+            )
         )
+    ctx.answers.extend(replies)
     return list(replies)
 
 
@@ -219,9 +214,9 @@ def check_concurrent(ctx: CheckContext) -> CheckResult:
     for i, ((alone, alone_exchange), reply) in enumerate(zip(serial, together, strict=True)):
         exchange = Exchange(request_text(ctx, payloads[i], streamed=True), describe(reply))
         if not alone.ok:
-            problems.append(f"request {i + 1} failed on its own (HTTP {alone.status})")
+            problems.append(f"request {i + 1} failed on its own: {alone.failure}")
         elif not reply.ok:
-            problems.append(f"request {i + 1} failed among {n} (HTTP {reply.status})")
+            problems.append(f"request {i + 1} failed among {n}: {reply.failure}")
         elif reply.content != alone.content:
             where = differ_at(reply.content, alone.content)
             problems.append(f"request {i + 1}: among {n} and alone, texts {where}")

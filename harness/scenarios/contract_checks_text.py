@@ -82,7 +82,7 @@ def stopped(
 
 def _stop_problem(reply: Reply | StreamReply, reference_text: str, stop: str) -> str | None:
     if not reply.ok:
-        return f"the request failed (HTTP {reply.status})"
+        return f"the request failed: {reply.failure}"
     if stop in reply.content:
         return "the stop string is in the text"
     at = reference_text.find(stop)
@@ -197,7 +197,7 @@ def check_max_tokens(ctx: CheckContext) -> CheckResult:
     ):
         evidence.append(shown)
         if not reply.ok:
-            problems.append(f"{mode}: the request failed (HTTP {reply.status})")
+            problems.append(f"{mode}: the request failed: {reply.failure}")
             continue
         tokens = _completion_tokens(reply)
         if tokens is not None:

@@ -96,11 +96,12 @@ def _unjudged(name: str, ctx: CheckContext) -> tuple[ToolExchange | None, CheckR
         return None, not_applicable(name, "tool calls need the chat API (api: chat)")
     tools = tool_exchange(ctx)
     for mode, reply in tools.modes():
-        if reply.status is not None and 400 <= reply.status < 500:
-            reason = f"the server refused a request with tools ({mode}: HTTP {reply.status})"
+        if reply.status is not None and 400 <= reply.status < 500 and reply.error is None:
+            reason = f"the server refused a request with tools ({mode}: {reply.failure})"
             return None, not_applicable(name, reason, tools.evidence)
         if not reply.ok:
-            return None, failed(name, f"the {mode} request with tools failed", tools.evidence)
+            reason = f"the {mode} request with tools failed: {reply.failure}"
+            return None, failed(name, reason, tools.evidence)
     if not any(calls for _, calls in tools.calls()):
         reason = "no tool call made (the model or its template does not call tools)"
         return None, not_applicable(name, reason, tools.evidence)

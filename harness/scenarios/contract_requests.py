@@ -52,6 +52,8 @@ def _calls_text(calls: Sequence[Mapping[str, Any]]) -> str:
 def describe(reply: Reply | StreamReply) -> str:
     """The answer in a few lines: status (or the error), finish reason, usage, text, calls."""
     head = f"HTTP {reply.status}" if reply.status is not None else "no HTTP answer"
+    if reply.location:
+        head += f", Location: {reply.location}"
     if isinstance(reply, StreamReply):
         head += f", {len(reply.chunks)} events" + (", [DONE]" if reply.done else ", no [DONE]")
         unreadable = False
@@ -75,7 +77,8 @@ def describe(reply: Reply | StreamReply) -> str:
 
 
 def ask(ctx: CheckContext, payload: Mapping[str, Any]) -> tuple[Reply, Exchange]:
-    reply = post(ctx.client, ctx.endpoint, ctx.api.path, payload)
+    reply = post(ctx.client, ctx.endpoint, ctx.api.path, payload, case_end=ctx.case_end)
+    ctx.answers.append(reply)
     return reply, Exchange(request_text(ctx, payload, streamed=False), describe(reply))
 
 
@@ -83,8 +86,14 @@ def ask_stream(
     ctx: CheckContext, payload: Mapping[str, Any], *, stop_after_chunks: int | None = None
 ) -> tuple[StreamReply, Exchange]:
     reply = stream(
-        ctx.client, ctx.endpoint, ctx.api.path, payload, stop_after_chunks=stop_after_chunks
+        ctx.client,
+        ctx.endpoint,
+        ctx.api.path,
+        payload,
+        stop_after_chunks=stop_after_chunks,
+        case_end=ctx.case_end,
     )
+    ctx.answers.append(reply)
     return reply, Exchange(request_text(ctx, payload, streamed=True), describe(reply))
 
 
@@ -103,7 +112,7 @@ class Reference:
         """Why the reference cannot serve as one (one line), else None."""
         for kind, reply in (("non-streamed", self.whole), ("streamed", self.streamed)):
             if not reply.ok:
-                return f"the greedy {kind} reference request failed (HTTP {reply.status})"
+                return f"the greedy {kind} reference request failed: {reply.failure}"
         return None
 
 

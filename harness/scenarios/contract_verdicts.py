@@ -22,10 +22,17 @@ class Verdict(str, Enum):
     PASS = "pass"
     FAIL = "fail"
     NOT_APPLICABLE = "not_applicable"
+    UNJUDGED = "unjudged"  # the case's time ran out before (or while) the check ran
 
     @property
     def label(self) -> str:
-        return {"pass": "pass", "fail": "FAIL", "not_applicable": "n.a."}[self.value]
+        labels = {
+            "pass": "pass",
+            "fail": "FAIL",
+            "not_applicable": "n.a.",
+            "unjudged": "not judged",
+        }
+        return labels[self.value]
 
 
 class Api(str, Enum):
@@ -78,13 +85,17 @@ def not_applicable(name: str, reason: str, evidence: tuple[Exchange, ...] = ()) 
     return CheckResult(name, Verdict.NOT_APPLICABLE, reason, evidence)
 
 
+def unjudged(name: str, reason: str, evidence: tuple[Exchange, ...] = ()) -> CheckResult:
+    return CheckResult(name, Verdict.UNJUDGED, reason, evidence)
+
+
 @dataclass(frozen=True)
 class Limits:
     """The scenario's parameters as the checks use them."""
 
     max_tokens: int  # generation length of the text checks
     long_max_tokens: int  # room for a tool call or a reasoning block
-    timeout_s: float  # per request
+    timeout_s: float  # per request, for its whole answer
     concurrency: int
     settle_s: float  # pause after a client hangs up, before the next request
 
@@ -101,6 +112,10 @@ class CheckContext:
     limits: Limits
     nonce: str
     shared: dict[str, Any] = field(default_factory=dict, compare=False)
+    case_end: float | None = None  # time.monotonic() when the case's time runs out
+    # every answer the running check got (run_checks empties it before each check): a check
+    # cannot pass on an answer that failed
+    answers: list[Any] = field(default_factory=list, compare=False)
 
     def once(self, key: str, make: Callable[[], Any]) -> Any:
         if key not in self.shared:

@@ -17,7 +17,13 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from harness.backends.base import BackendError, LoadedModel, PromptEncoding, Served
-from harness.backends.openai_client import ENDPOINT_PATHS, generation_body, post, sync_client
+from harness.backends.openai_client import (
+    ENDPOINT_PATHS,
+    generation_body,
+    post,
+    request_failure,
+    sync_client,
+)
 from harness.metrics import MetricSpec
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
 from harness.types import Unit
@@ -53,7 +59,7 @@ class GreedyText(BaseScenario[GreedyTextParams]):
     def run(self, ctx: ScenarioContext, params: GreedyTextParams) -> ScenarioOutput:
         model = ctx.model
         if isinstance(model, Served):
-            answer = served_answers(model, params)
+            answer = served_answers(model, params, ctx.case_end)
         elif isinstance(model, LoadedModel):
             try:
                 answer = in_process_answers(model, params)
@@ -93,17 +99,19 @@ def in_process_answers(model: LoadedModel, params: GreedyTextParams) -> Answers:
     return texts, seconds, []
 
 
-def served_answers(model: Served, params: GreedyTextParams) -> Answers:
+def served_answers(
+    model: Served, params: GreedyTextParams, case_end: float | None = None
+) -> Answers:
     texts: list[str] = []
     seconds: list[float] = []
     failures: list[str] = []
     with sync_client(300.0) as client:
         for index, prompt in enumerate(params.prompts):
             body = generation_body(params.endpoint, prompt, max_tokens=params.max_tokens)
-            reply = post(client, model.endpoint, ENDPOINT_PATHS[params.endpoint], body)
+            path = ENDPOINT_PATHS[params.endpoint]
+            reply = post(client, model.endpoint, path, body, case_end=case_end)
             if not reply.ok:
-                why = reply.error or f"HTTP {reply.status}: {reply.raw}"
-                failures.append(f"prompt {index + 1}: {why}")
+                failures.append(f"prompt {index + 1}: {request_failure(reply, params.endpoint)}")
             texts.append(reply.content)
             seconds.append(reply.elapsed_s)
     return texts, seconds, failures

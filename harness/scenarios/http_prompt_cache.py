@@ -22,7 +22,13 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from harness.backends.base import BackendCapability, Served
-from harness.backends.openai_client import StreamReply, stream, sync_client, token_arrivals
+from harness.backends.openai_client import (
+    StreamReply,
+    request_failure,
+    stream,
+    sync_client,
+    token_arrivals,
+)
 from harness.metrics import MetricSpec
 from harness.scenarios.base import (
     BaseScenario,
@@ -87,13 +93,17 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
                 prefix = f"{secrets.token_hex(3)}: {text}"
                 sent = [
                     stream(
-                        client, model.endpoint, "/v1/completions", self._body(prefix + q, params)
+                        client,
+                        model.endpoint,
+                        "/v1/completions",
+                        self._body(prefix + q, params),
+                        case_end=ctx.case_end,
                     )
                     for q in (QUESTION_A, QUESTION_B, QUESTION_A)
                 ]
                 broken = [r for r in sent if not r.ok or not r.content_chunks]
                 if broken:
-                    why = broken[0].error or f"HTTP {broken[0].status}: {broken[0].raw}"
+                    why = request_failure(broken[0])
                     return ScenarioOutput((), failures=(f"request failed: {why}",))
                 cold, warm, again = sent
                 if cold.content != again.content:

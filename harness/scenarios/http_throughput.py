@@ -13,27 +13,44 @@ tokens in a chunk is timed right:
 - end-to-end = request sent to the last event.
 
 Without a local tokenizer (a ``url:`` model alone) tokens are counted one a chunk, and the
-record says so (``counted_by``). The server's own count (``usage.completion_tokens``) is kept
-beside ours; a difference is a finding in the artifacts, not a failure. The server process's
-resident memory (peak on Linux) is measured after the runs when the harness started it.
+record says so (``counted_by``; ``mlx-harness validate`` warns). The server's own count
+(``usage.completion_tokens``) is kept beside ours; a difference is a finding in the artifacts,
+not a failure.
+
+Server-side truth, where the server gives it (llama-server's ``timings`` in its last chunk,
+:mod:`harness.scenarios.server_timings`): its own prefill and decode tokens/s, and what lies
+between the two views as figures of their own: the TTFT overhead (client TTFT less the
+server's prompt time: HTTP, queueing, tokenizing, the first SSE chunk) and the decode ratio
+(client decode / server decode, same definition: 1.0 means streaming cost nothing). Servers
+that send only ``usage`` get their token counts recorded (``server_timing``: ``timings``,
+``usage`` or ``none``).
+
+The server process's memory (peak where the OS keeps one, else resident) is measured after the
+runs: the process the harness started, or the one listening on a ``url:``'s port on this
+machine; for a remote server the record says why not (``server_memory``), never giving the
+worker's memory for the server's.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import secrets
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from harness.backends.base import BackendCapability, Served
+from harness.backends.base import BackendCapability, MemoryUnavailable, Served, ServerMemory
 from harness.backends.openai_client import (
     ENDPOINT_PATHS,
     StreamReply,
     generation_body,
+    request_failure,
     stream,
     sync_client,
     token_arrivals,
 )
+from harness.backends.server_memory import memory_note
 from harness.metrics import MetricSpec
 from harness.scenarios.base import (
     BaseScenario,
@@ -45,9 +62,17 @@ from harness.scenarios.base import (
     metric,
 )
 from harness.scenarios.prompts import numbered, text_of_about
+from harness.scenarios.server_timings import (
+    ServerTimings,
+    TimingSource,
+    least_told,
+    read_timings,
+    timing_source,
+)
 from harness.scenarios.throughput import percentile
 from harness.types import Metric, Unit
 
+REQUEST_TIMEOUT_S = 600.0  # per request, whole answer (the case's own limit cuts it sooner)
 PREFIX = "http_throughput"
 TTFT = MetricSpec(f"{PREFIX}.ttft_s", Unit.SECONDS, False, "time to first token", noise_floor=0.05)
 PREFILL = MetricSpec(
@@ -67,15 +92,43 @@ PER_CHUNK = MetricSpec(
     f"{PREFIX}.tokens_per_chunk", Unit.RATIO, False, "generated tokens per text chunk (mean)"
 )
 SERVER_RSS = MetricSpec(
-    f"{PREFIX}.server_peak_bytes", Unit.BYTES, False, "server process peak resident memory"
+    f"{PREFIX}.server_peak_bytes",
+    Unit.BYTES,
+    False,
+    "server process peak resident memory (resident after the runs where the OS keeps no peak)",
+)
+SERVER_PREFILL = MetricSpec(
+    f"{PREFIX}.server_prefill_tps",
+    Unit.TOKENS_PER_SECOND,
+    True,
+    "prompt tokens/s by the server's own clock (llama-server timings)",
+)
+SERVER_DECODE = MetricSpec(
+    f"{PREFIX}.server_decode_tps",
+    Unit.TOKENS_PER_SECOND,
+    True,
+    "generated tokens/s by the server's own clock (llama-server timings)",
+)
+TTFT_OVERHEAD = MetricSpec(
+    f"{PREFIX}.ttft_overhead_s",
+    Unit.SECONDS,
+    False,
+    "client TTFT - the server's prompt time: HTTP, queueing, tokenizing, the first SSE chunk",
+    noise_floor=0.10,
+)
+DECODE_RATIO = MetricSpec(
+    f"{PREFIX}.decode_vs_server",
+    Unit.RATIO,
+    True,
+    "client decode tokens/s / the server's own (1 = streaming over HTTP/SSE cost nothing)",
 )
 
 
 class HttpThroughputParams(Params):
     prompt_tokens: int = Field(128, ge=1, description="prompt length in tokens (about)")
     gen_tokens: int = Field(32, ge=2, description="tokens to ask for (max_tokens)")
-    endpoint: Literal["completions", "chat"] = Field(
-        "completions", description="completions: the raw text; chat: one user turn, templated"
+    endpoint: Literal["chat", "completions"] = Field(
+        "chat", description="chat: one user turn, templated; completions: the raw text"
     )
     ignore_eos: bool = Field(
         True, description="ask the server to keep going past EOS (llama-server's ignore_eos)"
@@ -104,6 +157,10 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
         TOKENS,
         PER_CHUNK,
         SERVER_RSS,
+        SERVER_PREFILL,
+        SERVER_DECODE,
+        TTFT_OVERHEAD,
+        DECODE_RATIO,
     )
 
     def workload(self, params: HttpThroughputParams) -> Workload:
@@ -119,22 +176,33 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
         bodies = [  # a distinct first token each: no request reuses the server's prompt cache
             request_body(params, numbered(nonce, i, text)) for i in range(ctx.warmup + ctx.repeats)
         ]
-        with sync_client(600.0) as client:
-            sent = [stream(client, model.endpoint, path, body) for body in bodies]
-        warm, replies = sent[: ctx.warmup], sent[ctx.warmup :]
-        bad = [r for r in (*warm, *replies) if not r.ok or not r.content_chunks]
-        if bad:
-            first = bad[0]
-            why = first.error or (
-                f"HTTP {first.status}: {first.raw}" if not first.ok else "no generated text"
-            )
-            return ScenarioOutput((), failures=(f"{len(bad)} request(s) failed: {why}",))
-        return self._measure(model, replies, text)
+        sent: list[StreamReply] = []
+        with sync_client(REQUEST_TIMEOUT_S) as client:
+            for body in bodies:  # the first failure ends the case: its cause is the finding
+                sent.append(stream(client, model.endpoint, path, body, case_end=ctx.case_end))
+                if not sent[-1].ok or not sent[-1].content_chunks:
+                    break
+        good = [r for r in sent[ctx.warmup :] if r.ok and r.content_chunks]
+        if len(good) == ctx.repeats:
+            return self._measure(model, good, text)
+        bad = sent[-1]
+        why = request_failure(bad, params.endpoint)
+        if not bad.out_of_case_time:
+            return ScenarioOutput((), failures=(f"request {len(sent)} of {len(bodies)}: {why}",))
+        kept = self._measure(model, good, text) if good else ScenarioOutput(())
+        return dataclasses.replace(
+            kept,
+            timed_out=f"the case's time limit (timeout_s) ran out after {len(good)} of "
+            f"{ctx.repeats} measured requests: {why}",
+        )
 
     @staticmethod
     def _measure(model: Served, replies: list[StreamReply], text: str) -> ScenarioOutput:
         samples: dict[MetricSpec, list[float]] = {spec: [] for spec in HttpThroughput.metrics}
         usage_tokens: list[int | None] = []
+        usage_prompt: list[int | None] = []
+        server_tokens: list[int | None] = []
+        sources: set[TimingSource] = set()
         counted_by = "tokenizer"
         for reply in replies:
             arrivals = token_arrivals(reply.chunks, model.token_counter)
@@ -144,6 +212,7 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
             prompt = reply.usage.get("prompt_tokens")
             completion = reply.usage.get("completion_tokens")
             usage_tokens.append(completion if isinstance(completion, int) else None)
+            usage_prompt.append(prompt if isinstance(prompt, int) else None)
             samples[TTFT].append(ttft)
             if isinstance(prompt, int) and ttft > 0:
                 samples[PREFILL].append(prompt / ttft)
@@ -157,11 +226,16 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
             samples[E2E].append(reply.elapsed_s)
             samples[TOKENS].append(float(arrivals.tokens))
             samples[PER_CHUNK].append(arrivals.tokens / max(len(arrivals.chunk_tokens), 1))
+            sources.add(timing_source(reply.timings, reply.usage))
+            server = read_timings(reply.timings)
+            server_tokens.append(server.generated_tokens if server else None)
+            if server is not None:
+                _server_side(samples, server, ttft, decode)
         memory = model.server_memory()
-        if memory is not None:
+        if isinstance(memory, ServerMemory):
             samples[SERVER_RSS].append(float(memory.peak_bytes or memory.rss_bytes))
         metrics: tuple[Metric, ...] = tuple(
-            metric(spec, values) for spec, values in samples.items() if values
+            _with_view(metric(spec, values), memory) for spec, values in samples.items() if values
         )
         counted = [int(v) for v in samples[TOKENS]]
         artifacts = {
@@ -170,12 +244,40 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
             "prompt_chars": len(text),
             "generated_tokens": counted,
             "usage_completion_tokens": usage_tokens,
+            "usage_prompt_tokens": usage_prompt,
             "usage_agrees": all(
                 u is None or u == c for u, c in zip(usage_tokens, counted, strict=True)
             ),
+            "server_timing": least_told(sources).value,
+            "server_generated_tokens": server_tokens,
+            "server_memory": memory_note(memory),
             "first_text": replies[0].content[:200],
         }
         return ScenarioOutput(metrics, artifacts)
+
+
+def _server_side(
+    samples: dict[MetricSpec, list[float]],
+    server: ServerTimings,
+    ttft_s: float,
+    decode_tps: float | None,
+) -> None:
+    """The server's own figures of one request, and the client's against them."""
+    if server.prompt_tps is not None:
+        samples[SERVER_PREFILL].append(server.prompt_tps)
+    if math.isfinite(ttft_s):
+        samples[TTFT_OVERHEAD].append(ttft_s - server.prompt_s)
+    if server.decode_tps is not None:
+        samples[SERVER_DECODE].append(server.decode_tps)
+        if decode_tps is not None:
+            samples[DECODE_RATIO].append(decode_tps / server.decode_tps)
+
+
+def _with_view(measured: Metric, memory: ServerMemory | MemoryUnavailable | None) -> Metric:
+    if measured.name != SERVER_RSS.name or not isinstance(memory, ServerMemory):
+        return measured
+    view = "server_peak_rss" if memory.peak_bytes else "server_rss"
+    return dataclasses.replace(measured, view=view)
 
 
 SCENARIO = HttpThroughput()

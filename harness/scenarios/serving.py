@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from harness.backends.base import BackendCapability, Served
+from harness.backends.base import BackendCapability, Served, ServerMemory
 from harness.backends.openai_client import (
     ENDPOINT_PATHS,
     StreamReply,
@@ -117,8 +117,8 @@ class ServingParams(Params):
     )
     prompt_tokens: int = Field(128, ge=8, description="prompt length in tokens (about)")
     max_tokens: int = Field(64, ge=1, description="tokens each request asks for")
-    endpoint: Literal["completions", "chat"] = Field(
-        "completions", description="completions: the raw text; chat: one user turn, templated"
+    endpoint: Literal["chat", "completions"] = Field(
+        "chat", description="chat: one user turn, templated; completions: the raw text"
     )
     ignore_eos: bool = Field(
         True, description="ask the server to keep going past EOS (llama-server's ignore_eos)"
@@ -261,7 +261,11 @@ class Serving(BaseScenario[ServingParams]):
             "prompt_tokens_counted": counter(prompt) if counter is not None else None,
             "slo": params.slo.model_dump() if params.slo else None,
             "points": records,
-            "server_peak_bytes": (memory.peak_bytes or memory.rss_bytes) if memory else None,
+            "server_peak_bytes": (
+                (memory.peak_bytes or memory.rss_bytes)
+                if isinstance(memory, ServerMemory)
+                else None
+            ),
         }
         return ScenarioOutput(tuple(metrics), artifacts, failures=tuple(failures))
 

@@ -27,11 +27,9 @@ def one_line(text: str, limit: int = REASON_CHARS) -> str:
 def reply_error(reply: StreamReply) -> str | None:
     """Why a streamed request did not complete, in one line (None: it did): the HTTP status
     with what the server said, the client's error, or what the stream lacked."""
-    if reply.status is not None and not 200 <= reply.status < 300:
-        said = reply.raw or reply.error
-        return one_line(f"HTTP {reply.status}: {said}" if said else f"HTTP {reply.status}")
-    if reply.error is not None:
-        return one_line(reply.error)
+    failure = reply.failure
+    if failure is not None:
+        return one_line(failure)
     if not reply.done:
         return "the stream ended without [DONE]"
     if not reply.content_chunks:

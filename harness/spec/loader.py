@@ -20,6 +20,7 @@ from harness.spec.loaded import LoadedSuite, SourcedExpect, SourcedModel, suite_
 from harness.spec.power import repeat_warnings  # repeats too few for compare to decide
 from harness.spec.schema import IncludeFile, Suite
 from harness.spec.suite_text import read_suite_text
+from harness.spec.tokenizer_warnings import tokenizer_warnings  # url: models counted by chunks
 from harness.yamlpos import Located, YamlSyntaxError, load_located
 
 M = TypeVar("M", bound=BaseModel)
@@ -167,5 +168,9 @@ def load_suite(path: Path, *, hub_cache: Path | None = None) -> LoadedSuite:
     errors.extend(check_suite(loaded))
     if errors:
         raise SuiteInvalid(errors)
-    more = (*repeat_warnings(loaded), *hub_warnings(loaded, hub_cache))
+    more = (
+        *repeat_warnings(loaded),
+        *hub_warnings(loaded, hub_cache),
+        *tokenizer_warnings(loaded, hub_cache),
+    )
     return dataclasses.replace(loaded, warnings=(*loaded.warnings, *more))

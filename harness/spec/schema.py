@@ -167,6 +167,20 @@ class Serve(Strict):
         return {"engine": value} if isinstance(value, str) else value
 
 
+def _check_url(url: str) -> None:
+    """A ``url:`` is the server's base: the harness adds ``/v1/...`` itself."""
+    from urllib.parse import urlsplit
+
+    path = urlsplit(url).path.rstrip("/")
+    if path.endswith("/v1"):
+        base = url.rstrip("/")[: -len("/v1")]
+        raise value_error(
+            f"url '{url}' ends in /v1: the harness adds /v1/chat/completions and the like "
+            "itself, so every request would go to /v1/v1/...",
+            f"write url: {base}",
+        )
+
+
 class ModelEntry(Strict):
     """A model: exactly one of ``path`` (local directory), ``hub`` (id) or ``embedded`` (name),
     or ``select`` (every available model that passes its filters). ``serve:`` runs its cases
@@ -244,6 +258,8 @@ class ModelEntry(Strict):
                 f"backend '{self.backend}' with 'serve'/'url': served models use backend http",
                 "remove 'backend'",
             )
+        if self.url is not None:
+            _check_url(self.url)
         if self.url is None:
             for key in ("api_key_env", "served_model"):
                 if getattr(self, key) is not None:

@@ -11,6 +11,7 @@ from harness.backends.decode_traffic import (
     DecodeTraffic,
     ceiling_tps,
     mean_decode_context,
+    share_over_limit,
 )
 
 FULL = CacheLayerTraffic(bytes_per_token=100.0)
@@ -54,3 +55,18 @@ def test_ceiling() -> None:
 def test_prefill_flops() -> None:
     assert DecodeTraffic(1000, matmul_params=135_000_000).prefill_flops_per_token == 2.7e8
     assert DecodeTraffic(1000).prefill_flops_per_token == 0
+
+
+@pytest.mark.parametrize(
+    ("shares", "over"),
+    [
+        ([], None),
+        ([0.25, 0.3], None),
+        ([1.0], None),  # at the ceiling is not past it
+        ([0.9, 1.07, 1.15], 1.15),
+        ([math.nan, 1.02], 1.02),  # a NaN share says nothing
+        ([math.inf], None),
+    ],
+)
+def test_a_share_past_the_hardware_ceiling(shares: list[float], over: float | None) -> None:
+    assert share_over_limit(shares) == over

@@ -155,7 +155,7 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
                 _metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, *decode),
                 _metric("memory.mlx_peak_bytes", Unit.BYTES, 280 * MIB),
                 _metric(f"custom.{text}", Unit.COUNT, 1.0),
-                _metric("throughput.decode_share", Unit.RATIO, 0.41, 0.42),
+                _metric("throughput.decode_hw_share", Unit.RATIO, 0.41, 0.42),
             ),
             gates=gates,
             preflight=_preflight(text),
@@ -169,7 +169,7 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
             metrics=(
                 _metric("throughput.prefill_tps", Unit.TOKENS_PER_SECOND, 800.0, 810.0),
                 _metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, 40.0, 41.0),
-                _metric("throughput.decode_share", Unit.RATIO, 0.38, 0.39),
+                _metric("throughput.decode_hw_share", Unit.RATIO, 0.38, 0.39),
             ),
         ),
         _case(text, text, Status.ERRORED, reason=f"RuntimeError: {text}", link=text),

@@ -49,7 +49,7 @@ def _keys(run_charts: list) -> list[str]:  # type: ignore[type-arg]
 def _throughput(model: str, prompt: int, decode: float, share: float | None = None):  # type: ignore[no-untyped-def]
     metrics = [metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, decode, decode + 1)]
     if share is not None:
-        metrics.append(metric("throughput.decode_share", Unit.RATIO, share))
+        metrics.append(metric("throughput.decode_hw_share", Unit.RATIO, share))
     return case(model, "throughput", point={"prompt_tokens": prompt}, metrics=metrics)
 
 
@@ -60,6 +60,8 @@ def _throughput(model: str, prompt: int, decode: float, share: float | None = No
         ([_throughput("m", 128, 50.0)], []),  # one prompt length: a row, not a curve
         ([_throughput("m", 128, 50.0), _throughput("m", 512, 40.0)], ["decode-vs-prompt_tokens"]),
         ([_throughput("m", 128, 50.0, 0.4)], ["roofline-share"]),
+        ([_throughput("m", 128, 50.0, 1.07)], []),  # above 100%: the ceiling was wrong
+        ([_throughput("m", 128, 50.0, 1.07), _throughput("n", 128, 50.0, 0.4)], ["roofline-share"]),
         (
             [
                 case(
@@ -88,7 +90,16 @@ def _throughput(model: str, prompt: int, decode: float, share: float | None = No
             ["load-0"],
         ),
     ],
-    ids=["nothing", "one-length", "two-lengths", "roofline", "cache", "serving"],
+    ids=[
+        "nothing",
+        "one-length",
+        "two-lengths",
+        "roofline",
+        "ceiling-invalid",
+        "one-invalid",
+        "cache",
+        "serving",
+    ],
 )
 def test_a_chart_appears_only_when_its_data_exists(cases: list, keys: list[str]) -> None:  # type: ignore[type-arg]
     assert _keys(build_charts(make_run(cases))) == keys
@@ -144,3 +155,10 @@ def test_a_screenshot_of_the_report_shows_the_charts(tmp_path: Path) -> None:
     assert '<section id="charts">' in paths.html.read_text()
     shot = Chromium(binary).screenshot(paths.html.as_uri(), tmp_path / "charts.png")
     assert _palette_pixels(shot) > 500  # the series' lines and dots, not a blank page
+
+
+def test_a_case_whose_ceiling_is_invalid_is_left_out_of_the_roofline_chart() -> None:
+    run = make_run([_throughput("over", 128, 50.0, 1.07), _throughput("under", 128, 50.0, 0.4)])
+    (chart,) = [c for c in build_charts(run) if c.key == "roofline-share"]
+    assert [item.label for item in chart.legend] == ["under"]
+    assert "hardware" in chart.caption

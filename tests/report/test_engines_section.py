@@ -79,3 +79,82 @@ def test_hostile_answers_are_escaped() -> None:
     assert "<script>alert(1)" not in html
     engines = render_markdown(run).split("## Engines", 1)[1].split("\n## ", 1)[0]
     assert not any(line.startswith("second line") for line in engines.splitlines())
+
+
+MIB = 2**20
+WORKER = metric("memory.process_peak_rss_bytes", Unit.BYTES, 80 * MIB, view="process_peak_rss")
+
+
+def http_row(model: str, artifacts: dict[str, object], *extra):  # type: ignore[no-untyped-def]
+    result = speed(model, "http_throughput", 90)
+    metrics = (*result.metrics, WORKER, *extra)
+    return dataclasses.replace(result, metrics=metrics, artifacts=artifacts)
+
+
+SERVER_PEAK = metric("http_throughput.server_peak_bytes", Unit.BYTES, 513 * MIB)
+
+# (name, row artifacts, extra metrics, memory text, memory note, tokens counted by)
+MEMORY_ROWS = [
+    (
+        "found_server",
+        {"counted_by": "tokenizer", "server_memory": "peak of server pid 7"},
+        (SERVER_PEAK,),
+        "513.0",
+        None,
+        "model's tokenizer",
+    ),
+    (
+        "remote_server",
+        {"counted_by": "chunks", "server_memory": "n/a: remote server (h): not from here"},
+        (),
+        "n/a",
+        "remote server (h): not from here",
+        "1 a chunk",
+    ),
+    (
+        "older_record",
+        {"counted_by": "tokenizer"},
+        (),
+        "n/a",
+        "not recorded (a run made before the server's memory was read)",
+        "model's tokenizer",
+    ),
+]
+
+
+def test_http_memory_is_the_servers_or_na_never_the_workers() -> None:
+    rows = [http_row(f"smol@{r[0]}", r[1], *r[2]) for r in MEMORY_ROWS]
+    local = dataclasses.replace(
+        speed("smol", "throughput", 14), metrics=(*speed("smol", "throughput", 14).metrics, WORKER)
+    )
+    models = {r.model: LLAMA for r in rows} | {"smol": LOCAL}
+    section = build(make_run([local, *rows], models=models))
+    assert section is not None
+    labels = [c.label for c in section.speed.columns]
+    memory_at, counted_at = labels.index("memory (MiB)"), labels.index("tokens counted by")
+    got = {
+        r[0].text: (r[memory_at].text, r[memory_at].note, r[counted_at].text)
+        for r in section.speed.rows
+    }
+    assert got["smol"] == ("80.0", None, "token ids")  # in process: the worker is the engine
+    for name, _, _, text, note, counted in MEMORY_ROWS:
+        assert got[f"smol@{name}"] == (text, note, counted), name
+    assert "80.0" not in {got[f"smol@{r[0]}"][0] for r in MEMORY_ROWS}
+
+
+def test_server_timings_stand_beside_the_clients() -> None:
+    extra = [
+        metric("http_throughput.server_prefill_tps", Unit.TOKENS_PER_SECOND, 330, 340),
+        metric("http_throughput.server_decode_tps", Unit.TOKENS_PER_SECOND, 100, 104),
+        metric("http_throughput.decode_vs_server", Unit.RATIO, 0.9, 0.92),
+        metric("http_throughput.ttft_overhead_s", Unit.SECONDS, 0.004, 0.005),
+    ]
+    row = http_row("smol@llama", {"counted_by": "tokenizer"}, *extra)
+    section = build(make_run([row], models={"smol@llama": LLAMA}))
+    assert section is not None
+    labels = [c.label for c in section.speed.columns]
+    for wanted in ("server prefill", "server decode", "decode / server", "TTFT overhead"):
+        assert any(label.startswith(wanted) for label in labels), wanted
+    markdown = render_markdown(make_run([row], models={"smol@llama": LLAMA}))
+    engines = markdown.split("## Engines", 1)[1].split("\n## ", 1)[0]
+    assert "tokens counted by" in engines and "model's tokenizer" in engines

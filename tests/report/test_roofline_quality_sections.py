@@ -1,4 +1,5 @@
-"""The performance section's roofline columns and bandwidth lines, and the quality section."""
+"""The performance section's roofline columns, ceiling lines (the hardware's, and an older
+record's MLX kernel figure) and "ceiling invalid" cells, and the quality section."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from harness.report import performance, quality
 from harness.report.render import render_html, render_markdown
 from harness.types import CaseResult, Unit
 
-BANDWIDTH = {
+BANDWIDTH = {  # an older record's figure: MLX's own kernels, median of 7
     "bytes_per_s": 13.15e9,
     "kernel": "gemv",
     "kernels_bytes_per_s": {"sum": 2.9e9, "gemv": 13.15e9},
@@ -20,6 +21,40 @@ BANDWIDTH = {
     "flops_per_s": 61.25e9,
     "fingerprint": "0123abcd<b>",
     "source": "cached",
+}
+
+
+HARDWARE = {  # the hardware's ceiling, as the throughput scenario records it now
+    "format": 3,
+    "statistic": "best",
+    "bytes_per_s": 29.81e9,
+    "kernel": "numpy_gemv",
+    "kernels_bytes_per_s": {
+        "numpy_sum": 15.0e9,
+        "numpy_sum_threads": 26.1e9,
+        "numpy_gemv": 29.81e9,
+    },
+    "mlx_kernels_bytes_per_s": {"gemv": 6.1e9, "sum": 4.5e9},
+    "flops_per_s": 140.7e9,
+    "flops_kernel": "numpy_sgemm",
+    "flops_kernels_per_s": {"numpy_sgemm": 140.7e9, "mlx_matmul": 5.1e9},
+    "device": "cpu",
+    "threads": 2,
+    "buffer_bytes": 256 * 2**20,
+    "bursts": 9,
+    "conditions": {
+        "load_average": [1.95, 1.5, 1.2],
+        "others_cpu_share": 0.47,
+        "busy_processes": [{"name": "python<i>", "cpu_percent": 45.0}],
+        "cpu_count": 2,
+        "wall_s": 3.2,
+    },
+    "fingerprint": "b6e45068c11759e8",
+    "machine": {},
+    "measured_unix_s": 1795723968.0,  # 2026-11-26 20:12 UTC
+    "reason": "no cached figure of this format for this machine",
+    "measured_in": "child",
+    "source": "measured",
 }
 
 
@@ -36,8 +71,8 @@ def roofline_case(depth: int, decode: float, ceiling: float) -> CaseResult:
         metrics=[
             metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, decode, decode),
             metric("throughput.bytes_per_token", Unit.BYTES, 1.05e8),
-            metric("throughput.decode_ceiling_tps", Unit.TOKENS_PER_SECOND, ceiling),
-            metric("throughput.decode_share", Unit.RATIO, decode / ceiling, decode / ceiling),
+            metric("throughput.decode_hw_ceiling_tps", Unit.TOKENS_PER_SECOND, ceiling),
+            metric("throughput.decode_hw_share", Unit.RATIO, decode / ceiling, decode / ceiling),
         ],
     )
     return with_artifacts(result, bandwidth=BANDWIDTH)
@@ -54,9 +89,91 @@ def test_roofline_columns_and_one_bandwidth_line_per_machine() -> None:
     per_token = labels.index("bytes/token (MiB)")
     assert built.table.rows[0][per_token].text == "100.1"
     assert built.bandwidth == (
-        "read bandwidth 13.15 GB/s (gemv; sum 2.90 GB/s), 256 MiB buffer, median of 7; "
-        "float32 matmul 61.2 GFLOP/s, cached, machine 0123abcd<b>",
+        "read bandwidth 13.15 GB/s by MLX's own gemv kernel (sum 2.90 GB/s), 256 MiB buffer, "
+        "median of 7; float32 matmul 61.2 GFLOP/s, cached, machine 0123abcd<b>: an older "
+        "record, whose ceiling is MLX's kernel speed, not the hardware's",
     )
+
+
+def test_the_hardware_ceiling_line_says_what_how_and_when() -> None:
+    result = with_artifacts(roofline_case(0, 8.5, 125.0), bandwidth=HARDWARE)
+    built = performance.build(make_run([result]))
+    assert built is not None
+    assert built.bandwidth == (
+        "memory read ceiling 29.81 GB/s (numpy_gemv; numpy_sum 15.00 GB/s, numpy_sum_threads "
+        "26.10 GB/s), best of 9 bursts over a 256 MiB buffer on cpu, 2 threads; MLX's own "
+        "kernels (kernel efficiency, not the ceiling): gemv 6.10 GB/s, sum 4.50 GB/s; float32 "
+        "matmul ceiling 140.7 GFLOP/s (numpy_sgemm; mlx_matmul 5.1 GFLOP/s); measured "
+        "2026-11-26 20:12 UTC (no cached figure of this format for this machine), measured; "
+        "load average 1.95, other processes 47% of the CPUs (python<i> 45.0%); "
+        "machine b6e45068c11759e8",
+    )
+
+
+def test_one_line_per_measurement_a_remeasured_figure_included() -> None:
+    later = {**HARDWARE, "measured_unix_s": HARDWARE["measured_unix_s"] + 60.0}  # type: ignore[operator]
+    run = make_run(
+        [
+            with_artifacts(roofline_case(0, 8.5, 125.0), bandwidth=HARDWARE),
+            with_artifacts(roofline_case(64, 8.5, 125.0), bandwidth=HARDWARE),
+            with_artifacts(roofline_case(128, 8.5, 125.0), bandwidth=later),
+        ]
+    )
+    built = performance.build(run)
+    assert built is not None and len(built.bandwidth) == 2
+
+
+def share_case(
+    shares: tuple[float, ...], bandwidth: dict[str, object], **artifacts: object
+) -> CaseResult:
+    metrics = [
+        metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, 14.0, 14.2),
+        metric("throughput.decode_hw_ceiling_tps", Unit.TOKENS_PER_SECOND, 13.0),
+    ]
+    if shares:
+        metrics.append(metric("throughput.decode_hw_share", Unit.RATIO, *shares))
+    result = case("smollm2-f32", "throughput", params={"prompt_tokens": 128}, metrics=metrics)
+    return with_artifacts(result, bandwidth=bandwidth, **artifacts)
+
+
+INVALID_NEW = {"decode": {"max_share": 1.07, "reason": "a decode run passed it (107%)"}}
+
+
+@pytest.mark.parametrize(
+    ("result", "shown", "why"),
+    [
+        (share_case((0.27, 0.28), HARDWARE), "0.28 ± 0.01", None),
+        (share_case((1.0, 1.0), HARDWARE), "1.00 ± 0.00", None),  # at the ceiling, not past it
+        (share_case((1.07, 1.15), BANDWIDTH), "ceiling invalid", "MLX's kernel speed"),
+        (share_case((0.9, 1.02), BANDWIDTH), "ceiling invalid", "102%"),
+        (share_case((), HARDWARE, ceiling_invalid=INVALID_NEW), "ceiling invalid", "(107%)"),
+    ],
+    ids=["valid", "at-the-ceiling", "older-record", "one-run-over", "recorded-invalid"],
+)
+def test_a_share_above_100_percent_reads_ceiling_invalid(
+    result: CaseResult, shown: str, why: str | None
+) -> None:
+    built = performance.build(make_run([result]))
+    assert built is not None
+    labels = [c.label for c in built.table.columns]
+    cell = built.table.rows[0][labels.index("share (x)")]
+    assert cell.text == shown
+    assert why is None or why in str(cell.title)
+    assert labels[-2:] == ["n", "CV"]
+    assert built.table.rows[0][labels.index("n")].text == "1–2"  # the ceiling: one sample
+
+
+def test_ceiling_invalid_in_both_renderings_never_the_share() -> None:
+    run = make_run(
+        [
+            share_case((1.07, 1.15), BANDWIDTH),
+            share_case((), HARDWARE, ceiling_invalid=INVALID_NEW),
+        ]
+    )
+    for text in (render_html(run), render_markdown(run)):
+        performance_part = text.split("Performance", 1)[1]
+        assert performance_part.count("ceiling invalid") >= 2
+        assert "1.07" not in text and "1.11" not in text
 
 
 def test_no_bandwidth_line_without_the_artifact() -> None:

@@ -42,7 +42,7 @@ class FakeScenario:
         samples = tuple(next(self.values) for _ in range(repeats))
         metrics = (
             Metric(DECODE, Unit.TOKENS_PER_SECOND, samples, (1.0,) * warmup),
-            Metric("throughput.decode_ceiling_tps", Unit.TOKENS_PER_SECOND, (500.0,)),
+            Metric("throughput.decode_hw_ceiling_tps", Unit.TOKENS_PER_SECOND, (500.0,)),
         )
         artifacts = {"generated_tokens": [4] * repeats, "prompt_tokens": 8}
         return ScenarioOutput(metrics, artifacts, failures=("bad",) if self.fail else ())
@@ -105,8 +105,8 @@ def test_per_case_constants_and_lists_merge_right() -> None:
     assert ceiling.samples == (500.0,)  # one value for the whole case: not repeated
     assert output.artifacts["generated_tokens"] == [4] * stop.taken  # one per run: appended
     assert output.artifacts["prompt_tokens"] == 8
-    assert set(stop.cv) == {DECODE, "throughput.decode_ceiling_tps"}
-    assert stop.cv["throughput.decode_ceiling_tps"] is None  # one sample: no spread
+    assert set(stop.cv) == {DECODE, "throughput.decode_hw_ceiling_tps"}
+    assert stop.cv["throughput.decode_hw_ceiling_tps"] is None  # one sample: no spread
 
 
 def test_fixed_runs_once_and_reports_noise() -> None:
@@ -174,8 +174,8 @@ def test_headline_metrics() -> None:
     assert headline_names(THROUGHPUT) == (
         "throughput.prefill_tps",
         DECODE,
-        "throughput.decode_ceiling_tps",
-        "throughput.prefill_ceiling_tps",
+        "throughput.decode_hw_ceiling_tps",
+        "throughput.prefill_hw_ceiling_tps",
     )  # the ceilings have one value per case and are left out when judging
 
     class Declared:

@@ -35,14 +35,26 @@ scenarios:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def planted(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """(folder, url, pid) of the planted server, a child process of this one."""
+    import psutil
+
     tmp = tmp_path_factory.mktemp("http")
     folder = write_model_folder(tmp / "toy")
     with planted_server(model_dir=folder) as url:
-        (tmp / "s.suite.yaml").write_text(SUITE.format(url=url, folder=folder))
-        code = main(
-            ["run", str(tmp / "s.suite.yaml"), "--report-dir", str(tmp / "r"), "--run-id", "x"]
-        )
+        (pid,) = [
+            p.pid
+            for p in psutil.Process().children()
+            if "tests.servers.planted_openai" in p.cmdline()
+        ]
+        yield tmp, folder, url, pid
+
+
+@pytest.fixture(scope="module")
+def run(planted):  # type: ignore[no-untyped-def]
+    tmp, folder, url, _ = planted
+    (tmp / "s.suite.yaml").write_text(SUITE.format(url=url, folder=folder))
+    code = main(["run", str(tmp / "s.suite.yaml"), "--report-dir", str(tmp / "r"), "--run-id", "x"])
     record = load_run(tmp / "r" / "x")
     assert code == 0, [(r.case_id, r.reason) for r in record.results]
     return record
@@ -93,3 +105,12 @@ def test_greedy_answers_are_kept_per_prompt(run) -> None:  # type: ignore[no-unt
     assert set(answers) == {"toy", "toy-no-tokenizer"}
     assert answers["toy"] == answers["toy-no-tokenizer"]  # same server, greedy
     assert len(answers["toy"]) == 4 and all(answers["toy"])
+
+
+def test_a_local_url_servers_memory_is_the_process_on_its_port(run, planted) -> None:  # type: ignore[no-untyped-def]
+    pid = planted[3]
+    for result in (r for r in run.results if r.scenario == "http_throughput"):
+        assert result.artifacts["server_memory"].endswith(f"of server pid {pid}")
+        peak = result.metric("http_throughput.server_peak_bytes")
+        assert peak is not None and peak.samples[0] > 0
+        assert result.artifacts["server_timing"] == "usage"  # the planted server sends no timings

@@ -48,7 +48,7 @@ def chunk(t: float, text: str, finish: str | None = None) -> Chunk:
         ),
         (
             StreamReply(503, (), 0.1, False, None, '{"error":\n "busy"}'),
-            'HTTP 503: {"error": "busy"}',
+            "HTTP 503: 'busy'",  # the server's own message
         ),
         (StreamReply(200, (chunk(0.1, "hi"),), 0.2, False), "the stream ended without [DONE]"),
         (StreamReply(200, (chunk(0.1, ""),), 0.2, True), "no generated text in the stream"),
@@ -161,6 +161,7 @@ def test_a_run_has_one_record_per_point_and_counts_tokens(monkeypatch: pytest.Mo
         "slo": {"ttft_p90_s": 60},
         "prompt_tokens": 40,
         "max_tokens": 5,
+        "endpoint": "completions",
     }
     out = run_mocked(monkeypatch, served, params)
     assert out.failures == () and out.skip_reason is None
@@ -186,16 +187,21 @@ def test_a_point_whose_every_request_fails_fails_the_case(monkeypatch: pytest.Mo
     monkeypatch.setattr(serving_module, "numbered", lambda marker, i, text: f"boom {i} {text}")
     out = run_mocked(monkeypatch, served, {"concurrency": [2], "requests_per_point": 4}, warmup=0)
     assert out.failures == (
-        'concurrency 2: all 4 finished requests failed (HTTP 500: {"error":"boom"})',
+        "concurrency 2: all 4 finished requests failed (HTTP 500 at POST "
+        "/v1/chat/completions: 'boom')",
     )
-    assert out.artifacts["points"][0]["error_kinds"] == [['HTTP 500: {"error":"boom"}', 4]]
+    assert out.artifacts["points"][0]["error_kinds"] == [
+        ["HTTP 500 at POST /v1/chat/completions: 'boom'", 4]
+    ]
 
 
 def test_a_failed_warm_up_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     served = MockServed()
     monkeypatch.setattr(serving_module, "numbered", lambda marker, i, text: f"boom {text}")
     out = run_mocked(monkeypatch, served, {"concurrency": [1]})
-    assert out.failures == ('the warm-up request failed: HTTP 500: {"error":"boom"}',)
+    assert out.failures == (
+        "the warm-up request failed: HTTP 500 at POST /v1/chat/completions: 'boom'",
+    )
     assert len(served.bodies) == 1  # no point ran
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from harness.backends import bandwidth
+from harness.backends.bandwidth_conditions import Conditions
 from harness.backends.fake import BACKEND as FAKE
 from harness.backends.mlx_lm import BACKEND, MlxLmModel
 from harness.models.cache_dir import CACHE_ENV
@@ -23,10 +25,13 @@ def loaded(tiny_llama: Path):  # type: ignore[no-untyped-def]
 
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bandwidth goes to a cache of the test's own, measured on a small buffer."""
+    """The bandwidth goes to a cache of the test's own, measured on a small buffer in this
+    process (a process of its own is tested in tests/backends/test_bandwidth.py)."""
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     real = bandwidth.measure
-    monkeypatch.setattr(bandwidth, "measure", lambda: real(4 * 2**20, 2))
+    monkeypatch.setattr(
+        bandwidth, "measure_in_child", lambda reason, *_: (real(4 * 2**20, 2, reason), "")
+    )
 
 
 def context(model: object, info: object, repeats: int = 2) -> ScenarioContext:
@@ -67,6 +72,11 @@ def test_roofline_at_depth(loaded, depth: int) -> None:  # type: ignore[no-untyp
     assert found[throughput.PREFILL_SHARE.name].samples == pytest.approx(
         [p / compute for p in prefill]
     )
+    gemv = out.artifacts["bandwidth"]["mlx_kernels_bytes_per_s"]["gemv"]
+    assert found[throughput.KERNEL_EFFICIENCY.name].samples == pytest.approx(
+        [d * per_token / gemv for d in decode]
+    )
+    assert "remeasured" not in out.artifacts and "ceiling_invalid" not in out.artifacts
 
 
 def test_deeper_context_reads_more(loaded) -> None:  # type: ignore[no-untyped-def]
@@ -122,8 +132,94 @@ def test_peaks_reset_after_a_fresh_measurement_only(
     first = SCENARIO.run(context(model, info, 1), params)
     second = SCENARIO.run(context(model, info, 1), params)
     assert first.artifacts["bandwidth"]["source"] == "measured"
+    assert first.artifacts["bandwidth"]["measured_in"] == "worker"
     assert second.artifacts["bandwidth"]["source"] == "cached"
     assert resets == [1]
+
+
+def test_a_measurement_of_its_own_process_leaves_the_peaks(
+    loaded, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    model, info = loaded
+    resets: list[int] = []
+    monkeypatch.setattr(throughput, "reset_peaks", lambda: resets.append(1) or "since case start")
+    monkeypatch.setattr(bandwidth, "measure_in_child", lambda reason, *_: (figure(1e12), ""))
+    out = SCENARIO.run(context(model, info, 1), ThroughputParams(prompt_tokens=4, gen_tokens=2))
+    assert out.artifacts["bandwidth"]["measured_in"] == "child"
+    assert resets == []
+
+
+def figure(bytes_per_s: float, flops_per_s: float = 1e15) -> bandwidth.Bandwidth:
+    """A measured figure of these ceilings (MLX's gemv at a tenth of the read ceiling)."""
+    return bandwidth.Bandwidth(
+        bytes_per_s=bytes_per_s,
+        kernel="numpy_sum_threads",
+        kernels_bytes_per_s={"numpy_sum_threads": bytes_per_s},
+        mlx_kernels_bytes_per_s={"gemv": bytes_per_s / 10},
+        flops_per_s=flops_per_s,
+        flops_kernel="numpy_sgemm",
+        flops_kernels_per_s={"numpy_sgemm": flops_per_s},
+        device="cpu",
+        threads=2,
+        buffer_bytes=4 * 2**20,
+        bursts=2,
+        conditions=Conditions(None, None, (), 2, 0.1),
+        fingerprint=bandwidth.fingerprint(bandwidth.machine_facts()),
+        machine=bandwidth.machine_facts(),
+        measured_unix_s=time.time(),
+        reason="a test",
+        measured_in="child",
+    )
+
+
+FAST, SLOW = 1e15, 1.0  # bytes/s (or FLOP/s): no run can pass the first, every run the second
+
+
+@pytest.mark.parametrize(
+    ("first", "again", "invalid", "remeasured"),
+    [
+        ((FAST, FAST), [], set(), False),  # under both ceilings: measured once
+        ((SLOW, FAST), [(FAST, FAST)], set(), True),  # re-measured, now under: valid
+        ((SLOW, FAST), [(SLOW, FAST)], {"decode"}, True),  # still over: invalid
+        ((FAST, SLOW), [(FAST, SLOW)], {"prefill"}, True),
+        ((SLOW, SLOW), [(SLOW, SLOW)], {"decode", "prefill"}, True),
+        ((SLOW, FAST), [None], {"decode"}, True),  # re-measuring failed: still invalid
+    ],
+    ids=["under", "remeasured-valid", "decode-invalid", "prefill-invalid", "both", "failed"],
+)
+def test_a_share_above_100_percent_remeasures_once_then_is_invalid(
+    loaded,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+    first: tuple[float, float],
+    again: list[tuple[float, float] | None],
+    invalid: set[str],
+    remeasured: bool,
+) -> None:
+    model, info = loaded
+    figures = [figure(*first), *(figure(*f) if f else None for f in again)]
+    reasons: list[str] = []
+
+    def measure_in_child(reason: str, *_: object) -> tuple[bandwidth.Bandwidth | None, str]:
+        reasons.append(reason)
+        found = figures[len(reasons) - 1]
+        return found, "" if found else "it crashed"
+
+    monkeypatch.setattr(bandwidth, "measure_in_child", measure_in_child)
+    out = SCENARIO.run(context(model, info), ThroughputParams(prompt_tokens=4, gen_tokens=3))
+    assert len(reasons) == 1 + len(again)
+    assert all(r.startswith(throughput.SHARE_REASON) for r in reasons[1:])
+    found = by_name(out.metrics)
+    shares = {"decode": throughput.SHARE.name, "prefill": throughput.PREFILL_SHARE.name}
+    assert {kind for kind, name in shares.items() if name not in found} == invalid
+    assert set(out.artifacts.get("ceiling_invalid", {})) == invalid
+    assert ("remeasured" in out.artifacts) == remeasured
+    for name in shares.values():
+        if name in found:
+            assert all(s <= 1.0 for s in found[name].samples + found[name].warmup_samples)
+    assert throughput.CEILING.name in found  # the ceiling is kept: it is what was measured
+    if again and again[-1] is None:
+        assert out.artifacts["remeasured"]["done"] is False
+        assert "re-measuring it failed" in out.artifacts["ceiling_invalid"]["decode"]["reason"]
 
 
 class StubCaching:

@@ -1,0 +1,359 @@
+"""A misbehaving OpenAI-compatible HTTP server, for testing that the harness cannot be fooled.
+
+    python -m tests.servers.hostile_openai --port 0
+
+prints ``READY http://127.0.0.1:PORT`` and serves until SIGTERM or SIGINT. Each way of
+misbehaving is a :class:`Mode`, chosen by the URL: a suite's ``url:`` (or a client's base URL)
+of ``http://127.0.0.1:PORT/m/<mode>`` gets that mode on its completion endpoints, while
+``/health`` and ``/v1/models`` (one model, ``hostile``) answer well, so the model loads.
+``Mode.WELL`` is a server that keeps its contracts, as the control.
+
+The modes answer a completion request (``POST .../v1/chat/completions`` or
+``.../v1/completions``), streamed or not:
+
+- html: a 200 with an HTML page (a captive portal, a proxy's login);
+- cut_json: a 200 whose JSON (or whose last event) is cut in the middle;
+- sse_garbage: events whose data is not JSON; a non-streamed body that is not JSON;
+- no_end: a stream of three chunks that ends with neither ``[DONE]`` nor a finish_reason;
+- endless: a token every 50 ms forever (non-streamed: a byte of whitespace every 50 ms);
+- slow_headers: nothing at all (not even the status line) for ``slow_s`` seconds;
+- huge: one delta of ``huge_bytes`` bytes (default 20 MiB, over the harness's 16 MiB cap);
+- bad_utf8: bytes that are not UTF-8 inside the text;
+- hostile_text: a good answer whose text carries ESC sequences, bidi overrides, NUL, C1;
+- wrong_schema: JSON without ``choices`` (``{"result": ...}``), streamed and not;
+- error_500: a 500 with the server's own message;
+- redirect: a 307 to another address;
+- reset: the connection closed with a TCP reset before any answer;
+- chat_only: ``/v1/completions`` is a 404 (a chat-only server); chat answers well;
+- rejects_sampling: a 400 for ``top_p``, ``min_p`` or ``top_k`` ("unsupported"); else well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from enum import Enum
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL_ID = "hostile"
+ANSWER = "The keeper found a bottle on the rocks and read the note twice before dawn."
+HOSTILE_TEXT = (
+    "red \x1b[31mALERT\x1b[0m \x1b]8;;http://evil.example\x07click\x1b]8;;\x07 "
+    "\u202eevil\u202c \u2066iso\u2069 nul\x00 csi\x9b2J line\u2028sep"
+)
+HTML_PAGE = "<!DOCTYPE html>\n<html><body><h1>Sign in to the Wi-Fi</h1></body></html>\n"
+REDIRECT_TO = "http://127.0.0.1:9/v1/chat/completions"
+SAMPLERS = ("top_p", "min_p", "top_k")
+
+
+class Mode(str, Enum):
+    WELL = "well"
+    HTML = "html"
+    CUT_JSON = "cut_json"
+    SSE_GARBAGE = "sse_garbage"
+    NO_END = "no_end"
+    ENDLESS = "endless"
+    SLOW_HEADERS = "slow_headers"
+    HUGE = "huge"
+    BAD_UTF8 = "bad_utf8"
+    HOSTILE_TEXT = "hostile_text"
+    WRONG_SCHEMA = "wrong_schema"
+    ERROR_500 = "error_500"
+    REDIRECT = "redirect"
+    RESET = "reset"
+    CHAT_ONLY = "chat_only"
+    REJECTS_SAMPLING = "rejects_sampling"
+
+
+class HostileServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        *,
+        slow_s: float = 30.0,
+        huge_bytes: int = 20 * 2**20,
+        tick_s: float = 0.05,
+    ) -> None:
+        super().__init__(address, Handler)
+        self.slow_s = slow_s
+        self.huge_bytes = huge_bytes
+        self.tick_s = tick_s
+        self.stopping = threading.Event()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a client that leaves mid-answer is what these modes are for (and a test
+        reading the terminal must see only the harness's own lines)."""
+        return
+
+    def mode_url(self, mode: Mode) -> str:
+        """The base URL (no ``/v1``) whose completion endpoints misbehave as ``mode``."""
+        return f"{self.url}/m/{mode.value}"
+
+
+def _words(text: str) -> list[str]:
+    parts = text.split(" ")
+    return [p + (" " if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
+
+
+def _chunk(chat: bool, text: str, finish: str | None = None) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "finish_reason": finish}
+    if chat:
+        choice["delta"] = {"content": text} if text else {}
+    else:
+        choice["text"] = text
+    kind = "chat.completion.chunk" if chat else "text_completion"
+    return {"id": "hostile-1", "object": kind, "model": MODEL_ID, "choices": [choice]}
+
+
+def _whole(chat: bool, text: str) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "finish_reason": "length"}
+    if chat:
+        choice["message"] = {"role": "assistant", "content": text}
+    else:
+        choice["text"] = text
+    words = len(text.split())
+    return {
+        "id": "hostile-1",
+        "object": "chat.completion" if chat else "text_completion",
+        "model": MODEL_ID,
+        "choices": [choice],
+        "usage": {"prompt_tokens": 12, "completion_tokens": words, "total_tokens": 12 + words},
+    }
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: HostileServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def _route(self) -> tuple[Mode, str] | None:
+        """The mode the path names and the path after it (``/v1/...``)."""
+        parts = self.path.split("/", 3)  # "", "m", mode, rest
+        if len(parts) < 4 or parts[1] != "m":
+            return None
+        try:
+            return Mode(parts[2]), "/" + parts[3]
+        except ValueError:
+            return None
+
+    def _send(self, status: int, body: bytes, content_type: str, **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, body: Any) -> None:
+        self._send(status, json.dumps(body).encode(), "application/json")
+
+    def do_GET(self) -> None:
+        route = self._route()
+        rest = route[1] if route else self.path
+        if rest == "/health":
+            self._json(200, {"status": "ok"})
+        elif rest == "/v1/models":
+            self._json(200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model"}]})
+        else:
+            self._json(404, {"detail": "Not Found"})
+
+    def do_POST(self) -> None:
+        route = self._route()
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if route is None or route[1] not in ("/v1/chat/completions", "/v1/completions"):
+            self._json(404, {"detail": "Not Found"})
+            return
+        mode, rest = route
+        chat = rest == "/v1/chat/completions"
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            self._json(400, {"error": {"message": "malformed JSON", "type": "invalid_request"}})
+            return
+        streamed = bool(request.get("stream")) if isinstance(request, dict) else False
+        try:
+            self._answer(mode, chat, streamed, request if isinstance(request, dict) else {})
+        except OSError:  # the client left: nothing more to say
+            self.close_connection = True
+
+    # -- answers ---------------------------------------------------------------------------
+
+    def _answer(self, mode: Mode, chat: bool, streamed: bool, request: dict[str, Any]) -> None:
+        if mode is Mode.CHAT_ONLY and not chat:
+            self._json(404, {"detail": "Not Found"})
+        elif mode is Mode.REJECTS_SAMPLING and any(k in request for k in SAMPLERS):
+            used = next(k for k in SAMPLERS if k in request)
+            message = f"unsupported parameter: {used}"
+            self._json(400, {"error": {"message": message, "type": "invalid_request_error"}})
+        elif mode in (Mode.WELL, Mode.CHAT_ONLY, Mode.REJECTS_SAMPLING):
+            self._good(chat, streamed, ANSWER)
+        elif mode is Mode.HOSTILE_TEXT:
+            self._good(chat, streamed, HOSTILE_TEXT)
+        elif mode is Mode.HTML:
+            self._send(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
+        elif mode is Mode.ERROR_500:
+            message = "CUDA error: out of memory (simulated)"
+            self._json(500, {"error": {"message": message, "type": "server_error"}})
+        elif mode is Mode.REDIRECT:
+            self._send(307, b"", "text/plain", Location=REDIRECT_TO)
+        elif mode is Mode.RESET:
+            self._reset()
+        elif mode is Mode.SLOW_HEADERS:
+            self.server.stopping.wait(self.server.slow_s)
+            self._good(chat, streamed, ANSWER)
+        elif streamed:
+            self._bad_stream(mode, chat)
+        else:
+            self._bad_whole(mode, chat)
+
+    def _good(self, chat: bool, streamed: bool, text: str) -> None:
+        if not streamed:
+            self._json(200, _whole(chat, text))
+            return
+        self._open_stream()
+        for word in _words(text):
+            self._event(_chunk(chat, word))
+        self._event(_chunk(chat, "", "length"))
+        self._event({"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 14}})
+        self._raw(b"data: [DONE]\n\n")
+
+    def _open_stream(self) -> None:
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+    def _raw(self, data: bytes) -> None:
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _event(self, event: Any) -> None:
+        self._raw(f"data: {json.dumps(event)}\n\n".encode())
+
+    def _reset(self) -> None:
+        """Close the connection with a TCP RST (SO_LINGER 0), answering nothing."""
+        self.close_connection = True
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+
+    def _bad_stream(self, mode: Mode, chat: bool) -> None:
+        self._open_stream()
+        if mode is Mode.CUT_JSON:
+            self._event(_chunk(chat, "The "))
+            self._raw(b'data: {"id": "hostile-1", "choices": [{"index": 0, "delta": {"cont')
+        elif mode is Mode.SSE_GARBAGE:
+            self._raw(b"data: <<garbage>> not json\n\n")
+        elif mode is Mode.NO_END:
+            for word in ("The ", "keeper ", "found "):
+                self._event(_chunk(chat, word))
+        elif mode is Mode.ENDLESS:
+            while not self.server.stopping.is_set():
+                self._event(_chunk(chat, "more "))
+                time.sleep(self.server.tick_s)
+        elif mode is Mode.HUGE:
+            self._event(_chunk(chat, "x" * self.server.huge_bytes))
+        elif mode is Mode.BAD_UTF8:
+            self._event(_chunk(chat, "The "))
+            bad = b'{"choices": [{"index": 0, "delta": {"content": "bad \xff\xfe"}}]}'
+            self._raw(b"data: " + bad + b"\n\n")
+        elif mode is Mode.WRONG_SCHEMA:
+            self._event({"text": "The keeper", "done": False})
+            self._raw(b"data: [DONE]\n\n")
+
+    def _bad_whole(self, mode: Mode, chat: bool) -> None:
+        if mode is Mode.CUT_JSON:
+            body = json.dumps(_whole(chat, ANSWER)).encode()
+            self._send(200, body[: len(body) // 2], "application/json")
+        elif mode is Mode.SSE_GARBAGE:
+            self._send(200, b"<<garbage>> not json", "application/json")
+        elif mode is Mode.NO_END:
+            self._json(200, _whole(chat, ANSWER))
+        elif mode is Mode.ENDLESS:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.close_connection = True
+            while not self.server.stopping.is_set():
+                self._raw(b" ")
+                time.sleep(self.server.tick_s)
+        elif mode is Mode.HUGE:
+            self._json(200, _whole(chat, "x" * self.server.huge_bytes))
+        elif mode is Mode.BAD_UTF8:
+            body = json.dumps(_whole(chat, "bad XX")).encode().replace(b"XX", b"\xff\xfe")
+            self._send(200, body, "application/json")
+        elif mode is Mode.WRONG_SCHEMA:
+            self._json(200, {"result": "The keeper found a bottle."})
+
+
+def make_server(host: str = "127.0.0.1", port: int = 0, **options: Any) -> HostileServer:
+    """A listening server (not yet serving: call ``serve_forever``, e.g. in a thread)."""
+    return HostileServer((host, port), **options)
+
+
+@contextmanager
+def hostile_server(**options: Any) -> Iterator[HostileServer]:
+    """A hostile server serving from a thread of this process, stopped when the block ends
+    (the endless and slow modes stop with it)."""
+    server = make_server(**options)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.stopping.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.servers.hostile_openai")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0: a free port (printed)")
+    parser.add_argument("--slow-s", type=float, default=30.0)
+    parser.add_argument("--huge-bytes", type=int, default=20 * 2**20)
+    args = parser.parse_args(argv)
+    server = make_server(args.host, args.port, slow_s=args.slow_s, huge_bytes=args.huge_bytes)
+
+    def stop(signum: int, frame: object) -> None:
+        server.stopping.set()
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"READY {server.url}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.05)
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
