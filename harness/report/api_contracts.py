@@ -1,4 +1,5 @@
-"""API contracts section: check x server (the ``api_contracts`` cases) with pass, FAIL or n.a.,
+"""API contracts section: check x server (the ``api_contracts`` cases) with pass, FAIL, n.a. or
+not judged (the case's time ran out),
 each failure with its reason and evidence (the requests as sent, excerpts of the answers), and
 why the checks that cannot apply do not.
 
@@ -26,6 +27,7 @@ VERDICT_CSS = {
     Verdict.PASS: "st-passed",
     Verdict.FAIL: "st-failed",
     Verdict.NOT_APPLICABLE: "st-skipped",
+    Verdict.UNJUDGED: "st-timed",
 }
 
 
@@ -50,6 +52,7 @@ class ApiContracts:
     table: Table  # check x server
     failures: tuple[Finding, ...]
     not_applicable: tuple[Finding, ...]
+    unjudged: tuple[Finding, ...] = ()  # the case's time ran out before or during them
 
 
 def _clip(text: str, limit: int = EVIDENCE_CHARS) -> str:
@@ -99,7 +102,7 @@ def build(run: RunRecord) -> ApiContracts | None:
         )
         for name in names
     )
-    failures, skipped = [], []
+    failures, skipped, unjudged = [], [], []
     for server, records in zip(servers, per_case, strict=True):
         for name in names:
             entry = records.get(name)
@@ -108,7 +111,9 @@ def build(run: RunRecord) -> ApiContracts | None:
                 failures.append(_finding(server, entry))
             elif entry is not None and verdict is Verdict.NOT_APPLICABLE:
                 skipped.append(Finding(server, name, str(entry.get("reason", "")), ()))
-    return ApiContracts(Table(columns, rows), tuple(failures), tuple(skipped))
+            elif entry is not None and verdict is Verdict.UNJUDGED:
+                unjudged.append(Finding(server, name, str(entry.get("reason", "")), ()))
+    return ApiContracts(Table(columns, rows), tuple(failures), tuple(skipped), tuple(unjudged))
 
 
 SECTION = Section("api_contracts", "API contracts", build, claims=PREFIXES)

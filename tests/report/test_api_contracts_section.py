@@ -106,3 +106,22 @@ def test_contract_metrics_are_claimed_by_the_section() -> None:
     assert unclaimed.section(()).build(run) is not None  # unclaimed, they would show there
     assert unclaimed.section(SECTION.claims).build(run) is None
     assert "## Other metrics" not in render_markdown(run)
+
+
+def test_checks_not_judged_are_listed_apart_with_their_reason() -> None:
+    """A case whose time ran out: the judged verdicts stay, the rest read "not judged"."""
+    reason = "not judged: the case's time limit (timeout_s) ran out before it ran"
+    server = contracts_case(
+        "slow", "url", [check("seed", "pass"), check("top_p", "unjudged", reason)]
+    )
+    server = replace(server, status=Status.TIMED_OUT)
+    run = make_run([server])
+    data = build(run)
+    assert data is not None
+    assert [(f.check, f.reason) for f in data.unjudged] == [("top_p", reason)]
+    cells = {row[0].text: row[2] for row in data.table.rows}
+    assert (cells["seed"].text, cells["top_p"].text) == ("pass", "not judged")
+    assert cells["top_p"].css == "st-timed"
+    html, md = render_html(run), render_markdown(run)
+    assert "<h3>Not judged</h3>" in html and "Not judged:" in md
+    assert "ran out before it ran" in html and "ran out before it ran" in md

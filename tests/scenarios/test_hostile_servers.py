@@ -31,7 +31,9 @@ from harness.scenarios.contract_verdicts import (
     Verdict,
 )
 from harness.types import CaseResult, RunRecord, Status
-from tests.report.acting_characters import assert_no_acting_characters
+from tests.report.acting_characters import acting_in, assert_no_acting_characters
+from tests.report.headless_chromium import Chromium, find_chromium, is_ci
+from tests.report.markup_facts import dom_facts
 from tests.servers.hostile_openai import HostileServer, Mode, hostile_server
 
 THROUGHPUT_TIMEOUT_S = 6  # per case: the endless and silent modes run into it
@@ -65,7 +67,10 @@ THROUGHPUT: Mapping[Mode, tuple[Status, str]] = {
 # mode -> api_contracts' (status, reason pattern)
 CONTRACTS: Mapping[Mode, tuple[Status, str]] = {
     Mode.WELL: (Status.PASSED, ""),
-    Mode.HOSTILE_TEXT: (Status.PASSED, ""),
+    Mode.HOSTILE_TEXT: (
+        Status.FAILED,
+        r"stream_equals_nonstream: streamed and non-streamed content differ at character",
+    ),
     Mode.CHAT_ONLY: (Status.PASSED, ""),
     Mode.REJECTS_SAMPLING: (Status.PASSED, ""),  # top_p, min_p: unsupported, not applicable
     Mode.HTML: (Status.FAILED, r"stream_equals_nonstream: .*answered text/html"),
@@ -95,9 +100,17 @@ CONTRACTS: Mapping[Mode, tuple[Status, str]] = {
 }
 
 
+@dataclasses.dataclass(frozen=True)
+class HostileRun:
+    run: RunRecord
+    terminal: str  # what the run printed, stdout and stderr
+    run_dir: Path  # where its record and reports are
+
+
 @pytest.fixture(scope="module")
-def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunRecord, str]]:
-    """One run of both scenarios over every mode, its record and what the terminal showed."""
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileRun]:
+    """One run of both scenarios over every mode: its record, what the terminal showed, and
+    the folder its reports were written to."""
     root = tmp_path_factory.mktemp("hostile")
     suite, reports = root / "hostile.suite.yaml", root / "reports"
     with hostile_server(slow_s=60.0) as server:
@@ -106,7 +119,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunR
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(["run", str(suite), "--report-dir", str(reports), "--run-id", "h"])
     assert code == 1  # failures were found: the run says so
-    yield load_run(reports / "h"), out.getvalue() + err.getvalue()
+    yield HostileRun(load_run(reports / "h"), out.getvalue() + err.getvalue(), reports / "h")
 
 
 def _suite(server: HostileServer) -> str:
@@ -132,17 +145,17 @@ def _result(run: RunRecord, mode: Mode, scenario: str) -> CaseResult:
     return found
 
 
-def test_every_case_ends_with_one_status(hostile_run: tuple[RunRecord, str]) -> None:
-    run, terminal = hostile_run
+def test_every_case_ends_with_one_status(hostile_run: HostileRun) -> None:
+    run, terminal = hostile_run.run, hostile_run.terminal
     keys = [(r.model, r.scenario) for r in run.results]
     assert len(keys) == len(set(keys)) == 2 * len(Mode)
     assert "Traceback" not in terminal
 
 
 @pytest.mark.parametrize("mode", list(Mode), ids=lambda m: m.value)
-def test_http_throughput_names_the_cause(hostile_run: tuple[RunRecord, str], mode: Mode) -> None:
+def test_http_throughput_names_the_cause(hostile_run: HostileRun, mode: Mode) -> None:
     status, cause = THROUGHPUT[mode]
-    result = _result(hostile_run[0], mode, "http_throughput")
+    result = _result(hostile_run.run, mode, "http_throughput")
     assert result.status is status, result.reason
     assert re.search(cause, result.reason or ""), result.reason
     assert "\n" not in (result.reason or "")
@@ -151,21 +164,21 @@ def test_http_throughput_names_the_cause(hostile_run: tuple[RunRecord, str], mod
 
 
 @pytest.mark.parametrize("mode", list(Mode), ids=lambda m: m.value)
-def test_api_contracts_names_the_cause(hostile_run: tuple[RunRecord, str], mode: Mode) -> None:
+def test_api_contracts_names_the_cause(hostile_run: HostileRun, mode: Mode) -> None:
     status, cause = CONTRACTS[mode]
-    result = _result(hostile_run[0], mode, "api_contracts")
+    result = _result(hostile_run.run, mode, "api_contracts")
     assert result.status is status, result.reason
     assert re.search(cause, result.reason or ""), result.reason
     verdicts = {c["name"]: c["verdict"] for c in result.artifacts["checks"]}
     assert list(verdicts) == list(RUN_CHECKS)  # every check has its verdict, judged or not
-    if mode is Mode.NO_END:  # its non-streamed answers are good: seed asks only those
+    if mode in (Mode.NO_END, Mode.HOSTILE_TEXT):  # good non-streamed answers: seed asks those
         assert verdicts["seed"] == "pass" and verdicts["stream_equals_nonstream"] == "fail"
     elif status is not Status.PASSED:
         assert "pass" not in verdicts.values()  # no check passes on a failed answer
 
 
-def test_unsupported_is_told_from_ignored(hostile_run: tuple[RunRecord, str]) -> None:
-    result = _result(hostile_run[0], Mode.REJECTS_SAMPLING, "api_contracts")
+def test_unsupported_is_told_from_ignored(hostile_run: HostileRun) -> None:
+    result = _result(hostile_run.run, Mode.REJECTS_SAMPLING, "api_contracts")
     checks = {c["name"]: c for c in result.artifacts["checks"]}
     for name in ("top_p", "min_p"):
         assert checks[name]["verdict"] == "not_applicable"
@@ -173,16 +186,33 @@ def test_unsupported_is_told_from_ignored(hostile_run: tuple[RunRecord, str]) ->
         assert f"'unsupported parameter: {name}'" in checks[name]["reason"]
 
 
-def test_a_url_server_gets_the_one_model_it_lists(hostile_run: tuple[RunRecord, str]) -> None:
-    result = _result(hostile_run[0], Mode.WELL, "api_contracts")
+def test_a_url_server_gets_the_one_model_it_lists(hostile_run: HostileRun) -> None:
+    result = _result(hostile_run.run, Mode.WELL, "api_contracts")
     requests = [e["request"] for c in result.artifacts["checks"] for e in c["evidence"]]
     assert requests and all('"model": "hostile"' in r for r in requests)
 
 
-def test_no_raw_acting_character_reaches_a_report(
-    hostile_run: tuple[RunRecord, str], tmp_path: Path
+def test_the_browser_shows_the_servers_hostile_text_as_escapes(
+    hostile_run: HostileRun,
 ) -> None:
-    run, terminal = hostile_run
+    """report.html of the real run, opened in headless Chromium: the hostile server's ESC
+    sequences and bidi overrides are on the page as visible escapes, never raw."""
+    binary = find_chromium()
+    if binary is None:
+        message = "chromium not found: `make system-deps` installs it"
+        if is_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    html = hostile_run.run_dir / "report.html"
+    page = dom_facts(Chromium(binary).dump_dom(html.as_uri()))
+    values = [*page.texts, *(v for _, _, v in page.attributes)]
+    assert [hit for value in values for hit in acting_in(value, "\n\t")] == []
+    assert page.shows("\\x1b[31mALERT") or page.shows("\\u001b[31mALERT")
+    assert page.shows("\\u202eevil") or page.shows("\\u202eevil".upper())
+
+
+def test_no_raw_acting_character_reaches_a_report(hostile_run: HostileRun, tmp_path: Path) -> None:
+    run, terminal = hostile_run.run, hostile_run.terminal
     result = _result(run, Mode.HOSTILE_TEXT, "api_contracts")
     evidence = "".join(e["response"] for c in result.artifacts["checks"] for e in c["evidence"])
     assert "\\u001b[31m" in evidence or "\x1b" in evidence  # the hostile text is in the record

@@ -19,7 +19,8 @@ The modes answer a completion request (``POST .../v1/chat/completions`` or
 - slow_headers: nothing at all (not even the status line) for ``slow_s`` seconds;
 - huge: one delta of ``huge_bytes`` bytes (default 20 MiB, over the harness's 16 MiB cap);
 - bad_utf8: bytes that are not UTF-8 inside the text;
-- hostile_text: a good answer whose text carries ESC sequences, bidi overrides, NUL, C1;
+- hostile_text: answers whose text carries ESC sequences, bidi overrides, NUL, C1; the streamed
+  one has a word more, so a stream-vs-whole check fails and shows both in its evidence;
 - wrong_schema: JSON without ``choices`` (``{"result": ...}``), streamed and not;
 - error_500: a 500 with the server's own message;
 - redirect: a 307 to another address;
@@ -211,7 +212,7 @@ class Handler(BaseHTTPRequestHandler):
         elif mode in (Mode.WELL, Mode.CHAT_ONLY, Mode.REJECTS_SAMPLING):
             self._good(chat, streamed, ANSWER)
         elif mode is Mode.HOSTILE_TEXT:
-            self._good(chat, streamed, HOSTILE_TEXT)
+            self._good(chat, streamed, HOSTILE_TEXT + (" streamed" if streamed else ""))
         elif mode is Mode.HTML:
             self._send(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
         elif mode is Mode.ERROR_500:

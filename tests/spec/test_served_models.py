@@ -102,6 +102,12 @@ BAD = [
         ["'api_key_env' needs 'url'"],
     ),
     ("not_http", "  - url: ftp://host\n", 3, ["url"]),
+    (
+        "url_ending_in_v1",
+        "  - url: http://127.0.0.1:8080/v1/\n",
+        3,
+        ["ends in /v1", "/v1/v1/", "write url: http://127.0.0.1:8080"],
+    ),
     ("bad_env_name", "  - url: http://h\n    api_key_env: 'my key'\n", 4, ["api_key_env"]),
     ("serve_without_model", "  - serve: mlx_lm\n", 3, ["exactly one of"]),
 ]
