@@ -1,15 +1,17 @@
 """``http_throughput``: one request at a time to a served model, timed as a client sees it.
 
 Per run: one streamed request of about ``prompt_tokens`` tokens of ordinary text asking for
-``gen_tokens`` tokens at temperature 0; each request starts with its own marker, so none reuses
-the server's prompt cache (that is the ``api_contracts`` and prompt-cache business). Tokens
+``gen_tokens`` tokens at temperature 0; each request's text starts with its own marker, so none
+reuses another's text from the server's prompt cache (only a chat template's shared opening,
+left out of prefill below; reuse is the ``api_contracts`` and prompt-cache business). Tokens
 are counted in each chunk with the model's own tokenizer (the count of all text so far less
 the count before the chunk), never as one token a chunk, so a server that sends several
 tokens in a chunk is timed right:
 - TTFT = request sent to the first chunk carrying generated text;
 - decode tokens/s = tokens after the first chunk / (last chunk - first chunk);
 - inter-token latency: a chunk of k tokens after a gap g counts k gaps of g/k (p50/p90/p99);
-- prefill tokens/s = the prompt tokens the server reports (usage) / TTFT;
+- prefill tokens/s = the prompt tokens the server reports (usage) less those it says came from
+  its cache (a chat template's shared opening is cached) / TTFT;
 - end-to-end = request sent to the last event.
 
 Without a local tokenizer (a ``url:`` model alone) tokens are counted one a chunk, and the
@@ -23,7 +25,10 @@ between the two views as figures of their own: the TTFT overhead (client TTFT le
 server's prompt time: HTTP, queueing, tokenizing, the first SSE chunk) and the decode ratio
 (client decode / server decode, same definition: 1.0 means streaming cost nothing). Servers
 that send only ``usage`` get their token counts recorded (``server_timing``: ``timings``,
-``usage`` or ``none``).
+``usage`` or ``none``). The prompt tokens a server took from its cache (``cache_n``, or usage's
+``cached_tokens``) are kept per request (``server_cached_tokens``) and left out of prefill:
+a chat template's opening is the same in every request, so a server caches it even though
+each request's own text starts differently.
 
 The server process's memory (peak where the OS keeps one, else resident) is measured after the
 runs: the process the harness started, or the one listening on a ``url:``'s port on this
@@ -65,6 +70,7 @@ from harness.scenarios.prompts import numbered, text_of_about
 from harness.scenarios.server_timings import (
     ServerTimings,
     TimingSource,
+    cached_tokens,
     least_told,
     read_timings,
     timing_source,
@@ -76,7 +82,10 @@ REQUEST_TIMEOUT_S = 600.0  # per request, whole answer (the case's own limit cut
 PREFIX = "http_throughput"
 TTFT = MetricSpec(f"{PREFIX}.ttft_s", Unit.SECONDS, False, "time to first token", noise_floor=0.05)
 PREFILL = MetricSpec(
-    f"{PREFIX}.prefill_tps", Unit.TOKENS_PER_SECOND, True, "prompt tokens (usage) / TTFT"
+    f"{PREFIX}.prefill_tps",
+    Unit.TOKENS_PER_SECOND,
+    True,
+    "prompt tokens the server evaluated (usage, less those from its cache) / TTFT",
 )
 DECODE = MetricSpec(f"{PREFIX}.decode_tps", Unit.TOKENS_PER_SECOND, True, "generated tokens/s")
 ITL_P50 = MetricSpec(f"{PREFIX}.itl_p50_s", Unit.SECONDS, False, "inter-token latency p50")
@@ -173,7 +182,7 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
         text = text_of_about(max(params.prompt_tokens - 4, 1), model.token_counter)
         path = ENDPOINT_PATHS[params.endpoint]
         nonce = secrets.token_hex(3)
-        bodies = [  # a distinct first token each: no request reuses the server's prompt cache
+        bodies = [  # a distinct text each: no request reuses another's (a template's opening aside)
             request_body(params, numbered(nonce, i, text)) for i in range(ctx.warmup + ctx.repeats)
         ]
         sent: list[StreamReply] = []
@@ -202,6 +211,7 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
         usage_tokens: list[int | None] = []
         usage_prompt: list[int | None] = []
         server_tokens: list[int | None] = []
+        cached: list[int | None] = []  # prompt tokens the server took from its cache
         sources: set[TimingSource] = set()
         counted_by = "tokenizer"
         for reply in replies:
@@ -214,8 +224,10 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
             usage_tokens.append(completion if isinstance(completion, int) else None)
             usage_prompt.append(prompt if isinstance(prompt, int) else None)
             samples[TTFT].append(ttft)
+            server = read_timings(reply.timings)
+            cached.append(cached_tokens(server, reply.usage))
             if isinstance(prompt, int) and ttft > 0:
-                samples[PREFILL].append(prompt / ttft)
+                samples[PREFILL].append((prompt - (cached[-1] or 0)) / ttft)
             decode = arrivals.decode_tps()
             if decode is not None:
                 samples[DECODE].append(decode)
@@ -227,7 +239,6 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
             samples[TOKENS].append(float(arrivals.tokens))
             samples[PER_CHUNK].append(arrivals.tokens / max(len(arrivals.chunk_tokens), 1))
             sources.add(timing_source(reply.timings, reply.usage))
-            server = read_timings(reply.timings)
             server_tokens.append(server.generated_tokens if server else None)
             if server is not None:
                 _server_side(samples, server, ttft, decode)
@@ -250,6 +261,7 @@ class HttpThroughput(BaseScenario[HttpThroughputParams]):
             ),
             "server_timing": least_told(sources).value,
             "server_generated_tokens": server_tokens,
+            "server_cached_tokens": cached,
             "server_memory": memory_note(memory),
             "first_text": replies[0].content[:200],
         }

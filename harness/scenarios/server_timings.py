@@ -93,3 +93,13 @@ def least_told(seen: set[TimingSource]) -> TimingSource:
         if source in seen:
             return source
     return TimingSource.NONE
+
+
+def cached_tokens(timings: ServerTimings | None, usage: Mapping[str, Any]) -> int | None:
+    """Prompt tokens the server took from its cache: ``cache_n`` from its timings, else
+    usage's ``prompt_tokens_details.cached_tokens``; None when it said neither."""
+    if timings is not None and timings.cached_tokens is not None:
+        return timings.cached_tokens
+    details = usage.get("prompt_tokens_details")
+    value = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

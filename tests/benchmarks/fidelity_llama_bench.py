@@ -4,9 +4,10 @@
 Two programs measure the same weights at the same lengths: ``llama-bench`` (llama.cpp's tool:
 no server, no HTTP; ``-r`` trials, one warm-up) and ``mlx-harness run`` on a generated one-case
 suite (``http_throughput`` with ``repeats`` = the same trial count, one warm-up) through a
-llama-server the harness starts (one slot, no prompt cache), each in its own processes, as a
-user would run them. Rounds alternate which goes first (ABBA: ours, theirs, theirs, ours, ...)
-so a slow minute on a shared machine lands on both sides. Both use every core (llama-server's
+llama-server the harness starts (one slot, no prompt cache; the ``completions`` endpoint, no
+chat template), each in its own processes, as a user would run them. Rounds alternate which
+goes first (ABBA: ours, theirs, theirs, ours, ...) so a slow minute on a shared machine lands
+on both sides. Both use every core (llama-server's
 ``-t`` is the harness's launch default, ``llama-bench -t`` the same count).
 
 Per round each side's median over its trials; then, for prefill and decode, the median over
@@ -113,6 +114,8 @@ def theirs(bench: Path, gguf: Path, pp: int, tg: int, trials: int, threads: int)
 
 
 def suite_text(model: str, pp: int, tg: int, trials: int) -> str:
+    # the raw text, as llama-bench's prompt has no chat template (whose opening a server caches)
+    params = {"prompt_tokens": pp, "gen_tokens": tg, "endpoint": "completions"}
     case = {
         "schema_version": 1,
         "name": "fidelity-llama",
@@ -124,7 +127,7 @@ def suite_text(model: str, pp: int, tg: int, trials: int) -> str:
                 "serve": {"engine": "llama_server", "args": SERVER_ARGS},
             }
         ],
-        "scenarios": [{"scenario": SCENARIO, "params": {"prompt_tokens": pp, "gen_tokens": tg}}],
+        "scenarios": [{"scenario": SCENARIO, "params": params}],
     }
     return json.dumps(case)  # JSON is YAML
 

@@ -16,6 +16,7 @@ from harness.scenarios import http_throughput as http
 from harness.scenarios.server_timings import (
     ServerTimings,
     TimingSource,
+    cached_tokens,
     least_told,
     read_timings,
     timing_source,
@@ -166,6 +167,7 @@ def test_measure_puts_the_servers_timings_beside_the_clients() -> None:
     assert a["server_timing"] == "timings" and a["server_generated_tokens"] == [5, 5]
     assert a["counted_by"] == "tokenizer" and a["usage_prompt_tokens"] == [20, 20]
     assert a["server_memory"] == "peak of server pid 4321"
+    assert a["server_cached_tokens"] == [None, None]  # the timings had no cache_n
 
 
 def test_measure_without_timings_or_memory_says_why() -> None:
@@ -178,3 +180,34 @@ def test_measure_without_timings_or_memory_says_why() -> None:
     assert output.artifacts["server_timing"] == "none"
     assert output.artifacts["server_memory"] == "n/a: remote server (h)"
     assert output.artifacts["counted_by"] == "chunks"
+
+
+@pytest.mark.parametrize(
+    ("timings", "usage", "cached"),
+    [
+        ({"prompt_n": 23, "prompt_ms": 86, "predicted_n": 4, "predicted_ms": 42, "cache_n": 7},
+         {"prompt_tokens_details": {"cached_tokens": 7}}, 7),
+        ({}, {"prompt_tokens_details": {"cached_tokens": 25}}, 25),  # mlx_lm.server: usage only
+        ({}, {"prompt_tokens_details": {"cached_tokens": True}}, None),
+        ({}, {"prompt_tokens": 30}, None),
+    ],
+)  # fmt: skip
+def test_cached_tokens(timings: dict[str, Any], usage: dict[str, Any], cached: int | None) -> None:
+    assert cached_tokens(read_timings(timings), usage) == cached
+
+
+def test_prefill_leaves_out_the_prompt_tokens_the_server_took_from_its_cache() -> None:
+    """A chat template's opening is cached across requests: 31 of 99 in llama-server."""
+    last = {
+        "choices": [],
+        "usage": {"prompt_tokens": 99, "completion_tokens": 2,
+                  "prompt_tokens_details": {"cached_tokens": 31}},
+        "timings": {"cache_n": 31, "prompt_n": 68, "prompt_ms": 190.0, "predicted_n": 2,
+                    "predicted_ms": 10.0},
+    }  # fmt: skip
+    sent = reply([(0.2, text_event("one")), (0.21, text_event(" two")), (0.22, json.dumps(last))])
+    output = http.HttpThroughput._measure(Served(None, counter=True), [sent], "text")
+    assert values(output, http.PREFILL.name) == pytest.approx([68 / 0.2])
+    assert values(output, http.SERVER_PREFILL.name) == pytest.approx([68 / 0.19])
+    assert output.artifacts["server_cached_tokens"] == [31]
+    assert output.artifacts["server_memory"] == "n/a: the server's process is not known"
