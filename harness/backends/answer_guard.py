@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.visible_text import visible
+
 MAX_ANSWER_BYTES = 16 * 2**20  # no OpenAI answer the harness asks for comes near this
 SHOWN_CHARS = 80  # of a body or an event quoted in a reason
 
@@ -62,12 +64,10 @@ class Deadline:
 
 
 def shown(text: str, limit: int = SHOWN_CHARS) -> str:
-    """The first non-empty line of ``text``, quoted as Python quotes it (control characters
-    escaped), cut to ``limit`` characters: a body or event in a reason line."""
+    """The first non-empty line of ``text`` in quotes, acting characters escaped (the one
+    escaper), cut to ``limit`` characters: a body or event in a reason line."""
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    if len(line) > limit:
-        line = line[: limit - 1] + "…"
-    return repr(line) if line else "(empty)"
+    return f"'{visible(line, limit)}'" if line else "(empty)"
 
 
 def size_text(nbytes: int) -> str:

@@ -1,11 +1,10 @@
 """Escaping of untrusted text (model output, reasons, names, server answers) for every output.
 
-One function, :func:`visible`, decides what an *acting* character is and how it is shown: C0
-and C1 controls (ESC starts ANSI/OSC sequences, 0x9b is a one-byte CSI), DEL, the bidi marks,
-embeddings, overrides and isolates ("Trojan Source"), the Unicode line and paragraph separators
-and lone surrogates each become a visible escape (``\\x1b``, ``\\u202e``), so a reader sees that
-the text carried one and no terminal, browser or Markdown viewer obeys it. Every other function
-here builds on it and only chooses what a line break becomes where it lands:
+One function, :func:`harness.visible_text.visible` (imported here), decides what an *acting*
+character is and how it is shown: C0 and C1 controls, DEL, the bidi marks, embeddings,
+overrides and isolates, the Unicode line and paragraph separators and lone surrogates each
+become a visible escape (``\\x1b``, ``\\u202e``). Every function here builds on it and only
+chooses what a line break becomes where it lands:
 
 - :func:`visible`: one inert line for a terminal, line breaks escaped too (``\\x0a``);
 - :func:`plain` and :func:`one_line`: one readable line, line breaks and whitespace folded;
@@ -22,50 +21,14 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
-# "\r\n" first: one line break, not two. Surrogates only exist in a str unpaired (a JSON
-# "\ud800" from a server), and would stop the text from being written or printed.
-_ACTING = re.compile(
-    "\r\n|[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
-_LINE_BREAK_CHARS = ("\r\n", "\r", "\n")
+from harness.visible_text import cut as _cut
+from harness.visible_text import visible
+
 _MD_SPECIAL = re.compile(r"([\\|`\[\]*~])")
 # GitHub Markdown never takes an underscore inside a word as emphasis (decode_tps stays as it is);
 # one at a word's edge can open or close it (__init__), so only those are escaped.
 _MD_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _WHITESPACE = re.compile(r"\s+")
-
-
-def _escape(char: str) -> str:
-    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" for c in char)
-
-
-def _cut(text: str, limit: int | None) -> str:
-    if limit is not None and len(text) > limit:
-        return text[: max(limit - 1, 0)] + "…"
-    return text
-
-
-def visible(text: str, limit: int | None = None, *, breaks: str | None = None) -> str:
-    """``text`` with every acting character shown, not obeyed: the escaper every output builds on.
-
-    Each control character, ANSI/OSC escape introducer, bidi control, line or paragraph
-    separator and lone surrogate becomes a visible escape (``\\x1b``, ``\\u202e``); backslashes
-    already there are kept. ``breaks`` says what a line break (``\\r\\n``, ``\\r`` or ``\\n``)
-    becomes: None (the default) escapes it like the rest (``\\x0a``, one inert line); a string
-    replaces each with it (``"\\n"`` keeps the lines of a multi-line block, ``" "`` folds them)
-    and keeps tabs, which only lay text out. The text is then cut to ``limit`` characters
-    (with "…"), counted on what is shown.
-    """
-
-    def shown(match: re.Match[str]) -> str:
-        char = match.group()
-        if breaks is not None and char in _LINE_BREAK_CHARS:
-            return breaks
-        if breaks is not None and char == "\t":
-            return char
-        return _escape(char)
-
-    return _cut(_ACTING.sub(shown, text), limit)
 
 
 def plain(text: str, limit: int | None = None) -> str:

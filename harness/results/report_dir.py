@@ -13,6 +13,8 @@ import os
 import secrets
 from pathlib import Path
 
+from harness.visible_text import visible
+
 FIX = "pass --report-dir to a writable folder"
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 _DENIED = (errno.EACCES, errno.EPERM)
@@ -30,9 +32,9 @@ class RunIdTaken(ReportDirError):
 
 
 def shown(path: Path | str) -> str:
-    """A path as it is safe to print: control characters escaped, the rest as written."""
-    text = str(path)
-    return text if text.isprintable() else ascii(text)[1:-1]
+    """A path as it is safe to print: acting characters escaped (the one escaper), the rest as
+    written."""
+    return visible(str(path))
 
 
 def temp_name(path: Path) -> Path:

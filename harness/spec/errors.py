@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from harness.value_errors import SUITE_VALUE
+from harness.visible_text import visible
 
 # pydantic error type of the harness's own value errors; ctx carries the message and the fix
 SHOWN_CHARS = 60  # a value quoted in an error is cut to this many characters
 
 # Unicode categories escaped in error lines: controls (ANSI escapes, line breaks), format
 # characters (bidi overrides), line/paragraph separators, lone surrogates
-_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
 def one_line(text: str) -> str:
-    """``text`` with every control, format and line-break character written as an escape
-    (``\\x1b``, ``\\n``, ``\\u202e``), so it stays one inert line in a terminal."""
-    if text.isprintable():
-        return text
-    return "".join(
-        ch if ch == " " or unicodedata.category(ch) not in _ESCAPED_CATEGORIES else ascii(ch)[1:-1]
-        for ch in text
-    )
+    """``text`` with every acting character (controls, line breaks, bidi controls) written as
+    an escape (``\\x1b``, ``\\x0a``, ``\\u202e``) by the one escaper, so it stays one inert
+    line in a terminal."""
+    return visible(text)
 
 
 def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
