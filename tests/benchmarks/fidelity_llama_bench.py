@@ -44,6 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from one_case_run import run_one_case
+
 SCENARIO = "http_throughput"
 SERVER_ARGS = ["--no-cache-prompt", "--parallel", "1"]  # one slot, nothing reused
 
@@ -133,19 +135,9 @@ def suite_text(model: str, pp: int, tg: int, trials: int) -> str:
 
 
 def ours(suite: Path, reports: Path, run_id: str) -> Ours:
-    from harness.results.store import load_run
     from harness.scenarios import http_throughput as http
-    from harness.types import Status
 
-    command = [sys.executable, "-m", "harness.cli", "run", str(suite)]
-    command += ["--report-dir", str(reports), "--run-id", run_id]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
-        sys.exit(f"mlx-harness run failed (exit {done.returncode}): {' '.join(tail)}")
-    (result,) = load_run(reports / run_id).results
-    if result.status is not Status.PASSED:
-        sys.exit(f"our {SCENARIO} case did not pass: {result.status.value}: {result.reason}")
+    result = run_one_case(suite, reports, run_id)
     specs = (http.PREFILL, http.DECODE, http.SERVER_PREFILL, http.SERVER_DECODE)
     medians = []
     for spec in (*specs, http.TTFT_OVERHEAD):
