@@ -1,26 +1,37 @@
 """Speech over an OpenAI-compatible server: ``POST /v1/audio/transcriptions`` (a WAV upload,
 multipart) and ``POST /v1/audio/speech`` (JSON in, WAV out), as mlx-audio's server serves them.
 
-A failed or timed-out request is a :class:`BackendError` of one line: the HTTP status or error,
-and, for a server the harness started, the last lines of its log (where a server that accepts
-requests but cannot run them says why).
+Both are read by the guarded client (:func:`harness.backends.openai_client.fetch`): a deadline
+for the whole answer and a size cap. A failed or timed-out request is a :class:`BackendError` of
+one line: the cause (the timeout and how far the answer came, the status with the server's own
+message, a redirect and its target) and, for a server the harness started, the last lines of
+its log (where a server that accepts requests but cannot run them says why).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import wave
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.backends.base import BackendError, SpeechChunk
-from harness.backends.openai_client import Endpoint, excerpt, sync_client
+from harness.backends.openai_client import (
+    Endpoint,
+    RawAnswer,
+    excerpt,
+    failure_line,
+    fetch,
+    sync_client,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-REQUEST_TIMEOUT_S = 120.0  # one clip or sentence; a server that hangs costs this once
+REQUEST_TIMEOUT_S = 120.0  # one clip or sentence, whole answer; a server that hangs costs this once
+SPEECH_CAP_BYTES = 64 * 2**20  # a WAV of one sentence: minutes of audio fit many times over
 
 
 def wav_bytes(audio: NDArray[np.float32], rate: int) -> bytes:
@@ -60,6 +71,27 @@ def _failure(what: str, detail: str, log_tail: Callable[[], str] | None) -> Back
     return BackendError(f"{what}: {detail}" + (f"; server log: {tail}" if tail else ""))
 
 
+def _answer(what: str, raw: RawAnswer, log_tail: Callable[[], str] | None) -> bytes:
+    """The body of a 200, or a BackendError naming the cause (the client's error, or the
+    status with the server's own message)."""
+    if raw.error is not None:
+        raise _failure(what, raw.error, log_tail)
+    if raw.status != 200:
+        body = _json(raw.data)
+        line = failure_line(
+            raw.status, None, body, raw.data.decode(errors="replace"), "", raw.location
+        )
+        raise _failure(what, line or f"HTTP {raw.status}", log_tail)
+    return raw.data
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
 def transcribe(
     endpoint: Endpoint,
     audio: NDArray[np.float32],
@@ -68,30 +100,20 @@ def transcribe(
     log_tail: Callable[[], str] | None = None,
     timeout_s: float = REQUEST_TIMEOUT_S,
 ) -> str:
-    import httpx
-
-    what = f"POST {endpoint.url('/v1/audio/transcriptions')}"
+    path = "/v1/audio/transcriptions"
+    what = f"POST {endpoint.url(path)}"
     form = {"model": endpoint.model or "", "language": "en"}
     files = {"file": ("clip.wav", wav_bytes(audio, rate), "audio/wav")}
-    try:
-        with sync_client(timeout_s) as client:
-            reply = client.post(
-                endpoint.url("/v1/audio/transcriptions"),
-                data=form,
-                files=files,
-                headers=endpoint.headers(),
-            )
-    except httpx.HTTPError as exc:
-        raise _failure(what, f"{type(exc).__name__} after {timeout_s:.0f} s", log_tail) from None
-    if reply.status_code != 200:
-        raise _failure(what, f"HTTP {reply.status_code} {excerpt(reply.text)}", log_tail)
-    try:
-        body = reply.json()
-    except ValueError:
-        return reply.text.strip()
+    with sync_client(timeout_s) as client:
+        raw = fetch(client, endpoint, "POST", path, form=form, files=files)
+    data = _answer(what, raw, log_tail)
+    text_body = data.decode(errors="replace")
+    body = _json(data)
+    if body is None:
+        return text_body.strip()
     text = body.get("text") if isinstance(body, dict) else None
     if not isinstance(text, str):
-        raise _failure(what, f"no text in the reply: {excerpt(reply.text)}", log_tail)
+        raise _failure(what, f"no text in the reply: {excerpt(text_body)}", log_tail)
     return text.strip()
 
 
@@ -102,17 +124,9 @@ def synthesize(
     log_tail: Callable[[], str] | None = None,
     timeout_s: float = REQUEST_TIMEOUT_S,
 ) -> SpeechChunk:
-    import httpx
-
-    what = f"POST {endpoint.url('/v1/audio/speech')}"
+    path = "/v1/audio/speech"
+    what = f"POST {endpoint.url(path)}"
     body = endpoint.body({"input": text, "response_format": "wav", "temperature": 0.0})
-    try:
-        with sync_client(timeout_s) as client:
-            reply = client.post(
-                endpoint.url("/v1/audio/speech"), json=body, headers=endpoint.headers()
-            )
-    except httpx.HTTPError as exc:
-        raise _failure(what, f"{type(exc).__name__} after {timeout_s:.0f} s", log_tail) from None
-    if reply.status_code != 200:
-        raise _failure(what, f"HTTP {reply.status_code} {excerpt(reply.text)}", log_tail)
-    return wav_samples(reply.content)
+    with sync_client(timeout_s) as client:
+        raw = fetch(client, endpoint, "POST", path, payload=body, cap_bytes=SPEECH_CAP_BYTES)
+    return wav_samples(_answer(what, raw, log_tail))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.backends.answer_guard import (
+    MAX_ANSWER_BYTES,
     AnswerStopped,
     BodyReader,
     Deadline,
@@ -353,6 +354,69 @@ def _decoded(data: bytes, status: int) -> tuple[str, str | None]:
         return data.decode("utf-8", errors="replace"), problem
 
 
+@dataclass(frozen=True)
+class RawAnswer:
+    """An answer's bytes, read whole within the deadline and the size cap; ``error`` is one
+    line naming why it could not be (then ``data`` is empty)."""
+
+    status: int | None
+    data: bytes
+    content_type: str
+    location: str | None
+    elapsed_s: float
+    error: str | None = None
+    out_of_case_time: bool = False
+
+
+def fetch(
+    client: httpx.Client,
+    endpoint: Endpoint,
+    method: str,
+    path: str,
+    *,
+    payload: Mapping[str, Any] | None = None,
+    content: bytes | None = None,
+    form: Mapping[str, str] | None = None,
+    files: Mapping[str, tuple[str, bytes, str]] | None = None,
+    case_end: float | None = None,
+    cap_bytes: int = MAX_ANSWER_BYTES,
+) -> RawAnswer:
+    """One request (``payload`` as JSON, ``content`` as it is, or a ``form`` with ``files``),
+    its answer read whole within the request's deadline and ``cap_bytes``."""
+    deadline = _deadline(client, case_end)
+    reader = BodyReader(deadline, cap_bytes)
+    status: int | None = None
+    content_type, location = "", None
+    headers = endpoint.headers()
+    if content is not None:
+        headers["Content-Type"] = "application/json"
+    try:
+        with client.stream(
+            method,
+            endpoint.url(path),
+            json=payload,
+            content=content,
+            data=form,
+            files=files,
+            headers=headers,
+            timeout=_timeout(deadline),
+        ) as response:
+            status = response.status_code
+            content_type = response.headers.get("content-type", "")
+            location = response.headers.get("location")
+            for piece in response.iter_bytes():
+                reader.take(piece)
+    except AnswerStopped as exc:
+        error = str(exc)
+    except Exception as exc:  # httpx.HTTPError and friends: the server's failure, one line
+        error = transport_line(exc, deadline, reader.progress())
+    else:
+        elapsed = time.perf_counter() - deadline.start
+        return RawAnswer(status, reader.body(), content_type, location, elapsed)
+    elapsed = time.perf_counter() - deadline.start
+    return RawAnswer(status, b"", content_type, location, elapsed, error, _cut_by_case(deadline))
+
+
 def _exchange(
     client: httpx.Client,
     method: str,
@@ -364,43 +428,27 @@ def _exchange(
     case_end: float | None,
     content: bytes | None = None,
 ) -> Reply:
-    """One request (``payload`` as JSON, or ``content`` as it is), its answer read whole
-    within the deadline and the size cap."""
-    deadline = _deadline(client, case_end)
+    """One request and its answer as a :class:`Reply` (a 2xx that is not a completion's JSON
+    is an error when ``completion``)."""
     asked = f"{method} {path}"
-    reader = BodyReader(deadline)
-    status: int | None = None
-    content_type, location = "", None
-    try:
-        headers = endpoint.headers()
-        if content is not None:
-            headers["Content-Type"] = "application/json"
-        with client.stream(
-            method,
-            endpoint.url(path),
-            json=payload,
-            content=content,
-            headers=headers,
-            timeout=_timeout(deadline),
-        ) as response:
-            status = response.status_code
-            content_type = response.headers.get("content-type", "")
-            location = response.headers.get("location")
-            for piece in response.iter_bytes():
-                reader.take(piece)
-    except AnswerStopped as exc:
-        elapsed = time.perf_counter() - deadline.start
-        return Reply(status, None, "", elapsed, str(exc), asked, location, _cut_by_case(deadline))
-    except Exception as exc:  # httpx.HTTPError and friends: the server's failure, one line
-        line = transport_line(exc, deadline, reader.progress())
-        elapsed = time.perf_counter() - deadline.start
-        return Reply(status, None, "", elapsed, line, asked, location, _cut_by_case(deadline))
-    elapsed = time.perf_counter() - deadline.start
-    text, error = _decoded(reader.body(), status)
+    raw = fetch(client, endpoint, method, path, payload=payload, content=content, case_end=case_end)
+    if raw.error is not None:
+        return Reply(
+            raw.status,
+            None,
+            "",
+            raw.elapsed_s,
+            raw.error,
+            asked,
+            raw.location,
+            raw.out_of_case_time,
+        )
+    assert raw.status is not None
+    text, error = _decoded(raw.data, raw.status)
     body = _parse(text)
-    if error is None and completion and 200 <= status < 300:
-        error = completion_problem(status, content_type, body, text)
-    return Reply(status, body, excerpt(text), elapsed, error, asked, location)
+    if error is None and completion and 200 <= raw.status < 300:
+        error = completion_problem(raw.status, raw.content_type, body, text)
+    return Reply(raw.status, body, excerpt(text), raw.elapsed_s, error, asked, raw.location)
 
 
 def _cut_by_case(deadline: Deadline) -> bool:

@@ -15,7 +15,8 @@ The modes answer a completion request (``POST .../v1/chat/completions`` or
 - cut_json: a 200 whose JSON (or whose last event) is cut in the middle;
 - sse_garbage: events whose data is not JSON; a non-streamed body that is not JSON;
 - no_end: a stream of three chunks that ends with neither ``[DONE]`` nor a finish_reason;
-- endless: a token every 50 ms forever (non-streamed: a byte of whitespace every 50 ms);
+- endless: a token every 50 ms forever (non-streamed, and on ``/v1/audio/*``: a byte of
+  whitespace every 50 ms);
 - slow_headers: nothing at all (not even the status line) for ``slow_s`` seconds;
 - huge: one delta of ``huge_bytes`` bytes (default 20 MiB, over the harness's 16 MiB cap);
 - bad_utf8: bytes that are not UTF-8 inside the text;
@@ -184,6 +185,9 @@ class Handler(BaseHTTPRequestHandler):
         route = self._route()
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        if route is not None and route[1].startswith("/v1/audio/") and route[0] is Mode.ENDLESS:
+            self._bad_whole(Mode.ENDLESS, chat=False)  # the speech endpoints: same trickle
+            return
         if route is None or route[1] not in ("/v1/chat/completions", "/v1/completions"):
             self._json(404, {"detail": "Not Found"})
             return
