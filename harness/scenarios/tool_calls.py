@@ -9,7 +9,8 @@ token). The non-streamed calls are scored as structures against the expected cal
 Live layer: whether a parser was inferred from the template, the share of replies with call
 markup that parse, stream/non-stream parity, markup leaked into content, calls dropped silently.
 Correctness layer: accuracy overall and per category, each miss named by the corpus layer's
-failure classes. ``chat_template`` swaps in a shipped template (as ``mlx_lm.server
+failure classes; text arguments compare under ``string_match`` (strict, or BFCL's), which the
+artifacts name. ``chat_template`` swaps in a shipped template (as ``mlx_lm.server
 --chat-template`` does), so the parser is inferred from it, never forced. Greedy decoding is
 deterministic, so each prompt runs once (``repeats`` and ``warmup`` do not apply).
 """
@@ -40,9 +41,11 @@ from harness.toolcalls.live import Category, LiveSet, Prompt
 from harness.toolcalls.live_data import load_live
 from harness.toolcalls.live_score import PromptResult, record, summarise
 from harness.toolcalls.match import score
+from harness.toolcalls.values import StringMatch
 from harness.types import Metric, Unit
 
 CategoryName = Literal["simple", "multiple", "parallel", "irrelevance"]
+StringMatchName = Literal["strict", "bfcl"]  # harness.toolcalls.values.StringMatch
 FinishReason = Literal["stop", "length"]
 # The shipped prompts render to 210-850 tokens (SmolLM2's tokenizer, tools and few-shot turns
 # included; zoo tokenizers alike): this bounds one request for the memory estimate.
@@ -104,6 +107,11 @@ class ToolCallsParams(Params):
     require_parity: bool = Field(
         True, description="fail the case when streamed and non-streamed calls differ"
     )
+    string_match: StringMatchName = Field(
+        StringMatch.STRICT.value,
+        description="how text arguments compare: 'strict' (case and whitespace folded) or "
+        "'bfcl' (BFCL's standardize_string: spaces and punctuation dropped too)",
+    )
 
     @field_validator("chat_template")
     @classmethod
@@ -148,7 +156,7 @@ def _run_prompt(
         generated_tokens=len(generated),
         whole=whole,
         streamed=streamed,
-        verdict=score(prompt.expected, whole, markup, tools),
+        verdict=score(prompt.expected, whole, markup, tools, StringMatch(p.string_match)),
         markup=markup,
         seconds=seconds,
     )
@@ -175,7 +183,7 @@ def _metrics(results: list[PromptResult]) -> list[Metric]:
 class ToolCallsScenario(BaseScenario[ToolCallsParams]):
     name: ClassVar[str] = "tool_calls"
     measures_time: ClassVar[bool] = False  # counts and ratios (seconds only in artifacts)
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: typed as Python, required enforced, any-size pairing
     params_model = ToolCallsParams
     needs: ClassVar[frozenset[Capability]] = frozenset({Capability.CHAT})
     backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset(
@@ -213,6 +221,7 @@ class ToolCallsScenario(BaseScenario[ToolCallsParams]):
             "parser": parser,
             "fewshot": p.fewshot,
             "max_tokens": p.max_tokens,
+            "string_match": p.string_match,
         }
         if parser is None:
             why = f"no tool parser: {ctx.backend} infers none from " + (

@@ -8,7 +8,13 @@ from enum import Enum
 from typing import Any
 
 from harness.toolcalls.model import Extraction, ToolCall
-from harness.toolcalls.schema import Tools, conforms, json_type, parameter_schema, schema_types
+from harness.toolcalls.schema import (
+    Tools,
+    json_type,
+    mismatch,
+    parameter_schema,
+    required_parameters,
+)
 
 
 class CallFailure(str, Enum):
@@ -16,7 +22,8 @@ class CallFailure(str, Enum):
     NOT_DETECTED = "not_detected"  # no call found where one was expected, and no parse error
     PARSE_ERROR = "parse_error"  # the parser raised: the call was dropped, or the request failed
     WRONG_NAME = "wrong_name"
-    MISSING_ARGUMENT = "missing_argument"
+    MISSING_REQUIRED = "missing_required"  # a parameter the schema requires is absent
+    MISSING_ARGUMENT = "missing_argument"  # an expected argument is absent
     EXTRA_ARGUMENT = "extra_argument"
     WRONG_TYPE = "wrong_type"  # a JSON type differs from the expected one or from the schema
     WRONG_VALUE = "wrong_value"
@@ -28,6 +35,7 @@ class CallFailure(str, Enum):
 # Within one call, the most telling failure wins.
 _PRIORITY = (
     CallFailure.WRONG_NAME,
+    CallFailure.MISSING_REQUIRED,
     CallFailure.MISSING_ARGUMENT,
     CallFailure.EXTRA_ARGUMENT,
     CallFailure.WRONG_TYPE,
@@ -88,7 +96,14 @@ def _diff(expected: Any, got: Any, path: str) -> CallVerdict | None:
     )
 
 
-def _call_verdicts(expected: ToolCall, got: ToolCall, tools: Tools) -> list[CallVerdict]:
+def differences(
+    expected: ToolCall, got: ToolCall, tools: Tools, *, schema_required: bool = False
+) -> list[CallVerdict]:
+    """Every difference of one returned call from the expected one (none: it is right).
+
+    A wrong name is the only difference reported for it. With ``schema_required`` a parameter
+    the tool's schema requires and the call lacks is ``missing_required`` (the corpus leaves it
+    off: there the expected calls say what the model wrote, required or not)."""
     if expected.name.strip() != got.name.strip():
         return [
             CallVerdict(CallFailure.WRONG_NAME, f"expected {expected.name!r}, got {got.name!r}")
@@ -97,8 +112,16 @@ def _call_verdicts(expected: ToolCall, got: ToolCall, tools: Tools) -> list[Call
         kind, shown = json_type(got.arguments), _short(got.arguments)
         return [CallVerdict(CallFailure.WRONG_TYPE, f"arguments: a {kind}, not an object: {shown}")]
     want: Mapping[str, Any] = expected.arguments
+    required = required_parameters(expected.name, tools) if schema_required else ()
     verdicts = [
-        CallVerdict(CallFailure.MISSING_ARGUMENT, f"{k!r}") for k in want if k not in got.arguments
+        CallVerdict(CallFailure.MISSING_REQUIRED, f"{k!r} (the schema requires it)")
+        for k in required
+        if k not in got.arguments
+    ]
+    verdicts += [
+        CallVerdict(CallFailure.MISSING_ARGUMENT, f"{k!r}")
+        for k in want
+        if k not in got.arguments and k not in required
     ]
     verdicts += [
         CallVerdict(CallFailure.EXTRA_ARGUMENT, f"{k!r}={_short(got.arguments[k])}")
@@ -109,12 +132,13 @@ def _call_verdicts(expected: ToolCall, got: ToolCall, tools: Tools) -> list[Call
         if key not in got.arguments:
             continue
         have = got.arguments[key]
-        types = schema_types(parameter_schema(expected.name, key, tools))
-        if not conforms(have, types):
+        bad = mismatch(have, parameter_schema(expected.name, key, tools), key)
+        if bad:
             verdicts.append(
                 CallVerdict(
                     CallFailure.WRONG_TYPE,
-                    f"{key}: schema says {'|'.join(types)}, got {json_type(have)} {_short(have)}",
+                    f"{bad.path}: schema says {'|'.join(bad.types)}, "
+                    f"got {json_type(bad.value)} {_short(bad.value)}",
                 )
             )
             continue
@@ -129,8 +153,11 @@ def classify(
     got: Extraction,
     markup: Sequence[str] = (),
     tools: Tools = None,
+    *,
+    schema_required: bool = False,
 ) -> CallVerdict:
-    """The single failure class for one case (``ok`` when the calls and content are right)."""
+    """The single failure class for one case (``ok`` when the calls and content are right);
+    calls are compared in the order given (``schema_required``: see :func:`differences`)."""
     if got.crash:
         return CallVerdict(
             CallFailure.PARSE_ERROR, f"uncaught {got.crash}; the whole request fails"
@@ -153,7 +180,7 @@ def classify(
             CallFailure.EXTRA_CALL, f"{len(calls)} calls {names}, expected {len(expected)}"
         )
     for index, (want, have) in enumerate(zip(expected, calls, strict=True)):
-        verdicts = _call_verdicts(want, have, tools)
+        verdicts = differences(want, have, tools, schema_required=schema_required)
         if verdicts:
             best = min(verdicts, key=lambda v: _PRIORITY.index(v.failure))
             prefix = f"call {index + 1}: " if len(expected) > 1 else ""

@@ -12,6 +12,7 @@ SHORT = {
     CallFailure.NOT_DETECTED: "not_det",
     CallFailure.PARSE_ERROR: "parse_err",
     CallFailure.WRONG_NAME: "name",
+    CallFailure.MISSING_REQUIRED: "required",
     CallFailure.MISSING_ARGUMENT: "missing",
     CallFailure.EXTRA_ARGUMENT: "extra_arg",
     CallFailure.WRONG_TYPE: "type",

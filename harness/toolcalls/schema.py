@@ -1,9 +1,14 @@
-"""OpenAI-style tool schemas: parameter lookup, JSON types, and typing text by a schema."""
+"""OpenAI-style tool schemas: parameter lookup, JSON types, and typing text by a schema.
+
+Types are judged as Python (and BFCL's checker) judge them: an ``integer`` takes no float, not
+even ``5.0``; a ``number`` takes an int or a float; a boolean is neither. (JSON Schema itself
+lets ``5.0`` be an integer; a function called with it in Python gets a float.)"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Tools = Sequence[Mapping[str, Any]] | None
@@ -72,15 +77,57 @@ def json_type(value: Any) -> str:
 
 
 def conforms(value: Any, types: Sequence[str]) -> bool:
-    """Whether ``value`` has one of the JSON types (an integral float is an integer)."""
+    """Whether ``value`` has one of the JSON types, as Python and BFCL see them: an integer is a
+    number, a float is never an integer (not even ``5.0``), a boolean is neither."""
     if not types:
         return True
     kind = json_type(value)
     if kind == "integer" and "number" in types:
         return True
-    if kind == "number" and "integer" in types:
-        return float(value).is_integer()
     return kind in types
+
+
+def required_parameters(name: str, tools: Tools) -> tuple[str, ...]:
+    """The parameters the schema of ``name`` lists under ``required`` (none without a schema)."""
+    function = function_schema(name, tools) or {}
+    parameters = function.get("parameters") or {}
+    required = parameters.get("required") if isinstance(parameters, Mapping) else None
+    if not isinstance(required, list):
+        return ()
+    return tuple(k for k in required if isinstance(k, str))
+
+
+@dataclass(frozen=True)
+class TypeMismatch:
+    """Where a value breaks its schema: the path to the part, the types allowed, the part."""
+
+    path: str
+    types: tuple[str, ...]
+    value: Any
+
+
+def mismatch(value: Any, schema: Mapping[str, Any] | None, path: str) -> TypeMismatch | None:
+    """The first part of ``value`` whose JSON type ``schema`` does not allow (None when all
+    conform): the value itself, then each item by ``items``, each given key by ``properties``."""
+    types = schema_types(schema)
+    if not conforms(value, types):
+        return TypeMismatch(path, types, value)
+    if schema is None:
+        return None
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping):
+        for index, item in enumerate(value):
+            found = mismatch(item, items, f"{path}[{index}]")
+            if found:
+                return found
+    properties = schema.get("properties")
+    if isinstance(value, dict) and isinstance(properties, Mapping):
+        for key, item in value.items():
+            inner = properties.get(key)
+            found = mismatch(item, inner, f"{path}.{key}") if isinstance(inner, Mapping) else None
+            if found:
+                return found
+    return None
 
 
 def _typed(raw: str, kind: str) -> Any:

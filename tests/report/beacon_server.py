@@ -55,7 +55,8 @@ class _Server(ThreadingHTTPServer):
 
 class BeaconServer:
     """Listens from creation (``url`` is known before anything is served); ``with beacon:``
-    serves, and on leaving counts what is left in the backlog. ``close()`` when done."""
+    serves (again after each ``with``), and on leaving counts what is left in the backlog.
+    ``close()`` when done."""
 
     def __init__(self) -> None:
         self._log = _Log()
@@ -66,6 +67,8 @@ class BeaconServer:
         self.host_port = f"{host!s}:{port}"
 
     def __enter__(self) -> BeaconServer:
+        # a thread of its own each time: one beacon serves several visits, one after another
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self
 

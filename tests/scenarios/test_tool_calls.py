@@ -194,6 +194,28 @@ def test_length_limit_is_the_finish_reason(data: Path) -> None:
     assert record["calls"] == [] and not record["parses"]
 
 
+def test_a_cut_call_is_no_abstention_on_an_irrelevance_prompt(data: Path) -> None:
+    output = run(CannedModel(), data=str(data), categories=["irrelevance"], max_tokens=20)
+    (record,) = output.artifacts["prompts"]
+    assert record["calls"] == [] and len(record["errors"]) == 1
+    assert record["failure"] == "parse_error", record["detail"]
+    assert values(output)["tool_calls.accuracy_irrelevance"] == 0.0
+
+
+@pytest.mark.parametrize(("given", "named"), [({}, "strict"), ({"string_match": "bfcl"}, "bfcl")])
+def test_the_string_mode_is_named_in_the_artifacts(
+    data: Path, given: dict[str, str], named: str
+) -> None:
+    output = run(CannedModel(), data=str(data), categories=["multiple"], **given)
+    assert output.artifacts["string_match"] == named
+    assert values(output)["tool_calls.accuracy"] == 1.0
+
+
+def test_an_unknown_string_mode_is_refused() -> None:
+    with pytest.raises(ValidationError, match="string_match"):
+        ToolCallsParams(string_match="fuzzy")  # type: ignore[arg-type]
+
+
 def test_no_parser_is_a_skip_that_says_so(data: Path) -> None:
     output = run(CannedModel(parser=None), data=str(data))
     assert output.skip_reason is not None
