@@ -1,4 +1,6 @@
-"""``toolcalls score CORPUS... [--parser NAME|auto] [--json] [-k TEXT]`` for the harness CLI.
+"""``toolcalls score CORPUS... [--parser NAME|auto] [--json] [-k TEXT]``,
+``toolcalls score --outputs FILE [DATA...] [--string-match strict|bfcl] [--record FILE]`` and
+``toolcalls import-bfcl SOURCE --out DIR [--categories STEM...]`` for the harness CLI.
 
 harness/cli.py wires it in with ``add_parser(sub)``; the parsed arguments carry ``func=run_cli``.
 Exit status: 0 when every case that is not recorded as known broken passes, 1 otherwise, 2 for
@@ -24,13 +26,65 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "toolcalls", help="tool-call parsing accuracy of the installed backends on a corpus"
     )
     sub = toolcalls.add_subparsers(dest="toolcalls_command", required=True)
-    score = sub.add_parser("score", help="score corpus files (JSONL) or directories of them")
-    score.add_argument("corpus", nargs="+", metavar="CORPUS", help="*.jsonl files or directories")
+    score = sub.add_parser(
+        "score",
+        help="score corpus files (JSONL), or with --outputs a file of outputs made elsewhere",
+    )
+    score.add_argument(
+        "corpus",
+        nargs="*",
+        metavar="CORPUS|DATA",
+        help="*.jsonl files or directories; with --outputs, live prompt directories "
+        "(default: the shipped set; an import-bfcl --out directory for BFCL)",
+    )
+    score.add_argument(
+        "--outputs",
+        default=None,
+        metavar="FILE",
+        help='JSONL, one line per prompt: {"id", "calls": [...]} or {"id", "text", "parser"}',
+    )
+    score.add_argument(
+        "--string-match", default="strict", choices=["strict", "bfcl"], help="with --outputs"
+    )
+    score.add_argument("--record", default=None, metavar="FILE", help="with --outputs: JSON out")
     score.add_argument("--parser", default="auto", metavar="NAME|auto", help=PARSER_HELP)
     score.add_argument("--json", action="store_true", help="print the scores as JSON")
     score.add_argument("-k", default=None, help="only cases whose id contains this text")
     score.set_defaults(func=run_cli)
+    bfcl = sub.add_parser(
+        "import-bfcl", help="BFCL data (bfcl-eval wheel or data dir) as live prompt files"
+    )
+    bfcl.add_argument("source", metavar="SOURCE", help="bfcl_eval-*.whl, or a BFCL data dir")
+    bfcl.add_argument("--out", required=True, metavar="DIR", help="where the YAML files go")
+    bfcl.add_argument(
+        "--categories",
+        nargs="+",
+        default=None,
+        metavar="STEM",
+        help="BFCL file stems (simple_python, live_multiple, ...); default: all supported",
+    )
+    bfcl.set_defaults(func=run_import_bfcl)
     return toolcalls
+
+
+def run_import_bfcl(args: argparse.Namespace) -> int:
+    """Import BFCL categories into ``--out``; print counts and skips. 2 on a bad source."""
+    from collections import Counter
+
+    from harness.toolcalls.bfcl_import import BfclImportError, import_bfcl, write
+
+    try:
+        imported = import_bfcl(args.source, args.categories)
+        write(imported, args.out)
+    except (BfclImportError, OSError) as exc:
+        print(f"mlx-harness: error: {exc}", file=sys.stderr)
+        return 2
+    skipped = Counter(s.file for s in imported.skipped)
+    for stem in sorted(set(imported.files) | set(skipped)):
+        print(f"{stem}: {imported.count(stem)} imported, {skipped[stem]} skipped")
+    total = sum(imported.count(s) for s in imported.files)
+    print(f"{total} prompts in {args.out}; skipped entries and reasons in {args.out}/skipped.txt")
+    return 0
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -38,6 +92,14 @@ def run_cli(args: argparse.Namespace) -> int:
     from harness.toolcalls.render import as_json, failures, summary, table
     from harness.toolcalls.scorer import score_corpus
 
+    if getattr(args, "outputs", None):
+        return run_outputs(args)
+    if not args.corpus:
+        print(
+            "mlx-harness: error: give CORPUS files or directories, or --outputs FILE",
+            file=sys.stderr,
+        )
+        return 2
     try:
         cases = load_corpus(args.corpus)
     except CorpusInvalid as exc:
@@ -62,3 +124,45 @@ def run_cli(args: argparse.Namespace) -> int:
         print()
         print(summary(score))
     return 0 if score.passed else 1
+
+
+def run_outputs(args: argparse.Namespace) -> int:
+    """``score --outputs``: per-category accuracy of outputs made elsewhere. 2 on bad input."""
+    from harness.toolcalls import shipped
+    from harness.toolcalls.live import Prompt
+    from harness.toolcalls.live_data import LiveDataInvalid, load_live
+    from harness.toolcalls.score_file import (
+        OutputsInvalid,
+        as_json,
+        read_outputs,
+        score_outputs,
+        table,
+    )
+    from harness.toolcalls.values import StringMatch
+
+    data = [str(d) for d in args.corpus] or [str(shipped.live_dir())]
+    prompts: list[Prompt] = []
+    try:
+        for directory in data:
+            prompts.extend(load_live(directory).prompts)
+        by_id = {p.id: p for p in prompts}
+        parser = None if args.parser == "auto" else args.parser
+        outputs = read_outputs(args.outputs, by_id, parser)
+    except (LiveDataInvalid, OutputsInvalid) as exc:
+        for error in exc.errors:
+            print(error, file=sys.stderr)
+        return 2
+    scored = score_outputs(list(by_id.values()), outputs, StringMatch(args.string_match))
+    record = as_json(scored, str(args.outputs), data)
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(table(record)))
+    if args.record:
+        try:
+            with open(args.record, "w", encoding="utf-8") as handle:
+                json.dump(record, handle, indent=2, ensure_ascii=False)
+        except OSError as exc:
+            print(f"{args.record}: cannot write ({exc.strerror}); check the path", file=sys.stderr)
+            return 2
+    return 0

@@ -179,6 +179,9 @@ def request_body(params: ServingParams, text: str) -> dict[str, Any]:
     )
 
 
+REQUEST_TIMEOUT_S = 300.0  # the least whole-answer limit of one request (the warm-up)
+
+
 class _Sweep:
     """One case's requests: the served model, its params and the prompt text."""
 
@@ -191,7 +194,9 @@ class _Sweep:
         self.marker = secrets.token_hex(3)
 
     async def run(self, warmup: int) -> tuple[list[StreamReply], list[LoopRun[StreamReply]]]:
-        timeout = max(self.params.max_seconds_per_point, 60.0)
+        # each request's whole-answer limit: the points cut theirs at max_seconds_per_point
+        # themselves, so this bounds the warm-up (a busy shared machine can take minutes)
+        timeout = max(self.params.max_seconds_per_point, REQUEST_TIMEOUT_S)
         async with async_client(timeout, self.params.connections()) as client:
 
             async def send(index: int) -> StreamReply:

@@ -44,7 +44,7 @@ from harness.toolcalls.match import score
 from harness.toolcalls.values import StringMatch
 from harness.types import Metric, Unit
 
-CategoryName = Literal["simple", "multiple", "parallel", "irrelevance"]
+CategoryName = Literal["simple", "multiple", "parallel", "parallel_multiple", "irrelevance"]
 StringMatchName = Literal["strict", "bfcl"]  # harness.toolcalls.values.StringMatch
 FinishReason = Literal["stop", "length"]
 # The shipped prompts render to 210-850 tokens (SmolLM2's tokenizer, tools and few-shot turns

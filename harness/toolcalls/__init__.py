@@ -8,7 +8,8 @@ the calls a client would receive are compared with the expected ones as structur
 The live and correctness layers (the ``tool_calls`` scenario) reuse the same pieces on a real
 model's output: ``live``/``live_data`` (BFCL-style prompts), ``mlx_lm_stream`` (the streamed
 replay), ``match`` (acceptable values under a ``values.StringMatch`` mode, parallel calls
-paired in any order by ``assignment``) and ``live_score``.
+paired in any order by ``assignment``) and ``live_score``. ``bfcl_import`` turns BFCL's data
+into live prompt files; ``score_file`` scores outputs made elsewhere against them.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ class Category(str, Enum):
     SIMPLE = "simple"  # one tool, one call
     MULTIPLE = "multiple"  # several tools, one call to the right one
     PARALLEL = "parallel"  # several calls in one reply (order does not matter)
+    PARALLEL_MULTIPLE = "parallel_multiple"  # several tools, several calls (any order)
     IRRELEVANCE = "irrelevance"  # no tool fits: the right answer is no call
 
 

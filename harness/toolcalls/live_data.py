@@ -1,8 +1,11 @@
 """Live prompt files (YAML), checked with pydantic; every error is one line.
 
 A directory holds ``tools.yaml`` (the tool catalogue), ``fewshot.yaml`` (example turns) and one
-file per category with its prompts (any other ``*.yaml``). Errors read
-``file:line:column: what is wrong; how to fix it`` and are all collected before raising.
+file per category with its prompts (any other ``*.yaml``). A prompt names catalogue tools or
+gives its own inline (imported BFCL data does, since BFCL reuses names across entries); a
+directory whose prompts only give their own may leave out ``tools.yaml`` and ``fewshot.yaml``.
+Errors read ``file:line:column: what is wrong; how to fix it`` and are all collected before
+raising.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class _Prompt(BaseModel):
     id: str = Field(min_length=1)
     question: str = Field(min_length=1)
     system: str | None = None
-    tools: list[str] = Field(min_length=1)
+    tools: list[str | _Tool] = Field(min_length=1)
     expected: list[_Expected] = Field(default_factory=list)
     note: str = ""
 
@@ -140,6 +143,8 @@ def _openai(tool: _Tool) -> dict[str, Any]:
 
 def _catalogue(directory: Path, errors: list[str]) -> dict[str, dict[str, Any]]:
     path = directory / TOOLS_FILE
+    if not path.exists() and not (directory / FEWSHOT_FILE).exists():
+        return {}  # prompts with inline tools only
     located = _read(path, errors)
     parsed = _validate(_Catalogue, path, located, errors) if located else None
     if parsed is None or located is None:
@@ -154,17 +159,32 @@ def _catalogue(directory: Path, errors: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def _tools(
-    names: Sequence[str], catalogue: Mapping[str, dict[str, Any]], where: str, errors: list[str]
+    given: Sequence[str | _Tool],
+    catalogue: Mapping[str, dict[str, Any]],
+    where: str,
+    errors: list[str],
 ) -> tuple[dict[str, Any], ...]:
+    """Catalogue tools by name, inline ones as they are."""
+    names = [t for t in given if isinstance(t, str)]
     unknown = [n for n in names if n not in catalogue]
     if unknown:
         known = ", ".join(sorted(catalogue))
         errors.append(f"{where}: unknown tool(s) {unknown}; use one of: {known}")
-    return tuple(catalogue[n] for n in names if n in catalogue)
+    return tuple(
+        _openai(t) if isinstance(t, _Tool) else catalogue[t]
+        for t in given
+        if isinstance(t, _Tool) or t in catalogue
+    )
+
+
+def _names(given: Sequence[str | _Tool]) -> list[str]:
+    return [t.name if isinstance(t, _Tool) else t for t in given]
 
 
 def _fewshot(directory: Path, catalogue: Mapping[str, Any], errors: list[str]) -> FewShot:
     path = directory / FEWSHOT_FILE
+    if not path.exists() and not (directory / TOOLS_FILE).exists():
+        return FewShot((), ())
     located = _read(path, errors)
     parsed = _validate(_FewShot, path, located, errors) if located else None
     if parsed is None or located is None:
@@ -197,17 +217,21 @@ def _check_expected(
 ) -> list[str]:
     problems = []
     calls = len(prompt.expected)
+    names = _names(prompt.tools)
+    if len(set(names)) != len(names):
+        problems.append(f"{where('tools')}: a tool name appears twice; give each tool once")
     wanted = {
         Category.SIMPLE: (calls == 1 and len(prompt.tools) == 1, "one tool and one call"),
         Category.MULTIPLE: (calls == 1 and len(prompt.tools) >= 2, "2+ tools and one call"),
         Category.PARALLEL: (calls >= 2, "two or more calls"),
+        Category.PARALLEL_MULTIPLE: (calls >= 2 and len(names) >= 2, "2+ tools and 2+ calls"),
         Category.IRRELEVANCE: (calls == 0, "no expected call"),
     }[category]
     if not wanted[0]:
         problems.append(f"{where('expected')}: a {category.value} prompt has {wanted[1]}")
     for index, call in enumerate(prompt.expected):
         at = where("expected", index)
-        if call.name not in prompt.tools:
+        if call.name not in names:
             problems.append(f"{at}: {call.name!r} is not among the prompt's tools; add it")
             continue
         function = next(t["function"] for t in tools if t["function"]["name"] == call.name)
@@ -260,7 +284,7 @@ def _prompts(
             return _at(path, located, ("prompts", _i, *loc))
 
         tools = _tools(prompt.tools, catalogue, where("tools"), errors)
-        clash = sorted(reserved & set(prompt.tools))
+        clash = sorted(reserved & set(_names(prompt.tools)))
         if clash:
             errors.append(f"{where('tools')}: {clash} belong to the few-shot examples; drop them")
         if len(tools) != len(prompt.tools):

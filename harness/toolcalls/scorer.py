@@ -112,6 +112,11 @@ def _extract(case: CorpusCase, impl: Implementation) -> Extraction:
     )
 
 
+def extract_case(case: CorpusCase, impl: Implementation) -> Extraction:
+    """The calls a client of ``impl``'s server would receive for ``case.text``."""
+    return _extract(case, impl)
+
+
 def score_case(case: CorpusCase, impl: Implementation) -> ScoredCase:
     extraction = _extract(case, impl)
     markup: tuple[str, ...] = ()

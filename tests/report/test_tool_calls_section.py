@@ -107,7 +107,7 @@ def test_tables_from_artifacts() -> None:
     assert parsers["tool_calls"][8].text == "3/4"  # stream parity over the prompts
     assert parsers["tool_calls_own_template"][4].text == "none inferred"
     (categories,) = data.categories.rows
-    assert [c.text for c in categories[2:]] == ["1/2", "—", "—", "0/2", "1/4"]
+    assert [c.text for c in categories[2:]] == ["1/2", "—", "—", "—", "0/2", "1/4"]
     (classes,) = data.classes.rows
     labels = [c.label for c in data.classes.columns]
     assert classes[labels.index("extra_call")].text == "2"
