@@ -28,7 +28,7 @@ from harness.backends.base import (
     ServerMemory,
     SpeechChunk,
 )
-from harness.backends.openai_client import Endpoint, get, sync_client
+from harness.backends.openai_client import Endpoint, Reply, get, sync_client
 from harness.backends.server_engines import ServerEngine, launch
 from harness.backends.server_memory import (
     Listener,
@@ -139,7 +139,11 @@ class ServedModel:
 def listed_models(endpoint: Endpoint, timeout_s: float = 30.0) -> tuple[str, ...]:
     """The ids ``/v1/models`` lists (empty when it answers with none or not at all)."""
     with sync_client(timeout_s) as client:
-        reply = get(client, endpoint, "/v1/models")
+        return models_in(get(client, endpoint, "/v1/models"))
+
+
+def models_in(reply: Reply) -> tuple[str, ...]:
+    """The model ids in a ``/v1/models`` answer (empty when it lists none)."""
     data = reply.body.get("data") if isinstance(reply.body, dict) else None
     if not isinstance(data, list):
         return ()
@@ -217,7 +221,7 @@ class HttpBackend:
                 f"{server.url}/v1/models refused the API key (HTTP {reply.status}); set "
                 f"{server.api_key_env or 'api_key_env'}"
             )
-        models = listed_models(endpoint)
+        models = models_in(reply)  # the answer already read above
         if endpoint.model is None and len(models) == 1:  # name what the server serves
             endpoint = Endpoint(endpoint.base_url, api_key=key, model=models[0])
         listener = find_listener(server.url)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.base import LoadInfo, weights_bytes
+from harness.backends.proc_status import vm_hwm_bytes
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,9 @@ def reset_peaks() -> str:
 
 
 def _rss_peak_bytes() -> int | None:
-    try:
-        for line in _STATUS.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    peak_bytes = vm_hwm_bytes(_STATUS)
+    if peak_bytes is not None:
+        return peak_bytes
     try:
         import resource
 

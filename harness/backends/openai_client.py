@@ -501,26 +501,64 @@ def _stream_headers(endpoint: Endpoint) -> dict[str, str]:
 
 
 class _Events:
-    """The events of one stream as they are read, and how the stream ended."""
+    """One streamed request as it is read, the same for :func:`stream` and :func:`astream`:
+    the request's arguments, the answer's head (:meth:`begin`), each piece of its body
+    (:meth:`feed`: events, or a whole body when the server sent no event stream) and how it
+    ended (:meth:`end`, :meth:`reply`)."""
 
-    def __init__(self, deadline: Deadline, asked: str, stop_after: int | None) -> None:
-        self.deadline = deadline
-        self.asked = asked
+    def __init__(
+        self,
+        client: httpx.Client | httpx.AsyncClient,
+        path: str,
+        stop_after: int | None,
+        case_end: float | None,
+    ) -> None:
+        self.deadline = _deadline(client, case_end)
+        self.path = path
         self.stop_after = stop_after
-        self.reader = EventReader(deadline)
+        self.reader = EventReader(self.deadline)
         self.chunks: list[Chunk] = []
         self.done = False
         self.hung_up = False
         self.problem: str | None = None
         self.status: int | None = None
         self.location: str | None = None
+        self.content_type = ""
+        self.whole: BodyReader | None = None  # the body, when it is no event stream
 
-    def feed(self, piece: bytes, *, final: bool = False) -> bool:
+    def request(self, endpoint: Endpoint, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments of ``client.stream`` for this request."""
+        return {
+            "method": "POST",
+            "url": endpoint.url(self.path),
+            "json": _stream_payload(endpoint, body),
+            "headers": _stream_headers(endpoint),
+            "timeout": _timeout(self.deadline),
+        }
+
+    def begin(self, response: httpx.Response) -> None:
+        """Take the answer's head: status, redirect target, and whether it is a stream."""
+        self.status = response.status_code
+        self.location = response.headers.get("location")
+        self.content_type = response.headers.get("content-type", "")
+        if not _is_stream(self.status, self.content_type):
+            self.whole = BodyReader(self.deadline)
+
+    def feed(self, piece: bytes) -> bool:
         """Take a piece of the body; True when reading should stop."""
-        for data in self.reader.finish() if final else self.reader.feed(piece):
+        if self.whole is not None:
+            self.whole.take(piece)
+            return False
+        return any(self._event(data) for data in self.reader.feed(piece))
+
+    def end(self) -> StreamReply:
+        """The answer once the body ended."""
+        if self.whole is not None:
+            return self._not_a_stream(self.whole.body())
+        for data in self.reader.finish():
             if self._event(data):
-                return True
-        return False
+                break
+        return self.reply()
 
     def _event(self, data: str) -> bool:
         if not data.strip():
@@ -541,20 +579,27 @@ class _Events:
     def elapsed(self) -> float:
         return time.perf_counter() - self.deadline.start
 
-    def not_a_stream(self, content_type: str, data: bytes) -> StreamReply:
-        """The answer when the server sent something other than an event stream: a 2xx is an
-        error quoting it; another status speaks for itself (with its body kept)."""
+    def failed(self, exc: BaseException) -> StreamReply:
+        """The answer when reading stopped on an exception (the guard's, or httpx's)."""
+        if isinstance(exc, AnswerStopped):
+            return self.reply(str(exc))
+        return self.reply(transport_line(exc, self.deadline, self.reader.progress()))
+
+    def _not_a_stream(self, data: bytes) -> StreamReply:
+        """The server sent something other than an event stream: a 2xx is an error quoting
+        it; another status speaks for itself (with its body kept)."""
         assert self.status is not None
         text, error = _decoded(data, self.status)
         if 200 <= self.status < 300:
-            kind = content_type.split(";")[0].strip() or "no content type"
+            kind = self.content_type.split(";")[0].strip() or "no content type"
             error = f"HTTP {self.status} answered {kind}, not an event stream: {shown(text)}"
         return StreamReply(
             self.status, (), self.elapsed(), False, error, excerpt(text), self.asked, self.location
         )
 
-    def stopped(self, line: str) -> StreamReply:
-        return self.reply(line)
+    @property
+    def asked(self) -> str:
+        return f"POST {self.path}"
 
     def reply(self, error: str | None = None) -> StreamReply:
         error = error or self.problem
@@ -602,32 +647,16 @@ def stream(
 
     ``stop_after_chunks``: hang up after that many events (a client that disconnects).
     """
-    events = _Events(_deadline(client, case_end), f"POST {path}", stop_after_chunks)
+    events = _Events(client, path, stop_after_chunks, case_end)
     try:
-        with client.stream(
-            "POST",
-            endpoint.url(path),
-            json=_stream_payload(endpoint, body),
-            headers=_stream_headers(endpoint),
-            timeout=_timeout(events.deadline),
-        ) as response:
-            events.status = response.status_code
-            events.location = response.headers.get("location")
-            content_type = response.headers.get("content-type", "")
-            if not _is_stream(events.status, content_type):
-                whole = BodyReader(events.deadline)
-                for piece in response.iter_bytes():
-                    whole.take(piece)
-                return events.not_a_stream(content_type, whole.body())
+        with client.stream(**events.request(endpoint, body)) as response:
+            events.begin(response)
             for piece in response.iter_bytes():
                 if events.feed(piece):
                     return events.reply()
-            events.feed(b"", final=True)
-    except AnswerStopped as exc:
-        return events.stopped(str(exc))
-    except Exception as exc:
-        return events.stopped(transport_line(exc, events.deadline, events.reader.progress()))
-    return events.reply()
+            return events.end()
+    except Exception as exc:  # the guard's AnswerStopped, httpx's errors: one line each
+        return events.failed(exc)
 
 
 async def astream(
@@ -639,32 +668,16 @@ async def astream(
     case_end: float | None = None,
 ) -> StreamReply:
     """:func:`stream` for load: many at once on one event loop."""
-    events = _Events(_deadline(client, case_end), f"POST {path}", None)
+    events = _Events(client, path, None, case_end)
     try:
-        async with client.stream(
-            "POST",
-            endpoint.url(path),
-            json=_stream_payload(endpoint, body),
-            headers=_stream_headers(endpoint),
-            timeout=_timeout(events.deadline),
-        ) as response:
-            events.status = response.status_code
-            events.location = response.headers.get("location")
-            content_type = response.headers.get("content-type", "")
-            if not _is_stream(events.status, content_type):
-                whole = BodyReader(events.deadline)
-                async for piece in response.aiter_bytes():
-                    whole.take(piece)
-                return events.not_a_stream(content_type, whole.body())
+        async with client.stream(**events.request(endpoint, body)) as response:
+            events.begin(response)
             async for piece in response.aiter_bytes():
                 if events.feed(piece):
                     return events.reply()
-            events.feed(b"", final=True)
-    except AnswerStopped as exc:
-        return events.stopped(str(exc))
+            return events.end()
     except Exception as exc:
-        return events.stopped(transport_line(exc, events.deadline, events.reader.progress()))
-    return events.reply()
+        return events.failed(exc)
 
 
 # -- tokens per chunk ----------------------------------------------------------------------

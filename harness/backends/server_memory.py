@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.backends.base import MemoryUnavailable, ServerMemory
+from harness.backends.proc_status import vm_hwm_bytes
 
 # processes that listen on a port to forward it: the server behind them is not them
 FORWARDERS = frozenset(
@@ -240,13 +241,7 @@ def process_memory(pid: int) -> ServerMemory | MemoryUnavailable:
 
 
 def _peak(pid: int) -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return vm_hwm_bytes(Path(f"/proc/{pid}/status"))
 
 
 def memory_of(pids: Iterable[int]) -> ServerMemory | MemoryUnavailable:

@@ -63,6 +63,7 @@ from harness.value_errors import value_error
 
 MAX_CONCURRENCY = 1024
 PROMPT_PREFIX_TOKENS = 4  # the marker, "a1b2c3-17: ", about
+REQUEST_TIMEOUT_S = 300.0  # the least whole-answer limit of one request (the warm-up)
 
 
 class SloParams(Params):
@@ -177,9 +178,6 @@ def request_body(params: ServingParams, text: str) -> dict[str, Any]:
     return generation_body(
         params.endpoint, text, max_tokens=params.max_tokens, ignore_eos=params.ignore_eos
     )
-
-
-REQUEST_TIMEOUT_S = 300.0  # the least whole-answer limit of one request (the warm-up)
 
 
 class _Sweep:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import socket
 import struct
 import sys
@@ -45,6 +44,8 @@ from contextlib import contextmanager
 from enum import Enum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.servers.serve_until_stopped import serve_until_stopped
 
 MODEL_ID = "hostile"
 ANSWER = "The keeper found a bottle on the rocks and read the note twice before dawn."
@@ -345,19 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--huge-bytes", type=int, default=20 * 2**20)
     args = parser.parse_args(argv)
     server = make_server(args.host, args.port, slow_s=args.slow_s, huge_bytes=args.huge_bytes)
-
-    def stop(signum: int, frame: object) -> None:
-        server.stopping.set()
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    print(f"READY {server.url}", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.05)
-    finally:
-        server.server_close()
-    return 0
+    return serve_until_stopped(server, server.url, server.stopping.set)
 
 
 if __name__ == "__main__":

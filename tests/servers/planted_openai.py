@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -32,6 +30,7 @@ from tests.servers.planted_requests import (
     lenient_request,
     parse_request,
 )
+from tests.servers.serve_until_stopped import serve_until_stopped
 from tests.servers.toy_model import MODEL_ID, build_tokenizer, write_model_folder
 
 DEFAULT_TOKEN_DELAY_S = 0.001
@@ -156,18 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_model_folder(args.model_dir)
     plant = Plant(args.plant) if args.plant else None
     server = make_server(args.host, args.port, plant, args.token_delay_ms / 1000)
-
-    def stop(signum: int, frame: object) -> None:
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    print(f"READY {server.url}", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.05)
-    finally:
-        server.server_close()
-    return 0
+    return serve_until_stopped(server, server.url)
 
 
 if __name__ == "__main__":
