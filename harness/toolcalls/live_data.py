@@ -310,8 +310,9 @@ def _prompts(
     return found
 
 
-def load_live(directory: str | Path) -> LiveSet:
-    """Every prompt and the few-shot examples under ``directory``; raises LiveDataInvalid."""
+def load_live(directory: str | Path, files: Sequence[str] = ("*.yaml",)) -> LiveSet:
+    """Every prompt and the few-shot examples under ``directory`` (prompt files: those matching
+    one of the glob patterns ``files``); raises LiveDataInvalid."""
     root = Path(directory)
     if not root.is_dir():
         raise LiveDataInvalid([f"{root}: no such directory; point 'data' at a live prompt set"])
@@ -320,8 +321,9 @@ def load_live(directory: str | Path) -> LiveSet:
     fewshot = _fewshot(root, catalogue, errors)
     prompts: list[Prompt] = []
     seen: dict[str, str] = {}
-    for path in sorted(root.glob("*.yaml")):
-        if path.name in (TOOLS_FILE, FEWSHOT_FILE):
+    chosen = {path for pattern in files for path in root.glob(pattern)}
+    for path in sorted(chosen):
+        if path.name in (TOOLS_FILE, FEWSHOT_FILE) or path.suffix != ".yaml":
             continue
         for prompt in _prompts(path, catalogue, fewshot, errors):
             if prompt.id in seen:
@@ -332,7 +334,8 @@ def load_live(directory: str | Path) -> LiveSet:
             seen[prompt.id] = prompt.source
             prompts.append(prompt)
     if not prompts and not errors:
-        errors.append(f"{root}: no prompt files (*.yaml besides tools.yaml and fewshot.yaml)")
+        wanted = " or ".join(files)
+        errors.append(f"{root}: no prompt files ({wanted} besides tools.yaml and fewshot.yaml)")
     if errors:
         raise LiveDataInvalid(errors)
     return LiveSet(tuple(prompts), fewshot)

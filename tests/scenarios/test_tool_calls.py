@@ -14,7 +14,8 @@ from harness.backends.base import LoadInfo
 from harness.backends.fake import FakeModel
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
-from harness.scenarios.tool_calls import ToolCallsParams
+from harness.scenarios.tool_calls import ToolCallsParams, _select
+from harness.toolcalls.live import Category, FewShot, LiveSet, Prompt
 from harness.toolcalls.model import Extraction
 from tests.runner.cases import path_case
 
@@ -253,11 +254,65 @@ def test_a_model_without_tool_parsing_is_skipped_with_the_capability() -> None:
         ({"categories": ["simpel"]}, "simple"),
         ({"categories": []}, "at least 1"),
         ({"max_tokens": 2}, "greater than or equal to 8"),
+        ({"data": "bfcl:simple"}, "unknown BFCL category 'simple' in 'bfcl:simple'; use bfcl or"),
+        ({"sample": "random"}, "'first' or 'spread'"),
     ],
 )
 def test_params_are_checked(params: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         ToolCallsParams(**params)
+
+
+def _live(n: int) -> LiveSet:
+    prompts = tuple(
+        Prompt(f"simple/s{i}", Category.SIMPLE, ({"role": "user", "content": "q"},), (), (), "")
+        for i in range(n)
+    )
+    return LiveSet(prompts, FewShot((), ()))
+
+
+@pytest.mark.parametrize(
+    ("n", "per_category", "sample", "chosen"),
+    [
+        (10, 3, "first", [0, 1, 2]),
+        (10, 3, "spread", [0, 3, 6]),
+        (10, 4, "spread", [0, 2, 5, 7]),
+        (3, 5, "spread", [0, 1, 2]),
+        (10, None, "spread", list(range(10))),
+        (7, 7, "spread", list(range(7))),
+    ],
+)
+def test_per_category_first_or_spread(
+    n: int, per_category: int | None, sample: str, chosen: list[int]
+) -> None:
+    params = ToolCallsParams(per_category=per_category, sample=sample, categories=["simple"])
+    assert [p.id for p in _select(_live(n), params)] == [f"simple/s{i}" for i in chosen]
+
+
+class Silent(CannedModel):
+    """Never calls a tool: right on irrelevance prompts only."""
+
+    def stream_tokens(self, prompt: Sequence[int], *, max_tokens: int, **_: Any) -> Iterator[int]:
+        yield from self.encode("I cannot help with that.")
+
+
+def test_bfcl_data_by_category_stem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`data: bfcl:<stems>` reads the imported BFCL folder (here: the committed excerpt,
+    imported), only the files of the stems named."""
+    from harness.toolcalls import bfcl_data
+    from harness.toolcalls.bfcl_import import import_bfcl, write
+
+    excerpt = Path(__file__).parents[1] / "toolcalls" / "data" / "bfcl"
+    write(import_bfcl(excerpt, ["simple_python", "irrelevance", "live_simple"]), tmp_path)
+    monkeypatch.setattr(bfcl_data, "ensure_imported", lambda: tmp_path)
+    output = run(Silent(), data="bfcl:irrelevance,simple_python", fewshot=False)
+    ids = [p["id"] for p in output.artifacts["prompts"]]
+    assert ids and all(
+        i.startswith(("irrelevance/irrelevance_", "simple/simple_python_")) for i in ids
+    )
+    got = values(output)
+    assert got["tool_calls.accuracy_irrelevance"] == 1.0
+    assert got["tool_calls.accuracy_simple"] == 0.0
 
 
 # -- real models ---------------------------------------------------------------------------

@@ -1,10 +1,9 @@
 """BFCL import: a committed excerpt (tests/toolcalls/data/bfcl) into live prompt files, loaded
-and scored; the whole wheel too when a copy sits in BFCL_WHEEL's folder (never downloaded)."""
+and scored; the whole pinned bfcl-eval wheel too (fetched into the cache by `make test`)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,6 @@ STEMS = [
     "live_simple",
     "live_irrelevance",
 ]
-WHEEL = Path(os.environ.get("BFCL_WHEEL", "/tmp/bfcl/bfcl_eval-2026.3.23-py3-none-any.whl"))
 
 
 @pytest.fixture(scope="module")
@@ -293,10 +291,35 @@ def test_cli_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().err.count("\n") == 1
 
 
-@pytest.mark.skipif(not WHEEL.is_file(), reason=f"no bfcl-eval wheel at {WHEEL} (set BFCL_WHEEL)")
-def test_whole_wheel_imports_and_loads(tmp_path: Path) -> None:
-    imported = import_bfcl(WHEEL)
-    total = sum(imported.count(s) for s in imported.files)
-    assert total > 3000 and len(imported.skipped) < 200
+@pytest.fixture(scope="module")
+def wheel() -> Path:
+    from harness.models.fetch import FetchError
+    from harness.toolcalls.bfcl_data import fetch_bfcl
+
+    try:
+        return fetch_bfcl()  # the pinned bfcl-eval wheel's files; `make test` fetched them
+    except FetchError as exc:  # only where PyPI cannot be reached
+        pytest.skip(f"bfcl-eval wheel not available: {exc}")
+
+
+def test_whole_wheel_imports_and_loads(wheel: Path, tmp_path: Path) -> None:
+    """The pinned wheel (sha256-checked), so the counts are exact: a change in what the
+    importer takes or leaves shows here."""
+    imported = import_bfcl(wheel)
+    counts = {stem: imported.count(stem) for stem in imported.files}
+    assert counts == {
+        "simple_python": 398,
+        "multiple": 200,
+        "parallel": 199,
+        "parallel_multiple": 196,
+        "irrelevance": 240,
+        "live_simple": 237,
+        "live_multiple": 939,
+        "live_parallel": 16,
+        "live_parallel_multiple": 21,
+        "live_irrelevance": 867,
+    }
+    assert len(imported.skipped) == 162
+    assert all(s.reason and "\n" not in s.reason for s in imported.skipped)
     write(imported, tmp_path)
-    assert len(load_live(tmp_path).prompts) == total
+    assert len(load_live(tmp_path).prompts) == sum(counts.values())

@@ -130,3 +130,22 @@ def test_missing_outputs_file_is_one_line(
 def test_score_needs_corpus_or_outputs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["toolcalls", "score"]) == 2
     assert "--outputs" in capsys.readouterr().err
+
+
+def test_bfcl_names_the_pinned_data(
+    bfcl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DATA `bfcl:<stems>` is the imported pinned data (here the excerpt's import stands in for
+    the cache folder); a stem that does not exist is one line and exit 2."""
+    from harness.toolcalls import bfcl_data
+
+    monkeypatch.setattr(bfcl_data, "ensure_imported", lambda: bfcl)
+    outputs = lines(tmp_path, {"id": "simple/simple_python_0", "calls": [TRIANGLE]})
+    assert (
+        main(["toolcalls", "score", "--outputs", str(outputs), "bfcl:simple_python", "--json"]) == 0
+    )
+    got = json.loads(capsys.readouterr().out)
+    assert got["overall"]["ok"] == 1 and got["unanswered"] == 2  # simple_python_1 and _89
+    assert main(["toolcalls", "score", "--outputs", str(outputs), "bfcl:simple"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown BFCL category 'simple'" in err
