@@ -56,3 +56,44 @@ def test_a_planted_violation_breaks_the_contract(
     done = _lint(tmp_path)
     assert done.returncode != 0
     assert "BROKEN" in done.stdout and message in done.stdout, done.stdout[-3000:]
+
+
+def _layers() -> list[set[str]]:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contract = next(
+        c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"
+    )
+    return [
+        {name.strip() for name in layer.replace("|", ":").split(":")}
+        for layer in contract["layers"]
+    ]
+
+
+def _top_level() -> set[str]:
+    package = ROOT / "harness"
+    modules = {f"harness.{p.stem}" for p in package.glob("*.py") if p.stem != "__init__"}
+    packages = {f"harness.{p.parent.name}" for p in package.glob("*/__init__.py")}
+    return modules | packages
+
+
+def test_every_module_is_in_a_layer() -> None:
+    """A new module at the top of the package must be placed in the layer contract: an
+    unnamed one is outside every layer, so an upward import into it would go unseen."""
+    named = set().union(*_layers())
+    assert _top_level() - named == set(), "add these to [tool.importlinter] layers"
+    assert named - _top_level() == set(), "the contract names modules that are gone"
+
+
+def test_an_upward_import_into_any_driver_breaks_the_contract(tmp_path: Path) -> None:
+    """Every module of the top layer, imported from the runner: each import is reported."""
+    drivers = sorted(_layers()[0])
+    shutil.copytree(ROOT / "harness", tmp_path / "harness", ignore=shutil.ignore_patterns("*.pyc"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = tmp_path / "harness" / "runner" / "machine.py"
+    target.write_text(target.read_text() + "\n" + "".join(f"import {d}\n" for d in drivers))
+    done = _lint(tmp_path)
+    assert done.returncode != 0
+    missed = [d for d in drivers if f"harness.runner.machine -> {d} " not in done.stdout]
+    assert not missed, done.stdout[-3000:]

@@ -1,7 +1,8 @@
 """A backend from outside the harness, through the ``mlx_harness.backends`` entry-point group,
 without touching harness code: README's toy backend (the code block itself) becomes a package
 on ``sys.path`` (a module and a ``*.dist-info`` with ``entry_points.txt``), and a suite runs on
-it through ``mlx-harness run`` in a subprocess (its workers inherit the path)."""
+it through ``mlx-harness run`` in a subprocess (its workers inherit the path); a scenario
+plug-in beside it. Plug-ins import ``harness.api`` only."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 # A second plug-in that declares a prompt cache its model does not have: a backend bug.
 LIAR = """\
-from harness.backends.base import BackendCapability
+from harness.api import BackendCapability
 from toy_backend import ToyBackend
 
 
@@ -29,6 +30,35 @@ class LiarBackend(ToyBackend):
 
 
 BACKEND = LiarBackend()
+"""
+
+# A scenario plug-in, through the public face too: one metric, the prompt's token count.
+COUNTER = """\
+from typing import ClassVar
+
+from pydantic import Field
+
+from harness.api import BaseScenario, MetricSpec, Params, ScenarioOutput, Unit, metric
+
+TOKENS = MetricSpec("count.tokens", Unit.COUNT, False, "tokens in the text")
+
+
+class CountParams(Params):
+    text: str = Field("hello plug-in", description="what to count")
+
+
+class CountScenario(BaseScenario[CountParams]):
+    name: ClassVar[str] = "count_tokens"
+    version: ClassVar[int] = 1
+    measures_time: ClassVar[bool] = False
+    params_model = CountParams
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (TOKENS,)
+
+    def run(self, ctx, params: CountParams) -> ScenarioOutput:
+        return ScenarioOutput((metric(TOKENS, [float(len(ctx.model.encode(params.text)))]),))
+
+
+SCENARIO = CountScenario()
 """
 
 SUITE = """\
@@ -42,6 +72,8 @@ scenarios:
   - scenario: load
   - scenario: prompt_cache
     params: {prompt_tokens: 16, gen_tokens: 2}
+  - scenario: count_tokens
+    models: [toy-model]
 """
 
 
@@ -56,11 +88,13 @@ def plugin_package(root: Path) -> Path:
     root.mkdir()
     (root / "toy_backend.py").write_text(readme_toy_backend())
     (root / "toy_liar.py").write_text(LIAR)
+    (root / "count_scenario.py").write_text(COUNTER)
     info = root / "toy_backend-0.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-backend\nVersion: 0.0\n")
     (info / "entry_points.txt").write_text(
         "[mlx_harness.backends]\ntoy = toy_backend:BACKEND\ntoy_liar = toy_liar:BACKEND\n"
+        "[mlx_harness.scenarios]\ncount_tokens = count_scenario:SCENARIO\n"
     )
     return root
 
@@ -96,6 +130,9 @@ def test_a_plugin_backend_runs_and_is_held_to_its_capabilities(tmp_path: Path) -
     run = load_run(reports / "toy" / "run.jsonl")
     got = {(r.model, r.scenario): (r.status, r.reason or "") for r in run.results}
     assert got[("toy-model", "load")] == (Status.PASSED, ""), output
+    assert got[("toy-model", "count_tokens")] == (Status.PASSED, ""), output
+    counted = next(r for r in run.results if r.scenario == "count_tokens")
+    assert [m.samples for m in counted.metrics if m.name == "count.tokens"] == [(13.0,)]
     assert got[("toy-model", "prompt_cache")] == (
         Status.SKIPPED,
         "capability_missing: backend toy has no prompt cache",
@@ -109,3 +146,29 @@ def test_a_plugin_backend_runs_and_is_held_to_its_capabilities(tmp_path: Path) -
         )
         assert "\n" not in reason
     assert done.returncode == 1, output  # an errored case fails the run
+
+
+def test_the_plugins_import_only_the_public_face() -> None:
+    """README's example and the plug-ins here name nothing under harness but harness.api."""
+    import ast
+
+    for source in (readme_toy_backend(), LIAR, COUNTER):
+        found = {
+            node.module
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and node.module
+        } | {
+            alias.name
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
+        assert {m for m in found if m.split(".")[0] == "harness"} == {"harness.api"}
+
+
+def test_the_public_face_names_what_it_exports() -> None:
+    import harness.api
+
+    assert sorted(harness.api.__all__) == harness.api.__all__
+    missing = [n for n in harness.api.__all__ if not hasattr(harness.api, n)]
+    assert not missing

@@ -1,0 +1,76 @@
+"""The plug-in face of mlx-harness: everything a backend or scenario plug-in imports, and nothing
+else. Modules under ``harness.*`` are internal and move without notice; the names here stay
+(a removal is a breaking change, named in the CHANGELOG).
+
+A backend (entry-point group ``mlx_harness.backends``) has a ``name``, its ``capabilities`` (a
+frozenset of :class:`BackendCapability`) and ``load(path) -> (model, LoadInfo)``; the model
+implements the protocol of each capability it declares (:class:`LoadedModel` for text
+generation, :class:`PromptCaching`, :class:`ToolCalling`, ...). A scenario (group
+``mlx_harness.scenarios``) subclasses :class:`BaseScenario` with a :class:`Params` model and
+returns a :class:`ScenarioOutput` of :class:`Metric` values described by :class:`MetricSpec`.
+The README's "Extending" section shows both; ``tests/test_api.py`` installs that example.
+"""
+
+from __future__ import annotations
+
+from harness.backends.base import (
+    Backend,
+    BackendCapability,
+    BackendError,
+    ImageInput,
+    ImagePrompt,
+    LoadedModel,
+    LoadInfo,
+    Probing,
+    PromptCaching,
+    PromptEncoding,
+    SpeechChunk,
+    Synthesizing,
+    ToolCalling,
+    Transcribing,
+)
+from harness.metrics import MetricSpec, VariesBy
+from harness.probe.types import Capability, Probe
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    Scenario,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+    metric,
+)
+from harness.types import Metric, Status, Unit
+
+__all__ = [
+    "Backend",
+    "BackendCapability",
+    "BackendError",
+    "BaseScenario",
+    "Capability",
+    "ImageInput",
+    "ImagePrompt",
+    "LoadInfo",
+    "LoadedModel",
+    "Metric",
+    "MetricSpec",
+    "Params",
+    "Probe",
+    "Probing",
+    "PromptCaching",
+    "PromptEncoding",
+    "Scenario",
+    "ScenarioContext",
+    "ScenarioOutput",
+    "SpeechChunk",
+    "Status",
+    "Synthesizing",
+    "ToolCalling",
+    "Transcribing",
+    "Unit",
+    "VariesBy",
+    "Workload",
+    "lacks",
+    "metric",
+]
