@@ -86,9 +86,10 @@ def find_runs(paths: Iterable[Path]) -> list[RunRecord]:
     """Every readable run record under ``paths`` (files or directories, searched recursively).
 
     A record that cannot be read is skipped with a :class:`RunReadWarning` naming it and why;
-    the same run found twice (by run id) counts once.
+    the same run found twice (the same run id and start time) counts once; runs that reuse an
+    id (a nightly job's fixed ``--run-id``, each night in its own folder) all count.
     """
-    runs: dict[str, RunRecord] = {}
+    runs: dict[tuple[str, str], RunRecord] = {}
     for path in paths:
         for file in _record_files(path):
             try:
@@ -96,7 +97,7 @@ def find_runs(paths: Iterable[Path]) -> list[RunRecord]:
             except RunFileError as exc:
                 warnings.warn(f"{exc}; skipped this record", RunReadWarning, stacklevel=2)
                 continue
-            runs.setdefault(run.run_id, run)
+            runs.setdefault((run.run_id, str(run.started_at)), run)
     return sorted(runs.values(), key=lambda r: r.started_at)
 
 
