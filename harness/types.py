@@ -63,6 +63,7 @@ class Unit(str, Enum):
     TOKENS = "tokens"
     RATIO = "x"
     COUNT = "count"
+    SCORE = "score"  # a dimensionless figure shown bare (perplexity, KL in nats)
 
 
 class ExpectKind(str, Enum):

@@ -62,9 +62,7 @@ def _layers() -> list[set[str]]:
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    contract = next(
-        c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"
-    )
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
     return [
         {name.strip() for name in layer.replace("|", ":").split(":")}
         for layer in contract["layers"]

@@ -38,6 +38,16 @@ class Chart:
     legend: tuple[LegendItem, ...]
     table: Table  # every point drawn (and those of series beyond the palette)
     left_out: int = 0  # series only in the table
+    distinct_x: int = 0  # how many x positions its points take
+    guided: bool = False  # it draws a reference (a ceiling, y = x, an ideal curve)
+
+    @property
+    def shows_something(self) -> bool:
+        """One point is a table row, not a chart (a dot on an axis stretched around it, 122-134
+        for a single value); a curve needs two x positions, points beside a reference line
+        need two points."""
+        points = len(self.table.rows)
+        return points >= 2 and (self.distinct_x >= 2 or self.guided)
 
     @cached_property
     def svg(self) -> Markup:
@@ -111,8 +121,17 @@ def xy_chart(
         for line in lines
         for x, y in line.points
     )
+    xs = {x for line in lines for x, _ in line.points}
     return Chart(
-        key, title, caption, svg, legend, Table(columns, rows), max(0, len(lines) - MAX_SERIES)
+        key,
+        title,
+        caption,
+        svg,
+        legend,
+        Table(columns, rows),
+        max(0, len(lines) - MAX_SERIES),
+        len(xs),
+        bool(guides),
     )
 
 

@@ -214,7 +214,10 @@ BUILDERS: tuple[Callable[[Sequence[CaseResult]], list[Chart]], ...] = (
 
 
 def build_charts(run: RunRecord) -> list[Chart]:
-    return [chart for builder in BUILDERS for chart in builder(run.results)]
+    """The charts that show something (points at two x positions or more); the data of the
+    others is in the report's tables."""
+    found = (chart for builder in BUILDERS for chart in builder(run.results))
+    return [chart for chart in found if chart.shows_something]
 
 
 def build(run: RunRecord) -> Charts | None:

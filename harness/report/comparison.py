@@ -178,7 +178,7 @@ def _metrics_table(pairs: list[tuple[CaseDelta, MetricDelta]]) -> Table:
         Column("model"),
         Column("scenario"),
         Column("point"),
-        Column("metric"),
+        Column("metric", css="nowrap"),
         Column("baseline", numeric=True),
         Column("current", numeric=True),
         Column("change", numeric=True),

@@ -52,7 +52,7 @@ def build(run: RunRecord, claims: tuple[str, ...] = ()) -> OtherMetrics | None:
         rows.append((*case_cells(result), Cell(metric.name), value, Cell(str(n), sort=n)))
     columns = (
         *CASE_COLUMNS,
-        Column("metric"),
+        Column("metric", css="nowrap"),
         Column("median ± stddev", numeric=True),
         Column("n", numeric=True),
     )

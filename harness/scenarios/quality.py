@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 PERPLEXITY = MetricSpec(
     "quality.perplexity",
-    Unit.RATIO,
+    Unit.SCORE,
     False,
     "perplexity of the text, per item",
     noise_floor=0.01,
@@ -58,7 +58,7 @@ PERPLEXITY = MetricSpec(
 )
 REFERENCE_PERPLEXITY = MetricSpec(
     "quality.reference_perplexity",
-    Unit.RATIO,
+    Unit.SCORE,
     False,
     "the reference model's perplexity on the same items",
     noise_floor=0.01,
@@ -74,7 +74,7 @@ AGREEMENT = MetricSpec(
 )
 KL = MetricSpec(
     "quality.kl_divergence",
-    Unit.RATIO,
+    Unit.SCORE,
     False,
     "mean KL(reference || model) of next-token distributions, nats",
     noise_floor=0.05,

@@ -256,8 +256,12 @@ class ToolCallsScenario(BaseScenario[ToolCallsParams]):
             "string_match": p.string_match,
         }
         if parser is None:
+            names = ", ".join(shipped.template_names())
             why = f"no tool parser: {ctx.backend} infers none from " + (
-                "the model's chat template" if template == "model" else f"template {template!r}"
+                "the model's chat template; give a template with tool markup, e.g. "
+                f"chat_template: {names} (shipped) or a .jinja path"
+                if template == "model"
+                else f"template {template!r}; give a template with tool markup"
             )
             return ScenarioOutput((metric(PARSER, [0.0]),), artifacts, skip_reason=why)
         live = _live(p)

@@ -325,10 +325,15 @@ def _served_cases(text: str) -> list[CaseResult]:
                 _metric("serving.c1.ttft_p50_s", Unit.SECONDS, 0.02),
                 _metric("serving.c1.ttft_p90_s", Unit.SECONDS, 0.03),
                 _metric("serving.c1.ttft_p99_s", Unit.SECONDS, 0.05),
+                _metric("serving.c4.request_rps", Unit.REQUESTS_PER_SECOND, 5.0),
+                _metric("serving.c4.ttft_p50_s", Unit.SECONDS, 0.04),
+                _metric("serving.c4.ttft_p90_s", Unit.SECONDS, 0.06),
+                _metric("serving.c4.ttft_p99_s", Unit.SECONDS, 0.09),
             ),
             artifacts={
                 "points": [
                     {"key": "c1", "kind": "concurrency", "value": 1, "label": text},
+                    {"key": "c4", "kind": "concurrency", "value": 4, "label": text},
                 ],
                 "errors": [text],
             },

@@ -59,9 +59,17 @@ def _throughput(model: str, prompt: int, decode: float, share: float | None = No
         ([], []),
         ([_throughput("m", 128, 50.0)], []),  # one prompt length: a row, not a curve
         ([_throughput("m", 128, 50.0), _throughput("m", 512, 40.0)], ["decode-vs-prompt_tokens"]),
-        ([_throughput("m", 128, 50.0, 0.4)], ["roofline-share"]),
-        ([_throughput("m", 128, 50.0, 1.07)], []),  # above 100%: the ceiling was wrong
-        ([_throughput("m", 128, 50.0, 1.07), _throughput("n", 128, 50.0, 0.4)], ["roofline-share"]),
+        ([_throughput("m", 128, 50.0, 0.4)], []),  # one dot is a table row, not a chart
+        ([_throughput("m", 128, 50.0, 0.4), _throughput("n", 128, 40.0, 0.3)], ["roofline-share"]),
+        ([_throughput("m", 128, 50.0, 1.07), _throughput("n", 128, 50.0, 0.4)], []),  # one valid
+        (
+            [
+                _throughput("m", 128, 50.0, 1.07),  # above 100%: the ceiling was wrong
+                _throughput("n", 128, 50.0, 0.4),
+                _throughput("o", 128, 45.0, 0.35),
+            ],
+            ["roofline-share"],
+        ),
         (
             [
                 case(
@@ -74,7 +82,7 @@ def _throughput(model: str, prompt: int, decode: float, share: float | None = No
                     ],
                 )
             ],
-            ["cache-speedup"],
+            [],  # one dot beside the ideal curve: the table says it
         ),
         (
             [
@@ -87,18 +95,19 @@ def _throughput(model: str, prompt: int, decode: float, share: float | None = No
                     artifacts={"points": [{"key": "c2", "kind": "concurrency", "value": 2}]},
                 )
             ],
-            ["load-0"],
+            [],  # one load point
         ),
     ],
     ids=[
         "nothing",
         "one-length",
         "two-lengths",
+        "one-dot",
         "roofline",
-        "ceiling-invalid",
+        "ceiling-invalid-leaves-one",
         "one-invalid",
-        "cache",
-        "serving",
+        "cache-one-dot",
+        "serving-one-point",
     ],
 )
 def test_a_chart_appears_only_when_its_data_exists(cases: list, keys: list[str]) -> None:  # type: ignore[type-arg]
@@ -158,7 +167,13 @@ def test_a_screenshot_of_the_report_shows_the_charts(tmp_path: Path) -> None:
 
 
 def test_a_case_whose_ceiling_is_invalid_is_left_out_of_the_roofline_chart() -> None:
-    run = make_run([_throughput("over", 128, 50.0, 1.07), _throughput("under", 128, 50.0, 0.4)])
+    run = make_run(
+        [
+            _throughput("over", 128, 50.0, 1.07),
+            _throughput("under", 128, 50.0, 0.4),
+            _throughput("below", 512, 45.0, 0.35),
+        ]
+    )
     (chart,) = [c for c in build_charts(run) if c.key == "roofline-share"]
-    assert [item.label for item in chart.legend] == ["under"]
+    assert [item.label for item in chart.legend] == ["under", "below"]
     assert "hardware" in chart.caption

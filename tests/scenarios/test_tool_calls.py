@@ -221,6 +221,7 @@ def test_no_parser_is_a_skip_that_says_so(data: Path) -> None:
     output = run(CannedModel(parser=None), data=str(data))
     assert output.skip_reason is not None
     assert "no tool parser" in output.skip_reason and "model's chat template" in output.skip_reason
+    assert "chat_template: smollm2_tools" in output.skip_reason  # the fix, named
     assert values(output) == {"tool_calls.parser_inferred": 0.0}
 
 
