@@ -302,7 +302,7 @@ def load(stems: Sequence[str] = STEMS) -> tuple[Path, list[Entry], dict[str, Pro
 
 def main() -> int:
     root, entries, prompts = load()
-    print(f"{len(entries)} BFCL entries, {len(prompts)} imported (bfcl-eval {root.name})")
+    print(f"{len(entries)} BFCL entries, {len(prompts)} imported ({root.name})")
     with bfcl_checker(root) as checker:
         for strings in (StringMatch.BFCL, StringMatch.STRICT):
             judged = judge_all(checker, entries, prompts, strings)
