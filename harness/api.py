@@ -8,7 +8,8 @@ implements the protocol of each capability it declares (:class:`LoadedModel` for
 generation, :class:`PromptCaching`, :class:`ToolCalling`, ...). A scenario (group
 ``mlx_harness.scenarios``) subclasses :class:`BaseScenario` with a :class:`Params` model and
 returns a :class:`ScenarioOutput` of :class:`Metric` values described by :class:`MetricSpec`.
-The README's "Extending" section shows both; ``tests/test_api.py`` installs that example.
+docs/extending.md shows a backend; ``tests/backends/test_entry_point_backend.py`` installs that
+very example, and a scenario plug-in beside it, as packages with entry points.
 """
 
 from __future__ import annotations
