@@ -16,8 +16,8 @@ from typing import Any
 from harness.report.check_records import check_names, checks_by_name, verdict_of
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
-from harness.scenarios.contract_catalog import CHECKS
-from harness.scenarios.contract_verdicts import Verdict
+from harness.scenarios.api_contracts.catalog import CHECKS
+from harness.scenarios.api_contracts.verdicts import Verdict
 from harness.types import CaseResult, RunRecord
 
 PREFIXES = ("api_contracts.",)

@@ -21,8 +21,8 @@ from harness.report.sections import Section
 from harness.results.preflight_record import peak_check
 from harness.scenarios import prompt_cache as pc
 from harness.scenarios import throughput
-from harness.scenarios.load_stats import QUANTILES
-from harness.scenarios.serving_metrics import PREFIX as SERVING_PREFIX
+from harness.scenarios.serving.metrics import PREFIX as SERVING_PREFIX
+from harness.scenarios.serving.stats import QUANTILES
 from harness.types import CaseResult, RunRecord, Unit
 
 MAX_LOAD_CHARTS = 6  # served cases drawn; the Load section's tables hold every one

@@ -18,8 +18,8 @@ from typing import Any
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
-from harness.scenarios.load_stats import MIN_FINISHED, QUANTILES, needed_n
-from harness.scenarios.serving_metrics import LATENCIES, PREFIX
+from harness.scenarios.serving.metrics import LATENCIES, PREFIX
+from harness.scenarios.serving.stats import MIN_FINISHED, QUANTILES, needed_n
 from harness.types import CaseResult, RunRecord, Status, Unit
 
 SCENARIO = "serving"

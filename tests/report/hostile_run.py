@@ -271,7 +271,7 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
 
 def _served_cases(text: str) -> list[CaseResult]:
     """Cases of a served model: the Engines, Load, API and template contracts sections."""
-    from harness.scenarios.contract_verdicts import CheckResult, Exchange, Verdict
+    from harness.scenarios.api_contracts.verdicts import CheckResult, Exchange, Verdict
 
     check = CheckResult(
         "stop_string",

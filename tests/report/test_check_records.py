@@ -10,7 +10,7 @@ import pytest
 from report_fixtures import case
 
 from harness.report.check_records import check_names, checks_by_name, verdict_of
-from harness.scenarios.contract_verdicts import Verdict
+from harness.scenarios.api_contracts.verdicts import Verdict
 from harness.scenarios.template_contracts import CheckVerdict
 
 

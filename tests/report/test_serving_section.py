@@ -11,11 +11,11 @@ from report_fixtures import EVIL, case, make_run
 from harness.backends.openai_client import StreamReply
 from harness.report import render_html, render_markdown
 from harness.report.serving import build
-from harness.scenarios.load_loop import LoopRun
-from harness.scenarios.load_schedule import LoadPoint, closed, open_rate
-from harness.scenarios.load_stats import RequestSample, Slo, point_stats
-from harness.scenarios.serving_artifacts import point_record
-from harness.scenarios.serving_metrics import point_metrics
+from harness.scenarios.serving.artifacts import point_record
+from harness.scenarios.serving.loop import LoopRun
+from harness.scenarios.serving.metrics import point_metrics
+from harness.scenarios.serving.schedule import LoadPoint, closed, open_rate
+from harness.scenarios.serving.stats import RequestSample, Slo, point_stats
 from harness.types import CaseResult, Metric, Status
 
 

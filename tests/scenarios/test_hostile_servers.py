@@ -21,8 +21,8 @@ from harness.cli import main
 from harness.results.store import load_run
 from harness.runner.outcome import outcome_of
 from harness.scenarios import api_contracts
-from harness.scenarios.contract_catalog import CHECKS
-from harness.scenarios.contract_verdicts import (
+from harness.scenarios.api_contracts.catalog import CHECKS
+from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
     CheckResult,

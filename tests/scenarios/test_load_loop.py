@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from harness.scenarios.load_loop import closed_loop, open_loop
-from harness.scenarios.load_schedule import LoopKind
+from harness.scenarios.serving.loop import closed_loop, open_loop
+from harness.scenarios.serving.schedule import LoopKind
 
 # -- loops -------------------------------------------------------------------------------------
 

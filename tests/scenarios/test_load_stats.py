@@ -8,7 +8,7 @@ import math
 import pytest
 from load_samples import PLANTED, sample
 
-from harness.scenarios.load_stats import (
+from harness.scenarios.serving.stats import (
     MIN_FINISHED,
     Slo,
     SloVerdict,

@@ -23,9 +23,9 @@ from harness.results.store import load_run
 from harness.scenarios import SCENARIOS
 from harness.scenarios import serving as serving_module
 from harness.scenarios.base import ScenarioContext
-from harness.scenarios.load_loop import Sent
 from harness.scenarios.serving import ServingParams
-from harness.scenarios.serving_artifacts import reply_error, request_sample
+from harness.scenarios.serving.artifacts import reply_error, request_sample
+from harness.scenarios.serving.loop import Sent
 from harness.types import Status
 from harness.value_errors import SUITE_VALUE
 from tests.servers.planted_process import planted_server

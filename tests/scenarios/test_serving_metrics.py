@@ -5,12 +5,12 @@ from __future__ import annotations
 from load_samples import PLANTED
 
 from harness.metrics import MetricSpecs
-from harness.scenarios.load_schedule import closed
-from harness.scenarios.load_stats import (
+from harness.scenarios.serving.metrics import declared_specs, point_metrics
+from harness.scenarios.serving.schedule import closed
+from harness.scenarios.serving.stats import (
     Slo,
     point_stats,
 )
-from harness.scenarios.serving_metrics import declared_specs, point_metrics
 from harness.types import Unit
 
 

@@ -1,6 +1,6 @@
 """``api_contracts``: does a served model's OpenAI-compatible API keep its contracts?
 
-Each named check (:mod:`harness.scenarios.contract_catalog`) sends real requests to the server
+Each named check (:mod:`harness.scenarios.api_contracts.catalog`) sends real requests to the server
 and returns pass, fail or not applicable (with the reason: a server without tool support
 cannot be judged on tool calls), with the evidence: the requests as sent and excerpts of the
 answers. The case fails, naming the checks, when any check fails. It needs nothing of the
@@ -20,17 +20,8 @@ from pydantic import Field, field_validator
 from harness.backends.base import BackendCapability, Served
 from harness.backends.openai_client import Reply, StreamReply, sync_client
 from harness.metrics import MetricSpec
-from harness.scenarios.base import (
-    BaseScenario,
-    Params,
-    ScenarioContext,
-    ScenarioOutput,
-    Workload,
-    lacks,
-    metric,
-)
-from harness.scenarios.contract_catalog import CHECK_NAMES, CHECKS
-from harness.scenarios.contract_verdicts import (
+from harness.scenarios.api_contracts.catalog import CHECK_NAMES, CHECKS
+from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
     CheckResult,
@@ -39,6 +30,15 @@ from harness.scenarios.contract_verdicts import (
     failed,
     records,
     unjudged,
+)
+from harness.scenarios.base import (
+    BaseScenario,
+    Params,
+    ScenarioContext,
+    ScenarioOutput,
+    Workload,
+    lacks,
+    metric,
 )
 from harness.types import Unit
 from harness.value_errors import value_error

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply, excerpt, post, stream
-from harness.scenarios.contract_verdicts import Api, CheckContext, Exchange
+from harness.scenarios.api_contracts.verdicts import Api, CheckContext, Exchange
 
 REQUEST_CHARS = 600
 TEXT_CHARS = 300

@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.backends.openai_client import StreamReply, token_arrivals
-from harness.scenarios.load_loop import LoopRun, Sent
-from harness.scenarios.load_schedule import LoadPoint
-from harness.scenarios.load_stats import Percentiles, PointStats, RequestSample
+from harness.scenarios.serving.loop import LoopRun, Sent
+from harness.scenarios.serving.schedule import LoadPoint
+from harness.scenarios.serving.stats import Percentiles, PointStats, RequestSample
 
 REASON_CHARS = 200
 SAMPLES_KEPT = 2000  # requests a point keeps in its artifacts (in the order they were sent)

@@ -8,8 +8,8 @@ applicable (saying whether the markup stayed in the content, as such a server se
 
 from __future__ import annotations
 
-from harness.scenarios.contract_requests import ask, ask_stream
-from harness.scenarios.contract_verdicts import (
+from harness.scenarios.api_contracts.asking import ask, ask_stream
+from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
     CheckResult,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.scenarios.contract_requests import ask, differ_at, reference
-from harness.scenarios.contract_verdicts import (
+from harness.scenarios.api_contracts.asking import ask, differ_at, reference
+from harness.scenarios.api_contracts.verdicts import (
     CheckContext,
     CheckResult,
     ContractCheck,

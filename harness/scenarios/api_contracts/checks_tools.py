@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply
-from harness.scenarios.contract_requests import ask, ask_stream, shown_value
-from harness.scenarios.contract_verdicts import (
+from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
+from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
     CheckResult,

@@ -18,7 +18,7 @@ from harness.backends.openai_client import (
     async_client,
     post_bytes,
 )
-from harness.scenarios.contract_requests import (
+from harness.scenarios.api_contracts.asking import (
     BASE_PROMPT,
     ask,
     ask_stream,
@@ -28,7 +28,7 @@ from harness.scenarios.contract_requests import (
     prompt,
     request_text,
 )
-from harness.scenarios.contract_verdicts import (
+from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
     CheckResult,

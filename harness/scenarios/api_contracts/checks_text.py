@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply
-from harness.scenarios.contract_requests import (
+from harness.scenarios.api_contracts.asking import (
     Reference,
     ask,
     ask_stream,
@@ -20,7 +20,7 @@ from harness.scenarios.contract_requests import (
     reference,
     shown_value,
 )
-from harness.scenarios.contract_verdicts import (
+from harness.scenarios.api_contracts.verdicts import (
     CheckContext,
     CheckResult,
     ContractCheck,

@@ -10,10 +10,10 @@ with httpx's async client, at temperature 0, each with a prompt of about ``promp
 tokens of ordinary text that starts with its own marker (so no server answers it from a prefix
 cache filled by an earlier request, of this run or another).
 
-Per point (definitions in :mod:`harness.scenarios.load_stats`): completed and failed requests
+Per point (definitions in :mod:`harness.scenarios.serving.stats`): completed and failed requests
 (the commonest one-line reasons kept), request throughput, output tokens/s, TTFT, TPOT, ITL and
 e2e p50/p90/p99, and with ``slo:`` the goodput and the share of requests within it. Metrics are
-named for the point (:mod:`harness.scenarios.serving_metrics`); each request's figures are kept
+named for the point (:mod:`harness.scenarios.serving.metrics`); each request's figures are kept
 in the artifacts (bounded) so a report can redraw the curves.
 """
 
@@ -44,8 +44,11 @@ from harness.scenarios.base import (
     Workload,
     lacks,
 )
-from harness.scenarios.load_loop import LoopRun, Send, closed_loop, open_loop
-from harness.scenarios.load_schedule import (
+from harness.scenarios.prompts import numbered, text_of_about
+from harness.scenarios.serving.artifacts import point_record, reply_error, request_sample
+from harness.scenarios.serving.loop import LoopRun, Send, closed_loop, open_loop
+from harness.scenarios.serving.metrics import declared_specs, point_metrics
+from harness.scenarios.serving.schedule import (
     MAX_RATE,
     MIN_RATE,
     LoadPoint,
@@ -54,10 +57,7 @@ from harness.scenarios.load_schedule import (
     closed,
     open_rate,
 )
-from harness.scenarios.load_stats import PointStats, Slo, point_stats
-from harness.scenarios.prompts import numbered, text_of_about
-from harness.scenarios.serving_artifacts import point_record, reply_error, request_sample
-from harness.scenarios.serving_metrics import declared_specs, point_metrics
+from harness.scenarios.serving.stats import PointStats, Slo, point_stats
 from harness.types import Metric
 from harness.value_errors import value_error
 

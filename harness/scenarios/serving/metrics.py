@@ -3,7 +3,7 @@
 ``serving.c4.ttft_p90_s`` is the p90 time to first token at concurrency 4,
 ``serving.r0_5.goodput_rps`` the goodput at 0.5 requests/s. Each is one value a point (the
 point's requests are its raw samples, kept in the case's artifacts). A percentile with too few
-values to mean anything (:func:`harness.scenarios.load_stats.needed_n`) is left out, as are
+values to mean anything (:func:`harness.scenarios.serving.stats.needed_n`) is left out, as are
 goodput and the SLO share without an SLO or with too few finished requests.
 
 The scenario declares each figure as a pattern over points (``serving.c*.ttft_p90_s`` and
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.metrics import MetricSpec
-from harness.scenarios.load_schedule import LoadPoint
-from harness.scenarios.load_stats import QUANTILES, Percentiles, PointStats
+from harness.scenarios.serving.schedule import LoadPoint
+from harness.scenarios.serving.stats import QUANTILES, Percentiles, PointStats
 from harness.types import Metric, Unit
 
 PREFIX = "serving"
