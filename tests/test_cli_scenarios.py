@@ -1,4 +1,4 @@
-"""``mlx-harness scenarios``: the listing, the Markdown table, and docs/scenarios.md kept in step."""
+"""``mlx-harness scenarios``: the listing, the Markdown table, docs/scenarios.md kept in step."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A backend from outside the harness, through the ``mlx_harness.backends`` entry-point group,
-without touching harness code: docs/extending.md's toy backend (the code block itself) becomes a package
-on ``sys.path`` (a module and a ``*.dist-info`` with ``entry_points.txt``), and a suite runs on
-it through ``mlx-harness run`` in a subprocess (its workers inherit the path); a scenario
+without touching harness code: docs/extending.md's toy backend (the code block itself) becomes
+a package on ``sys.path`` (a module and a ``*.dist-info`` with ``entry_points.txt``), and a suite
+runs on it through ``mlx-harness run`` in a subprocess (its workers inherit the path); a scenario
 plug-in beside it. Plug-ins import ``harness.api`` only."""
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def test_a_plugin_backend_runs_and_is_held_to_its_capabilities(tmp_path: Path) -
 
 
 def test_the_plugins_import_only_the_public_face() -> None:
-    """docs/extending.md's example and the plug-ins here name nothing under harness but harness.api."""
+    """The docs' example and the plug-ins here import nothing under harness but harness.api."""
     import ast
 
     for source in (readme_toy_backend(), LIAR, COUNTER):
