@@ -82,9 +82,9 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
-# the README's scenario parameter table, from the scenarios' params models
+# docs/scenarios.md's scenario parameter table, from the scenarios' params models
 readme-params:
-	$(PY) -m harness.cli scenarios --update-readme README.md
+	$(PY) -m harness.cli scenarios --update-readme docs/scenarios.md
 
 # Our throughput scenario against mlx-lm's own `python -m mlx_lm.benchmark`, alternating the two
 # tools over rounds; prints ours/theirs for prefill and decode. Then http_throughput through

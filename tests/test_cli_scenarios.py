@@ -1,4 +1,4 @@
-"""``mlx-harness scenarios``: the listing, the Markdown table, and the README kept in step."""
+"""``mlx-harness scenarios``: the listing, the Markdown table, docs/scenarios.md kept in step."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from harness.cli import main
 from harness.cli_scenarios import README_BEGIN, README_END, markdown_table, with_readme_table
 from harness.scenarios import SCENARIOS
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "scenarios.md"
 
 
 def test_readme_parameter_table_is_generated_and_current() -> None:
     text = README.read_text(encoding="utf-8")
     assert with_readme_table(text, markdown_table()) == text, (
-        "README.md's scenario parameter table is stale: run `make readme-params`"
+        "docs/scenarios.md's scenario parameter table is stale: run `make readme-params`"
     )
 
 

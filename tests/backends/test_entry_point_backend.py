@@ -1,7 +1,7 @@
 """A backend from outside the harness, through the ``mlx_harness.backends`` entry-point group,
-without touching harness code: README's toy backend (the code block itself) becomes a package
-on ``sys.path`` (a module and a ``*.dist-info`` with ``entry_points.txt``), and a suite runs on
-it through ``mlx-harness run`` in a subprocess (its workers inherit the path); a scenario
+without touching harness code: docs/extending.md's toy backend (the code block itself) becomes
+a package on ``sys.path`` (a module and a ``*.dist-info`` with ``entry_points.txt``), and a suite
+runs on it through ``mlx-harness run`` in a subprocess (its workers inherit the path); a scenario
 plug-in beside it. Plug-ins import ``harness.api`` only."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.results.store import load_run
 from harness.types import Status
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 
 # A second plug-in that declares a prompt cache its model does not have: a backend bug.
 LIAR = """\
@@ -78,9 +78,9 @@ scenarios:
 
 
 def readme_toy_backend() -> str:
-    """The ``# toy_backend.py`` code block of README's Extending section."""
+    """The ``# toy_backend.py`` code block of docs/extending.md."""
     blocks = re.findall(r"```python\n(# toy_backend\.py\n.*?)```", README.read_text(), re.S)
-    assert len(blocks) == 1, "README's Extending section lost its toy backend"
+    assert len(blocks) == 1, "docs/extending.md lost its toy backend"
     return blocks[0]
 
 
@@ -149,7 +149,7 @@ def test_a_plugin_backend_runs_and_is_held_to_its_capabilities(tmp_path: Path) -
 
 
 def test_the_plugins_import_only_the_public_face() -> None:
-    """README's example and the plug-ins here name nothing under harness but harness.api."""
+    """The docs' example and the plug-ins here import nothing under harness but harness.api."""
     import ast
 
     for source in (readme_toy_backend(), LIAR, COUNTER):

@@ -12,7 +12,7 @@ Per round it takes each tool's median over its trials, then prints, for prefill 
 the median over rounds of ours/theirs with the lowest and highest round ratio (the spread).
 Definitions: prefill is prompt tokens / time to the first token in both. Decode: mlx-lm's
 ``generation_tps`` divides N generated tokens by the N-1 gaps after the first token; ours
-divides N-1 tokens by the same gaps (as in the README), so equal speed reads (N-1)/N on the
+divides N-1 tokens by the same gaps (as in docs/scenarios.md), so equal speed reads (N-1)/N on the
 raw ratio; the ``same definition`` column scales ours by N/(N-1).
 
     python tests/benchmarks/fidelity_mlx_lm_benchmark.py --model smollm2-135m-instruct-f32 \
