@@ -8,8 +8,8 @@ from types import MappingProxyType
 
 import pytest
 
-from harness.cli_errors import CliError
-from harness.cli_family_matrix import MatrixCommand, line, provenance, render_summary, run_command
+from harness.cli.errors import CliError
+from harness.cli.family_matrix import MatrixCommand, line, provenance, render_summary, run_command
 from harness.models.zoo.family_matrix import FamilyMatrix, MatrixSpec
 from harness.models.zoo.trial_row import ArchRow, Cell, Outcome
 

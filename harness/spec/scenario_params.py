@@ -1,7 +1,7 @@
 """Every scenario's parameters, documented from one source: the scenarios' pydantic params models.
 
 The suite JSON Schema (:func:`scenario_variants`), ``mlx-harness scenarios`` and the README's
-parameter table (``harness.cli_scenarios``) all read these, so none of them can drift from what a
+parameter table (``harness.cli.scenarios``) all read these, so none of them can drift from what a
 suite is validated with. A parameter's unit is its field's ``json_schema_extra["unit"]`` when
 given, else read from its name (``*_s`` seconds, ``*tokens`` and ``depth`` tokens, ``*_px``
 pixels).
