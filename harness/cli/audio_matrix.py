@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_command
+from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_matrix
 from harness.cli.family_matrix import render_summary as family_summary
 from harness.models.zoo.audio_matrix import AudioMatrix, matrix
 from harness.models.zoo.audio_trial import COLUMNS
@@ -24,7 +24,7 @@ COMMAND = MatrixCommand(
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_command(args, COMMAND, known=family_names, matrix=matrix, summary=render_summary)
+    return run_matrix(args, COMMAND, known=family_names, matrix=matrix, summary=render_summary)
 
 
 def render_summary(m: AudioMatrix) -> str:

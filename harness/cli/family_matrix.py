@@ -45,7 +45,7 @@ class MatrixCommand:
     details: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
-def run_command(
+def run_matrix(
     args: argparse.Namespace,
     command: MatrixCommand,
     *,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from types import MappingProxyType
 
-from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_command
+from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_matrix
 from harness.cli.family_matrix import render_summary as family_summary
 from harness.models.zoo.derive_vision_family import vision_model_types
 from harness.runner.vlm_matrix import VisionMatrix, matrix
@@ -23,7 +23,7 @@ COMMAND = MatrixCommand(
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_command(
+    return run_matrix(
         args, COMMAND, known=vision_model_types, matrix=matrix, summary=render_summary
     )
 
