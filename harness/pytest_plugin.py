@@ -43,7 +43,7 @@ class HarnessState:
     signals: ExitStack = field(default_factory=ExitStack)  # stop-signal handlers while running
     split: tuple[int, int] | None = None  # --shard I/N
     shard: Any = None  # harness.types.Shard once the plan is split
-    policy: Any = None  # harness.cli_policy.Policy: what fails the run besides failed cases
+    policy: Any = None  # harness.cli.policy.Policy: what fails the run besides failed cases
     policy_lines: list[str] = field(default_factory=list)  # what the policy found at the end
 
 
@@ -71,25 +71,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--run-id", default=None, help="name of this run's directory")
     group.addoption(
-        "--resume",
-        default=None,
-        metavar="RUN_ID",
-        help="continue an interrupted run: only cases without a final status run again",
-    )
-    group.addoption(
         "--allow-download",
         action="store_true",
         default=False,
         help="allow hub downloads for models not in the local cache",
     )
-    group.addoption(
-        "--baseline",
-        default=None,
-        help="a run record (run.jsonl or its directory) to compare with; enables relative gates",
-    )
-    from harness.cli_policy import add_policy_options
+    from harness.cli.run_options import add_run_options
 
-    add_policy_options(group.addoption)
+    add_run_options(group.addoption)  # --resume, --baseline, the policy's: as mlx-harness run
     group.addoption(
         "--shard",
         default=None,
@@ -130,12 +119,12 @@ def pytest_configure(config: pytest.Config) -> None:
             state.baseline = load_run(Path(baseline))
         except RunFileError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
-    run_id, resume = config.getoption("run_id", None), config.getoption("resume", None)
-    if run_id and resume and run_id != resume:
-        raise pytest.UsageError(
-            f"--run-id {run_id} and --resume {resume} name different runs; give only --resume"
-        )
-    from harness.cli_policy import PolicyError, policy_from
+    from harness.cli.policy import PolicyError, policy_from
+    from harness.cli.run_options import different_runs
+
+    error = different_runs(config.getoption("run_id", None), config.getoption("resume", None))
+    if error is not None:
+        raise pytest.UsageError(error)
 
     try:
         state.policy = policy_from(lambda dest: config.getoption(dest, None))
@@ -467,7 +456,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
     ):
         session.exitstatus = pytest.ExitCode.OK  # an empty shard is a valid run
-    from harness.cli_policy import judge_pytest_session
+    from harness.cli.policy import judge_pytest_session
 
     if not in_worker(session.config):  # xdist: the controller judges the joined run
         judge_pytest_session(session, state, state.end, shard=state.split is not None)

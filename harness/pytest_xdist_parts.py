@@ -258,7 +258,7 @@ class XdistController:
             thresholds=policy.thresholds if policy is not None else None,
         )
         self.state.end = end
-        from harness.cli_policy import judge_pytest_session
+        from harness.cli.policy import judge_pytest_session
 
         judge_pytest_session(session, self.state, end, shard=self.state.split is not None)
 

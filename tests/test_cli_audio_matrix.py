@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli_audio_matrix
-from harness.cli import main
+from harness.cli import audio_matrix, main
 from harness.models.zoo.arch_trial import ArchRow, Cell, Outcome
 from harness.models.zoo.audio_matrix import AudioMatrix
 
@@ -39,7 +38,7 @@ def test_unknown_family_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cached_matrix_summary_and_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cli_audio_matrix, "matrix", lambda **kw: MATRIX)
+    monkeypatch.setattr(audio_matrix, "matrix", lambda **kw: MATRIX)
     assert main(["models", "audio-matrix"]) == 0
     out = capsys.readouterr().out
     assert "tts/soprano" in out and "generated=ok  load=ok  run=ok" in out

@@ -8,8 +8,8 @@ from types import MappingProxyType
 
 import pytest
 
-from harness.cli_errors import CliError
-from harness.cli_family_matrix import MatrixCommand, line, provenance, render_summary, run_command
+from harness.cli.errors import CliError
+from harness.cli.family_matrix import MatrixCommand, line, provenance, render_summary, run_matrix
 from harness.models.zoo.family_matrix import FamilyMatrix, MatrixSpec
 from harness.models.zoo.trial_row import ArchRow, Cell, Outcome
 
@@ -74,7 +74,7 @@ def test_unknown_names_are_one_line_before_anything_runs() -> None:
         raise AssertionError("ran")
 
     with pytest.raises(CliError) as raised:
-        run_command(
+        run_matrix(
             _args(["a/b", "zz", "yy"]),
             COMMAND,
             known=lambda: ["a/b"],
@@ -90,7 +90,7 @@ def test_unknown_names_are_one_line_before_anything_runs() -> None:
 def test_a_cached_matrix_prints_its_rows_then_the_summary(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code = run_command(
+    code = run_matrix(
         _args(), COMMAND, known=list, matrix=lambda **kw: MATRIX, summary=lambda m: "SUMMARY"
     )
     assert code == 0

@@ -16,7 +16,11 @@ def _actions(
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             helped = {a.dest for a in action._choices_actions if a.help}
+            seen: set[int] = set()
             for name, sub in action.choices.items():
+                if id(sub) in seen:  # an alias (matrix for pin-matrix): walked under its name
+                    continue
+                seen.add(id(sub))
                 if name not in helped:
                     yield f"{path} {name}", "subcommand"
                 yield from _actions(sub, f"{path} {name}")
@@ -45,6 +49,13 @@ def test_the_walk_finds_a_missing_help() -> None:
     child.add_argument("--flag")
     sub.add_parser("bare")
     assert _undocumented(parser) == ["p child --flag", "p bare (no help for the subcommand)"]
+
+
+def test_an_alias_is_the_same_command() -> None:
+    """``matrix`` is kept as an alias of ``pin-matrix``, so older scripts keep working."""
+    parser = build_parser()
+    old, new = (parser.parse_args([c, "runs/a"]) for c in ("matrix", "pin-matrix"))
+    assert old.func is new.func and old.runs == new.runs == ["runs/a"]
 
 
 @pytest.mark.parametrize("command", [[], ["run"], ["export"], ["scenarios"], ["models", "list"]])

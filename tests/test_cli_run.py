@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli_run import case_line
+from harness.cli.run import case_line
 from harness.preflight_types import PolicyAction, PreflightRecord
 from harness.types import CaseResult, Status
 

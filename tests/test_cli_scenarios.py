@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.cli_scenarios import README_BEGIN, README_END, markdown_table, with_readme_table
+from harness.cli.scenarios import README_BEGIN, README_END, markdown_table, with_readme_table
 from harness.scenarios import SCENARIOS
 
 README = Path(__file__).resolve().parents[1] / "docs" / "scenarios.md"

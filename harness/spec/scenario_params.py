@@ -1,10 +1,10 @@
 """Every scenario's parameters, documented from one source: the scenarios' pydantic params models.
 
 The suite JSON Schema (:func:`scenario_variants`), ``mlx-harness scenarios`` and the parameter
-table of docs/scenarios.md (``make readme-params``) all read these, so none of them can drift from what a
-suite is validated with. A parameter's unit is its field's ``json_schema_extra["unit"]`` when
-given, else read from its name (``*_s`` seconds, ``*tokens`` and ``depth`` tokens, ``*_px``
-pixels).
+table of docs/scenarios.md (``make readme-params``) all read these, so none of them can drift
+from what a suite is validated with. A parameter's unit is its field's
+``json_schema_extra["unit"]`` when given, else read from its name (``*_s`` seconds, ``*tokens``
+and ``depth`` tokens, ``*_px`` pixels).
 """
 
 from __future__ import annotations

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from harness.cli_probe import add_parser, human
+from harness.cli import main
+from harness.cli.probe import human
 
 
 def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="mlx-harness")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return main(argv)
 
 
 def test_table(row_paths: Mapping[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,7 @@ import pytest
 from model_copies import EMBEDDED, EMBEDDED_IDS, prepared
 from probe_rows import ROWS
 
-from harness.cli_probe import add_parser
+from harness.cli.probe import add_parser
 from harness.models.catalog import EmbeddedModel
 from harness.probe.installed import Stack
 from harness.probe.machine import MemoryBudget

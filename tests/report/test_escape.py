@@ -15,7 +15,7 @@ from acting_characters import ACTING, acting_in, acting_in_outputs, assert_no_ac
 from hostile_run import EVIDENCE_SHOWN, hostile_runs
 from markupsafe import Markup
 
-from harness.cli_run import case_line
+from harness.cli.run import case_line
 from harness.report import default_sections, render, terminal_summary
 from harness.report.chart_svg import Axes, Series, strip_svg, xy_svg
 from harness.report.comparison import section

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness.cli_toolcalls import add_parser
+from harness.cli import main
+from harness.cli.toolcalls import add_parser
 from harness.models.fetch import FetchError
 from harness.toolcalls import bfcl_data
 from harness.toolcalls.bfcl_import import CATEGORIES
@@ -110,6 +111,5 @@ def test_cli_without_arguments_fills_the_cache(
     printed = capsys.readouterr().out
     assert "simple_python: 398 imported, 2 skipped" in printed
     assert f"3313 prompts in {bfcl_data.imported_dir()}" in printed
-    args = parser.parse_args(["toolcalls", "import-bfcl", "--categories", "parallel"])
-    assert args.func(args) == 2
+    assert main(["toolcalls", "import-bfcl", "--categories", "parallel"]) == 2
     assert "need --out DIR" in capsys.readouterr().err

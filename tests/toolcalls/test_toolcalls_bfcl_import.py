@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness.cli_toolcalls import add_parser
+from harness.cli import main
+from harness.cli.toolcalls import add_parser
 from harness.toolcalls.bfcl_import import (
     BfclImportError,
     convert_schema,
@@ -286,8 +287,7 @@ def test_cli_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     printed = capsys.readouterr().out
     assert "simple_python: 3 imported, 1 skipped" in printed
     assert len(load_live(out).prompts) == 13
-    args = parser.parse_args(["toolcalls", "import-bfcl", str(tmp_path / "x"), "--out", str(out)])
-    assert args.func(args) == 2
+    assert main(["toolcalls", "import-bfcl", str(tmp_path / "x"), "--out", str(out)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 
 

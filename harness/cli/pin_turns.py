@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
 
 if TYPE_CHECKING:
     from harness.runner.pin_env import PinEnv

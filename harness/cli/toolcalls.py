@@ -2,9 +2,10 @@
 ``toolcalls score --outputs FILE [DATA...] [--string-match strict|bfcl] [--record FILE]`` and
 ``toolcalls import-bfcl [SOURCE] [--out DIR] [--categories STEM...]`` for the harness CLI.
 
-harness/cli.py wires it in with ``add_parser(sub)``; the parsed arguments carry ``func=run_cli``.
-Exit status: 0 when every case that is not recorded as known broken passes, 1 otherwise, 2 for
-an invalid corpus or an unknown parser.
+:func:`harness.cli.build_parser` wires it in with ``add_parser(sub)``; the parsed arguments
+carry ``func=run``, which runs the subcommand named. Exit status: 0 when every case that is not
+recorded as known broken passes, 1 otherwise, 2 for an invalid corpus (a line per error) or an
+unknown parser (a :class:`~harness.cli.errors.CliError`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import json
 import sys
 from typing import Any
 
+from harness.cli.errors import CliError
+
 PARSER_HELP = (
     "auto (default): each case's own parser, through every installed implementation; "
     "a format (qwen3_coder) or one implementation (mlx_vlm.qwen3_coder) scores every case with it"
@@ -22,7 +25,7 @@ PARSER_HELP = (
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``toolcalls score`` to an argparse subparsers object; return the ``toolcalls`` one."""
-    toolcalls = subparsers.add_parser(
+    toolcalls: argparse.ArgumentParser = subparsers.add_parser(
         "toolcalls", help="tool-call parsing accuracy of the installed backends on a corpus"
     )
     sub = toolcalls.add_subparsers(dest="toolcalls_command", required=True)
@@ -50,7 +53,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     score.add_argument("--parser", default="auto", metavar="NAME|auto", help=PARSER_HELP)
     score.add_argument("--json", action="store_true", help="print the scores as JSON")
     score.add_argument("-k", default=None, help="only cases whose id contains this text")
-    score.set_defaults(func=run_cli)
+    score.set_defaults(func=run)
     bfcl = sub.add_parser(
         "import-bfcl", help="BFCL data (bfcl-eval wheel or data dir) as live prompt files"
     )
@@ -75,11 +78,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="STEM",
         help="BFCL file stems (simple_python, live_multiple, ...); default: all supported",
     )
-    bfcl.set_defaults(func=run_import_bfcl)
+    bfcl.set_defaults(func=run)
     return toolcalls
 
 
-def run_import_bfcl(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    """The ``toolcalls`` subcommand named on the command line."""
+    if args.toolcalls_command == "import-bfcl":
+        return _import_bfcl(args)
+    return _score(args)
+
+
+def _import_bfcl(args: argparse.Namespace) -> int:
     """Import BFCL categories into ``--out``; print counts and skips. 2 on a bad source.
     Without SOURCE the pinned wheel is used; without ``--out`` as well, the cache folder that
     ``data: bfcl`` reads is filled (once: a current import is kept)."""
@@ -105,8 +115,7 @@ def run_import_bfcl(args: argparse.Namespace) -> int:
                 for stem in sorted(set(imported.files) | set(skipped))
             }
     except (BfclImportError, FetchError, OSError) as exc:
-        print(f"mlx-harness: error: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(str(exc)) from None
     for stem, (taken, left) in sorted(counts.items()):
         print(f"{stem}: {taken} imported, {left} skipped")
     total = sum(taken for taken, _ in counts.values())
@@ -114,19 +123,15 @@ def run_import_bfcl(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_cli(args: argparse.Namespace) -> int:
+def _score(args: argparse.Namespace) -> int:
     from harness.toolcalls.corpus import CorpusInvalid, load_corpus
     from harness.toolcalls.render import as_json, failures, summary, table
     from harness.toolcalls.scorer import score_corpus
 
     if getattr(args, "outputs", None):
-        return run_outputs(args)
+        return _score_outputs(args)
     if not args.corpus:
-        print(
-            "mlx-harness: error: give CORPUS files or directories, or --outputs FILE",
-            file=sys.stderr,
-        )
-        return 2
+        raise CliError("give CORPUS files or directories, or --outputs FILE")
     try:
         cases = load_corpus(args.corpus)
     except CorpusInvalid as exc:
@@ -138,8 +143,7 @@ def run_cli(args: argparse.Namespace) -> int:
     try:
         score = score_corpus(cases, None if args.parser == "auto" else args.parser)
     except ValueError as exc:
-        print(f"mlx-harness: error: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(str(exc)) from None
     if args.json:
         print(json.dumps(as_json(score), indent=2, ensure_ascii=False))
     else:
@@ -153,7 +157,7 @@ def run_cli(args: argparse.Namespace) -> int:
     return 0 if score.passed else 1
 
 
-def run_outputs(args: argparse.Namespace) -> int:
+def _score_outputs(args: argparse.Namespace) -> int:
     """``score --outputs``: per-category accuracy of outputs made elsewhere. 2 on bad input.
     A DATA of ``bfcl`` or ``bfcl:<stem>,...`` is the pinned BFCL data, imported in the cache."""
     from harness.models.fetch import FetchError
@@ -188,8 +192,7 @@ def run_outputs(args: argparse.Namespace) -> int:
             print(error, file=sys.stderr)
         return 2
     except (ValueError, FetchError, BfclImportError) as exc:
-        print(f"mlx-harness: error: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(str(exc)) from None
     scored = score_outputs(list(by_id.values()), outputs, StringMatch(args.string_match))
     record = as_json(scored, str(args.outputs), data)
     if args.json:
@@ -201,6 +204,7 @@ def run_outputs(args: argparse.Namespace) -> int:
             with open(args.record, "w", encoding="utf-8") as handle:
                 json.dump(record, handle, indent=2, ensure_ascii=False)
         except OSError as exc:
-            print(f"{args.record}: cannot write ({exc.strerror}); check the path", file=sys.stderr)
-            return 2
+            raise CliError(
+                f"{args.record}: cannot write ({exc.strerror}); check the path"
+            ) from None
     return 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeVar
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
 from harness.models.zoo.family_matrix import RowsMatrix
 from harness.models.zoo.trial_row import ArchRow, Cell, Outcome
 from harness.report.escape import visible
@@ -45,7 +45,7 @@ class MatrixCommand:
     details: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
-def run_command(
+def run_matrix(
     args: argparse.Namespace,
     command: MatrixCommand,
     *,
@@ -125,10 +125,11 @@ def add_command(
     models: argparse._SubParsersAction[argparse.ArgumentParser],
     command: MatrixCommand,
     func: Callable[[argparse.Namespace], int],
-) -> None:
-    """Add ``command`` to the ``models`` subcommands, run by ``func``."""
+) -> argparse.ArgumentParser:
+    """Add ``command`` to the ``models`` subcommands, run by ``func``; returns its parser."""
     p = models.add_parser(command.name, help=command.help)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--force", action="store_true", help="run again even if a result is cached")
     p.add_argument("--only", nargs="+", metavar=command.metavar, help="try only these (not cached)")
     p.set_defaults(func=func)
+    return p

@@ -2,8 +2,9 @@
 
 Prints one row per model (or one JSON object per model with ``--json``): capabilities, backend,
 decision and reason code, tool parser, parameters, weight bytes and the memory estimate. Paths
-that cannot be probed get a one-line error on stderr. Exit status: 2 when a path could not be
-probed, else 1 when a model is blocked, else 0.
+that cannot be probed get a one-line error each on stderr (``mlx-harness probe: error: ...``);
+a bad ``--needs`` or ``--threshold`` is a :class:`~harness.cli.errors.CliError`. Exit status: 2
+when a path could not be probed, else 1 when a model is blocked, else 0.
 
 Everything printed in human form that came from a model's files or the command line (paths,
 model types, parser names, messages) goes through :func:`~harness.report.escape.visible`: control
@@ -18,6 +19,7 @@ import json
 import sys
 from typing import Any
 
+from harness.cli.errors import CliError
 from harness.probe.installed import detect_stack
 from harness.probe.machine import DEFAULT_THRESHOLD, available_memory
 from harness.probe.policy import Action, Decision, decide
@@ -41,7 +43,9 @@ COLUMNS = (
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``probe`` subcommand to an ``add_subparsers()`` object; returns its parser."""
-    p = subparsers.add_parser("probe", help="inspect model directories without loading them")
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "probe", help="inspect model directories without loading them"
+    )
     p.add_argument("paths", nargs="+", metavar="PATH", help="model directories or .gguf files")
     p.add_argument("--json", action="store_true", help="one JSON object per model")
     p.add_argument(
@@ -63,17 +67,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=DEFAULT_THRESHOLD,
         help="share of machine memory a model may use (default 0.70)",
     )
-    p.set_defaults(func=run_cli)
+    p.set_defaults(func=run)
     return p
 
 
-def run_cli(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
         needs = _needs(args.needs)
         budget = available_memory(args.threshold)
     except ValueError as exc:
-        print(f"mlx-harness probe: error: {visible(str(exc))}", file=sys.stderr)
-        return 2
+        raise CliError(visible(str(exc))) from None
     stack = detect_stack()
     rows: list[tuple[Probe, Decision]] = []
     failed = False

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from harness.cli_family_matrix import MatrixCommand, add_command, provenance, run_command
-from harness.cli_family_matrix import render_summary as family_summary
+from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_matrix
+from harness.cli.family_matrix import render_summary as family_summary
 from harness.models.zoo.audio_matrix import AudioMatrix, matrix
 from harness.models.zoo.audio_trial import COLUMNS
 from harness.models.zoo.derive_audio import family_names
@@ -23,8 +23,8 @@ COMMAND = MatrixCommand(
 )
 
 
-def cmd_audio_matrix(args: argparse.Namespace) -> int:
-    return run_command(args, COMMAND, known=family_names, matrix=matrix, summary=render_summary)
+def run(args: argparse.Namespace) -> int:
+    return run_matrix(args, COMMAND, known=family_names, matrix=matrix, summary=render_summary)
 
 
 def render_summary(m: AudioMatrix) -> str:
@@ -33,6 +33,8 @@ def render_summary(m: AudioMatrix) -> str:
     return family_summary(m, COMMAND, f"{len(m.rows)} audio families ({made})")
 
 
-def add_parser(models: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add ``audio-matrix`` to the ``models`` subcommands."""
-    add_command(models, COMMAND, cmd_audio_matrix)
+    return add_command(subparsers, COMMAND, run)

@@ -1,14 +1,15 @@
-"""``mlx-harness models list|prepare|build-llama-server`` and ``mlx-harness import gguf``: the
-embedded models, llama.cpp's server built into the cache, and converting model files to MLX."""
+"""``mlx-harness models list|prepare|build-llama-server|arch-matrix|vlm-matrix|audio-matrix``:
+the embedded models, llama.cpp's server built into the cache, and the family matrices (each in a
+module of its own: :mod:`harness.cli.arch_matrix`, :mod:`harness.cli.vlm_matrix`,
+:mod:`harness.cli.audio_matrix`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
 
 
 def _text_origins() -> dict[str, Any]:
@@ -18,7 +19,7 @@ def _text_origins() -> dict[str, Any]:
     return {f"zoo/{f.name}": f for f in TEXT_FAMILIES}
 
 
-def cmd_models_list(args: argparse.Namespace) -> int:
+def _list(args: argparse.Namespace) -> int:
     from importlib import metadata
 
     from harness.models.catalog import embedded_models
@@ -68,7 +69,7 @@ def cmd_models_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_models_prepare(args: argparse.Namespace) -> int:
+def _prepare(args: argparse.Namespace) -> int:
     from harness.models.catalog import embedded_models, prepare_embedded
 
     known = {m.name: m for m in embedded_models()}
@@ -89,7 +90,7 @@ def cmd_models_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_models_build_llama_server(args: argparse.Namespace) -> int:
+def _build_llama_server(args: argparse.Namespace) -> int:
     from harness.models.llama_server import LlamaServerError, build, read_build_info
 
     try:
@@ -102,56 +103,33 @@ def cmd_models_build_llama_server(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_import_gguf(args: argparse.Namespace) -> int:
-    from harness.models.gguf import GGUFImportError, import_gguf
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``models`` and its subcommands to the main parser's subcommands."""
+    from harness.cli import arch_matrix, audio_matrix, vlm_matrix
 
-    try:
-        summary = import_gguf(Path(args.file), Path(args.out), dtype=args.dtype)
-    except GGUFImportError as exc:
-        raise CliError(str(exc)) from None
-    print(
-        f"{summary.architecture} ({summary.model_type}) -> {summary.output}: "
-        f"{summary.output_bytes / 2**20:.1f} MiB in {summary.seconds:.1f} s "
-        f"({summary.kept_quantized} tensors kept quantized, {summary.dequantized} dequantized)"
-    )
-    return 0
-
-
-def add_parsers(sub: Any) -> None:
-    """Add ``models`` and ``import`` to the main parser's subcommands."""
-    models = sub.add_parser("models", help="embedded models").add_subparsers(
-        dest="models_command", required=True
-    )
+    parser: argparse.ArgumentParser = subparsers.add_parser("models", help="embedded models")
+    models = parser.add_subparsers(dest="models_command", required=True)
     p = models.add_parser("list", help="embedded models and whether they are prepared")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
-    p.set_defaults(func=cmd_models_list)
+    p.set_defaults(func=run)
     p = models.add_parser("prepare", help="build/convert embedded models into the cache")
     p.add_argument("names", nargs="*", help="embedded models to prepare (default: all)")
     p.add_argument("--force", action="store_true", help="build again even if prepared")
-    p.set_defaults(func=cmd_models_prepare)
+    p.set_defaults(func=run)
     p = models.add_parser(
         "build-llama-server", help="build llama.cpp's llama-server once into the cache"
     )
     p.add_argument("--force", action="store_true", help="rebuild even if a build is cached")
-    p.set_defaults(func=cmd_models_build_llama_server)
-    from harness.cli_arch_matrix import add_parser as add_arch_matrix
-    from harness.cli_audio_matrix import add_parser as add_audio_matrix
-    from harness.cli_vision_matrix import add_parser as add_vlm_matrix
+    p.set_defaults(func=run)
+    arch_matrix.add_parser(models)
+    vlm_matrix.add_parser(models)
+    audio_matrix.add_parser(models)
+    return parser
 
-    add_arch_matrix(models)
-    add_vlm_matrix(models)
-    add_audio_matrix(models)
 
-    imports = sub.add_parser("import", help="convert model files to MLX").add_subparsers(
-        dest="import_command", required=True
-    )
-    p = imports.add_parser("gguf", help="a llama-family or gemma3 GGUF -> an mlx-lm directory")
-    p.add_argument("file", help="the .gguf file to convert")
-    p.add_argument("out", help="directory to write the mlx-lm model into")
-    p.add_argument(
-        "--dtype",
-        default="keep",
-        choices=["keep", "float32", "float16", "bfloat16"],
-        help="keep: MLX-native quant types stay quantized, K-quants dequantized",
-    )
-    p.set_defaults(func=cmd_import_gguf)
+SUBCOMMANDS = {"list": _list, "prepare": _prepare, "build-llama-server": _build_llama_server}
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``models`` subcommand named on the command line (the matrices run their own)."""
+    return SUBCOMMANDS[args.models_command](args)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from types import MappingProxyType
 
-from harness.cli_family_matrix import MatrixCommand, add_command, provenance, run_command
-from harness.cli_family_matrix import render_summary as family_summary
+from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_matrix
+from harness.cli.family_matrix import render_summary as family_summary
 from harness.models.zoo.arch_matrix import Matrix, matrix
 from harness.models.zoo.arch_trial import COLUMNS
 from harness.models.zoo.derive_text import architecture_names
@@ -22,8 +22,8 @@ COMMAND = MatrixCommand(
 )
 
 
-def cmd_arch_matrix(args: argparse.Namespace) -> int:
-    return run_command(
+def run(args: argparse.Namespace) -> int:
+    return run_matrix(
         args, COMMAND, known=architecture_names, matrix=matrix, summary=render_summary
     )
 
@@ -39,6 +39,8 @@ def render_summary(m: Matrix) -> str:
     return family_summary(m, COMMAND, headline, ["", *tail])
 
 
-def add_parser(models: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add ``arch-matrix`` to the ``models`` subcommands."""
-    add_command(models, COMMAND, cmd_arch_matrix)
+    return add_command(subparsers, COMMAND, run)

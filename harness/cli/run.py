@@ -13,12 +13,13 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
+from harness.cli.suite_paths import suite_paths
 
 if TYPE_CHECKING:
-    from harness.cli_policy import Policy
+    from harness.cli.policy import Policy
     from harness.report.progress import RunProgress
     from harness.run_end import RunEnd
     from harness.runner.session import RunSession
@@ -29,7 +30,56 @@ if TYPE_CHECKING:
 NO_CASES = 5  # as pytest's "no tests collected"
 
 
-def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    from harness.cli.pin_sets import add_pin_set_options
+    from harness.cli.run_options import add_run_options
+
+    p: argparse.ArgumentParser = subparsers.add_parser("run", help="run suites without pytest")
+    p.add_argument("paths", nargs="+", help="suite files or directories")
+    p.add_argument(
+        "--report-dir",
+        default="reports",
+        help="where runs go: REPORT_DIR/RUN_ID/ (run.jsonl, reports)",
+    )
+    p.add_argument(
+        "--run-id", default=None, help="name of the run (default: time and a random tag)"
+    )
+    p.add_argument("-k", default=None, help="only cases whose id contains this text")
+    p.add_argument(
+        "--progress",
+        choices=("auto", "live", "lines", "off"),
+        default="auto",
+        help="live: a display on the terminal; lines: a line per case and a 'still running' "
+        "line every 20 s (CI logs); off: case lines only; auto: live on a terminal, else lines",
+    )
+    p.add_argument(
+        "--still-running-every",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="with --progress lines: how often a long case prints 'still running'",
+    )
+    p.add_argument(
+        "--allow-download", action="store_true", help="allow hub downloads (offline by default)"
+    )
+    add_run_options(p.add_argument)  # --resume, --baseline, the policy's: as the pytest plugin
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        default=None,
+        help="run only shard I of N (split by model, the same on every machine); "
+        "join the shards' runs with mlx-harness merge",
+    )
+    add_pin_set_options(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    return _run_suites(args, suite_paths(args.paths))
+
+
+def _run_suites(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     from harness.spec.errors import SuiteInvalid
     from harness.spec.ledger import overdue_warnings
     from harness.spec.loader import load_suite
@@ -43,12 +93,12 @@ def run_command(args: argparse.Namespace, suite_paths: Sequence[Path]) -> int:
         raise CliError(str(exc)) from None
     chosen_policy(args)  # a bad --fail-on is one line before anything runs
     if getattr(args, "pin_set", None):  # the suites are loaded whole in the pin sets' runs
-        from harness.cli_pin_sets import run_pin_sets
+        from harness.cli.pin_sets import run_pin_sets
 
-        return run_pin_sets(args, suite_paths)
+        return run_pin_sets(args, paths)
     turns = _turns(args)  # a pin set's run taking turns: nothing costly before its first turn
     loaded: list[LoadedSuite] = []
-    for path in suite_paths:
+    for path in paths:
         try:
             loaded.append(load_suite(path))
         except SuiteInvalid as exc:
@@ -118,7 +168,7 @@ def resume_command(args: argparse.Namespace, run_id: str) -> str:
 
 def chosen_policy(args: argparse.Namespace) -> Policy:
     """The CI policy of ``run``'s options; a bad ``--fail-on`` is a CliError (one line)."""
-    from harness.cli_policy import PolicyError, policy_from
+    from harness.cli.policy import PolicyError, policy_from
 
     try:
         return policy_from(lambda dest: getattr(args, dest, None))
@@ -127,11 +177,11 @@ def chosen_policy(args: argparse.Namespace) -> Policy:
 
 
 def _run_id(args: argparse.Namespace) -> str | None:
-    if args.resume and args.run_id and args.resume != args.run_id:
-        raise CliError(
-            f"--run-id {args.run_id} and --resume {args.resume} name different runs; "
-            "give only --resume RUN_ID"
-        )
+    from harness.cli.run_options import different_runs
+
+    error = different_runs(args.run_id, args.resume)
+    if error is not None:
+        raise CliError(error)
     chosen = args.resume or args.run_id
     return str(chosen) if chosen else None
 
@@ -156,7 +206,7 @@ def _run_cases(
     shard: Shard | None = None,
     turns: Turns | None = None,
 ) -> int:
-    from harness.cli_pin_sets import recorded_pin_set
+    from harness.cli.pin_sets import recorded_pin_set
     from harness.run_end import conclude
     from harness.runner.session import RunSession
     from harness.runner.signals import as_interrupt, signals_deferred, stop_on_signals
@@ -250,7 +300,7 @@ def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> in
 
         print(f"resume with: {plain(resume_command(args, session.run_id), 2000)}", file=sys.stderr)
         return session.stopped.exit_status
-    from harness.cli_policy import policy_lines
+    from harness.cli.policy import policy_lines
 
     policy = chosen_policy(args)
     judged = policy_lines(end.run, end.comparison, policy, shard=bool(args.shard))

@@ -1,7 +1,7 @@
 """``mlx-harness bisect --package P --good V1 --bad V2 SUITE -k CASE --metric M``: the first
 released version of P between V1 and V2 whose case is significantly worse on M than at V1
 (or stops running ok), each version run in its own pin-set environment, side by side with V1
-(the two runs take turns, a round at a time: :mod:`harness.cli_pin_turns`).
+(the two runs take turns, a round at a time: :mod:`harness.cli.pin_turns`).
 
 Prints one line per step and the answer with its evidence (medians, n, p). Exit status: 0 when a
 first bad version was named, 1 when not (the bad endpoint was not worse, or a step stayed
@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
+from harness.cli.suite_paths import suite_paths
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    from harness.cli_pin_sets import add_env_options
+    from harness.cli.pin_sets import add_env_options
 
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "bisect", help="find the first release of a package that made a case worse"
     )
     p.add_argument("paths", nargs="+", metavar="SUITE", help="suite files or directories")
@@ -42,6 +42,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--report-dir", default="reports/bisect", help="where the step runs and their reports go"
     )
     add_env_options(p)
+    p.set_defaults(func=run)
     return p
 
 
@@ -54,9 +55,9 @@ def _version(text: str, flag: str) -> Any:
         raise CliError(f"{flag} {text!r}: not a version; e.g. {flag} 0.31.3") from None
 
 
-def bisect_command(args: argparse.Namespace, paths: Sequence[Path]) -> int:
-    from harness.cli_pin_sets import env_spec, pin_set_command, prepare
-    from harness.cli_pin_turns import run_taking_turns
+def run(args: argparse.Namespace) -> int:
+    from harness.cli.pin_sets import env_spec, pin_set_command, prepare
+    from harness.cli.pin_turns import run_taking_turns
     from harness.results.bisect import (
         BisectError,
         Measurement,
@@ -71,6 +72,7 @@ def bisect_command(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     from harness.scenarios.specs import all_specs
     from harness.spec.pin_sets import exact_pin
 
+    paths = suite_paths(args.paths)
     good, bad = _version(args.good, "--good"), _version(args.bad, "--bad")
     if not good < bad:
         raise CliError(f"--good {good} is not before --bad {bad}; swap them")
@@ -120,10 +122,10 @@ def bisect_command(args: argparse.Namespace, paths: Sequence[Path]) -> int:
         found = []
         for run_id, side in sides:
             try:
-                run = load_run(root / run_id)
+                record = load_run(root / run_id)
             except RunFileError as exc:
                 raise CliError(f"{side}: the run left no record ({exc}); see {log}") from None
-            found.append(measurement_of(run, args.metric, side))
+            found.append(measurement_of(record, args.metric, side))
         return found[0], found[1]
 
     def show(step: Any) -> None:

@@ -1,4 +1,4 @@
-"""``mlx-harness matrix RUN_DIR... [--out DIR] [--metric NAME]``: one report over the runs of
+"""``mlx-harness pin-matrix RUN_DIR... [--out DIR] [--metric NAME]``: one report over the runs of
 several pin sets (models x scenarios x pin sets), oldest first, with the change between
 adjacent pin sets judged by the rules of ``compare``.
 
@@ -14,15 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
 
 DEFAULT_ROOT = Path("reports")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``matrix`` subcommand to an ``add_subparsers()`` object; returns its parser."""
-    p = subparsers.add_parser(
-        "matrix",
+    """Add the ``pin-matrix`` subcommand (alias ``matrix``, its earlier name) to an
+    ``add_subparsers()`` object; returns its parser."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "pin-matrix",
+        aliases=["matrix"],
         help="one report over the runs of several pin sets (models x scenarios x pin sets)",
     )
     p.add_argument(
@@ -46,7 +48,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="exit 1 when a transition regressed or newly fails",
     )
-    p.set_defaults(func=matrix_command)
+    p.set_defaults(func=run)
     return p
 
 
@@ -75,7 +77,7 @@ def write_matrix(
     return paths.html, build_view(matrix).summary, bad
 
 
-def matrix_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from harness.report.escape import plain
     from harness.results.report_dir import shown
     from harness.runner.session import new_run_id

@@ -12,14 +12,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
 
 DEFAULT_ROOT = Path("reports")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``merge`` subcommand to an ``add_subparsers()`` object; returns its parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "merge", help="join run records (e.g. the shards of --shard I/N) into one report"
     )
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders or run.jsonl files")
@@ -29,11 +29,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--run-id", default=None, help="the merged run's id (default: --out's name, or new)"
     )
-    p.set_defaults(func=merge_command)
+    p.set_defaults(func=run)
     return p
 
 
-def merge_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from harness.report import terminal_summary
     from harness.report.escape import plain
     from harness.report.publish import LATEST, publish_reports
@@ -60,11 +60,11 @@ def merge_command(args: argparse.Namespace) -> int:
         merged = merge_runs(sources, run_id)
     except MergeError as exc:
         raise CliError(str(exc)) from None
-    run = write_record(merged, run_dir)
-    print("\n".join(terminal_summary(run)))
-    for note in merge_notes(run):
+    record = write_record(merged, run_dir)
+    print("\n".join(terminal_summary(record)))
+    for note in merge_notes(record):
         print(plain(note, 1000))
-    html = publish_reports(run, run_dir, None if out is not None else run_dir.parent / LATEST)
+    html = publish_reports(record, run_dir, None if out is not None else run_dir.parent / LATEST)
     print(f"report: {html}")
-    incomplete = run.finished_at is None or bool(missing_shards(run.parts))
-    return 1 if incomplete or not all(r.status.is_ok for r in run.results) else 0
+    incomplete = record.finished_at is None or bool(missing_shards(record.parts))
+    return 1 if incomplete or not all(r.status.is_ok for r in record.results) else 0

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
 
 if TYPE_CHECKING:
     from harness.runner.pin_env import PinEnv, PinEnvSpec
@@ -32,7 +32,7 @@ INTERLEAVED = "interleaved"
 SEQUENTIAL = "sequential"
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
+def add_pin_set_options(p: argparse.ArgumentParser) -> None:
     """The pin-set options of ``run``."""
     p.add_argument(
         "--pin-set",
@@ -217,7 +217,7 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     base = args.run_id or new_run_id()
     chosen = chosen_pin_sets(paths, args.pin_set)
     if len(chosen) > 1 and getattr(args, "pin_set_order", INTERLEAVED) == INTERLEAVED:
-        from harness.cli_pin_turns import run_taking_turns
+        from harness.cli.pin_turns import run_taking_turns
 
         envs = [prepare(pin_set_spec(args, p)) for p in chosen]
         statuses, took = run_taking_turns(
@@ -260,7 +260,7 @@ def _conclude(
         )
     print("pin sets:", *lines, sep="\n")
     if len(run_dirs) > 1:
-        from harness.cli_matrix import write_matrix
+        from harness.cli.pin_matrix import write_matrix
         from harness.report.escape import plain
         from harness.results.report_dir import shown
 

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from harness.cli_errors import CliError
+from harness.cli.errors import CliError
 
 COLUMNS = ("parameter", "type", "default", "unit", "description")
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("scenarios", help="list the scenarios and their parameters")
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "scenarios", help="list the scenarios and their parameters"
+    )
     p.add_argument("names", nargs="*", help="only these scenarios (default: all)")
     out = p.add_mutually_exclusive_group()
     out.add_argument(
@@ -27,10 +30,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="rewrite the parameter table between the markers in this file (e.g. README.md)",
     )
-    p.set_defaults(func=scenarios_command)
+    p.set_defaults(func=run)
+    return p
 
 
-def scenarios_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.update_readme:
         _update_readme(Path(args.update_readme), markdown_table())
         return 0

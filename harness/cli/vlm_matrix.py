@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from types import MappingProxyType
 
-from harness.cli_family_matrix import MatrixCommand, add_command, provenance, run_command
-from harness.cli_family_matrix import render_summary as family_summary
+from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_matrix
+from harness.cli.family_matrix import render_summary as family_summary
 from harness.models.zoo.derive_vision_family import vision_model_types
 from harness.runner.vlm_matrix import VisionMatrix, matrix
 from harness.runner.vlm_trial import COLUMNS
@@ -22,8 +22,8 @@ COMMAND = MatrixCommand(
 )
 
 
-def cmd_vlm_matrix(args: argparse.Namespace) -> int:
-    return run_command(
+def run(args: argparse.Namespace) -> int:
+    return run_matrix(
         args, COMMAND, known=vision_model_types, matrix=matrix, summary=render_summary
     )
 
@@ -34,6 +34,8 @@ def render_summary(m: VisionMatrix) -> str:
     return family_summary(m, COMMAND, f"{len(m.rows)} mlx-vlm model packages ({made})")
 
 
-def add_parser(models: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add ``vlm-matrix`` to the ``models`` subcommands."""
-    add_command(models, COMMAND, cmd_vlm_matrix)
+    return add_command(subparsers, COMMAND, run)

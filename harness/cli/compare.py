@@ -1,0 +1,96 @@
+"""``mlx-harness compare BASELINE CURRENT``: the comparison of two runs as Markdown (and HTML);
+exit 1 on regressions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.cli.errors import CliError
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a level between 0 and 1, e.g. 0.05")
+    return value
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "compare", help="compare two runs; exit 1 on regressions"
+    )
+    p.add_argument("baseline", help="baseline run directory or run.jsonl")
+    p.add_argument("current", help="current run directory or run.jsonl")
+    p.add_argument("--out", help="also write compare.md and compare.html here")
+    p.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (0-1)")
+    p.add_argument(
+        "--min-effect",
+        type=float,
+        default=0.03,
+        help="smallest relative change that counts (metrics may require more)",
+    )
+    p.add_argument(
+        "--allow-machine-change",
+        action="store_true",
+        help="compare timings even though the machine changed",
+    )
+    p.add_argument(
+        "--allow-model-change",
+        action="store_true",
+        help="compare even though model files changed (e.g. a 4-bit variant)",
+    )
+    p.add_argument(
+        "--fail-on",
+        default=None,
+        metavar="KINDS",
+        help="what makes the exit status 1, as for run (regression always counts here)",
+    )
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.cli.policy import Policy, policy_lines
+    from harness.report import render_html, render_markdown
+    from harness.report.comparison import section
+    from harness.report.comparison_text import comparison_lines
+    from harness.results.ci_policy import PolicyError, parse_fail_on
+    from harness.results.compare import Thresholds, compare_runs
+    from harness.results.store import load_run
+
+    try:  # compare's job is regressions: they always count
+        policy = Policy(args.fail_on, True, Thresholds())
+        parse_fail_on(args.fail_on, regression=True)
+    except PolicyError as exc:
+        raise CliError(str(exc)) from None
+    baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
+    comparison = compare_runs(
+        baseline,
+        current,
+        thresholds=Thresholds(
+            alpha=args.alpha,
+            min_effect=args.min_effect,
+            allow_machine_change=args.allow_machine_change,
+            allow_model_change=args.allow_model_change,
+        ),
+    )
+    sections = [section(comparison)]
+    markdown = render_markdown(current, sections)
+    print(markdown)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.md").write_text(markdown)
+        (out / "compare.html").write_text(render_html(current, sections))
+        print(f"wrote {out / 'compare.md'} and {out / 'compare.html'}", file=sys.stderr)
+    print("\n".join(comparison_lines(comparison)), file=sys.stderr)  # stdout stays Markdown
+    judged = policy_lines(current, comparison, policy, shard=current.shard is not None)
+    for line in judged:
+        print(line, file=sys.stderr)
+    return 1 if judged else 0

@@ -1,0 +1,59 @@
+"""``mlx-harness export RUN --format parquet|jsonl | --csv PATH | --benchmark-json PATH``: a
+run's raw samples for other tools."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.cli.errors import CliError
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser("export", help="export a run's raw samples")
+    p.add_argument("run", help="run directory or run.jsonl")
+    p.add_argument(
+        "--format",
+        action="append",
+        choices=("parquet", "jsonl"),
+        help="write every sample with all its case's params as columns to samples.parquet "
+        "(needs the parquet extra: pyarrow) or samples.jsonl; repeat for both",
+    )
+    p.add_argument(
+        "--out-dir", default=None, help="where --format writes its files (default: the run's)"
+    )
+    p.add_argument("--csv", help="write every raw sample as CSV")
+    p.add_argument("--benchmark-json", help="write timing metrics as pytest-benchmark JSON")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.results.store import export_csv, load_run
+
+    if not (args.csv or args.benchmark_json or args.format):
+        raise CliError(
+            "export needs --format parquet|jsonl, --csv PATH and/or --benchmark-json PATH"
+        )
+    path = Path(args.run)
+    record = load_run(path)
+    if args.format:
+        from harness.results.sample_export import ExportFormat, ExportUnavailable, export_samples
+
+        out_dir = Path(args.out_dir) if args.out_dir else (path if path.is_dir() else path.parent)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for fmt in dict.fromkeys(ExportFormat(f) for f in args.format):
+            try:
+                print(f"wrote {export_samples(record, fmt, out_dir / fmt.file_name)}")
+            except ExportUnavailable as exc:
+                raise CliError(str(exc)) from None
+    if args.csv:
+        print(f"wrote {export_csv(record, Path(args.csv))}")
+    if args.benchmark_json:
+        from harness.results.benchmark_json import pytest_benchmark_json
+
+        Path(args.benchmark_json).write_text(json.dumps(pytest_benchmark_json(record), indent=2))
+        print(f"wrote {args.benchmark_json}")
+    return 0
