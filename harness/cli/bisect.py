@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     spec = specs.get(args.metric)
     if spec is None:
         close = difflib.get_close_matches(args.metric, list(specs), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "see the README's metrics table"
+        hint = f"did you mean '{close[0]}'?" if close else "see the metrics in docs/scenarios.md"
         raise CliError(f"--metric {args.metric}: no such metric; {hint}")
     try:
         versions = available_versions(

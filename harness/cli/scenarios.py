@@ -1,7 +1,7 @@
 """``mlx-harness scenarios``: every scenario and its parameters (type, default, unit, meaning).
 
-``--markdown`` prints the README's table; ``--update-readme README.md`` rewrites the part of that
-file between its markers (``make readme-params``), which a test keeps in step.
+``--markdown`` prints the parameter table; ``--update-readme docs/scenarios.md`` rewrites the part
+of that file between its markers (``make readme-params``), which a test keeps in step.
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("names", nargs="*", help="only these scenarios (default: all)")
     out = p.add_mutually_exclusive_group()
-    out.add_argument(
-        "--markdown", action="store_true", help="print the README's Markdown parameter table"
-    )
+    out.add_argument("--markdown", action="store_true", help="print the Markdown parameter table")
     out.add_argument(
         "--update-readme",
         metavar="PATH",
         default=None,
-        help="rewrite the parameter table between the markers in this file (e.g. README.md)",
+        help="rewrite the parameter table between the markers in PATH (docs/scenarios.md)",
     )
     p.set_defaults(func=run)
     return p
@@ -93,7 +91,7 @@ def _code(text: str) -> str:
 
 
 def markdown_table() -> str:
-    """The README's parameter table: one small table per scenario."""
+    """The parameter table of docs/scenarios.md: one small table per scenario."""
     from harness.report.escape import md_escape
     from harness.spec.scenario_params import param_docs, params_models
 
