@@ -78,7 +78,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     from harness.cli.run_options import add_run_options
 
-    add_run_options(group.addoption)  # --resume, --baseline, the policy's: as mlx-harness run
+    add_run_options(group.addoption)  # the options mlx-harness run shares
     group.addoption(
         "--shard",
         default=None,
@@ -93,12 +93,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="print a 'still running: CASE' line this often during a long case (0: never; "
         "none with -q)",
-    )
-    group.addoption(
-        "--no-report",
-        action="store_true",
-        default=False,
-        help="record the run but do not render Markdown/HTML reports",
     )
 
 

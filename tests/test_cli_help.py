@@ -64,3 +64,40 @@ def test_help_prints(command: list[str], capsys: pytest.CaptureFixture[str]) -> 
         build_parser().parse_args([*command, "--help"])
     assert exc.value.code == 0
     assert "usage: mlx-harness" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["rn"], "did you mean 'run'?"),
+        (["compar", "a", "b"], "did you mean 'compare'?"),
+        (["run", "suites", "--no-reprot"], "did you mean '--no-report'?"),
+        (["toolcalls", "scor"], "did you mean 'score'?"),
+        (["models", "lst"], "did you mean 'list'?"),
+    ],
+)
+def test_a_mistyped_command_or_option_gets_a_suggestion(
+    argv: list[str], hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(hint)
+
+
+def test_nothing_close_gets_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["zzzzzz"])
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_options_show_their_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["compare", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: 0.05)" in text and "(default: 0.03)" in text  # --alpha, --min-effect
+    assert "(default: None)" not in text and "(default: False)" not in text

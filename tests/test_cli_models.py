@@ -31,6 +31,8 @@ def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_list_shows_each_text_familys_config_origin(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["models", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["model", "backend", "state", "size", "config", "path"]
+    assert set(lines[1]) == {"-"}
     rows = [line.split() for line in lines]
     shown = {row[0]: row[-2] for row in rows if row and row[0].startswith("zoo/")}  # before path
     assert {name: shown[name] for name in ORIGINS} == ORIGINS

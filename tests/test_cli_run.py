@@ -73,3 +73,22 @@ def test_run_in_a_log_prints_still_running_lines(
         assert told, still
     assert "     passed  slow::[bold red]slow[/]::throughput" in out
     assert all("\x1b[" not in line for line in out)  # no animation, no colour codes in a log
+
+
+def test_no_report_records_the_run_and_renders_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--no-report`, as the pytest plugin has it: run.jsonl is written, no report."""
+    from harness.backends.fake import write_fake_model
+    from harness.cli import main
+
+    write_fake_model(tmp_path / "slow", per_token_s=0.001)
+    suite = tmp_path / "slow.suite.yaml"
+    suite.write_text(SLOW_SUITE)
+    reports = tmp_path / "r"
+    assert (
+        main(["run", str(suite), "--report-dir", str(reports), "--run-id", "x", "--no-report"]) == 0
+    )
+    assert (reports / "x" / "run.jsonl").is_file()
+    assert not (reports / "x" / "report.html").exists()
+    assert not any(line.startswith("report: ") for line in capsys.readouterr().out.splitlines())

@@ -21,6 +21,13 @@ from typing import TextIO
 from harness.cli.errors import CliError
 
 
+DESCRIPTION = (
+    "Benchmark and check local inference on Apple's MLX stack: run suites of models and "
+    "scenarios, then report, compare and gate on the results. `mlx-harness COMMAND --help` "
+    "says more; `pytest SUITE.suite.yaml` runs suites too."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from harness import __version__
     from harness.cli import (
@@ -41,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         validate,
     )
 
-    parser = argparse.ArgumentParser(prog="mlx-harness", description=__doc__.split("\n")[0])
+    from harness.cli.parser import Parser
+
+    parser = Parser(prog="mlx-harness", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"mlx-harness {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     commands = (validate, schema, run, report, export, compare, history, models, import_)

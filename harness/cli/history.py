@@ -1,5 +1,5 @@
 """``mlx-harness history DIR... --metric NAME``: a metric over runs, with step changes
-attributed."""
+attributed; without ``--metric``, the metrics the runs hold (name, unit, runs, cases)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "history", help="a metric over runs, with step changes attributed"
     )
     p.add_argument("paths", nargs="+", help="directories holding run records")
-    p.add_argument("--metric", required=True, help="metric name, e.g. throughput.decode_tps")
+    p.add_argument(
+        "--metric",
+        default=None,
+        help="metric name, e.g. throughput.decode_tps (without it: list the runs' metrics)",
+    )
     p.add_argument("--case", default=None, help="only cases whose id contains this text")
     p.add_argument(
         "--min-effect",
@@ -31,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.results.history import find_runs, series
 
     runs = find_runs(Path(p) for p in args.paths)
+    if args.metric is None:
+        return _list_metrics(runs, args.paths)
     found = series(runs, args.metric, case_filter=args.case, min_effect=args.min_effect)
     if not found:
         raise CliError(f"no run under {', '.join(args.paths)} has metric '{args.metric}'")
@@ -50,4 +56,22 @@ def run(args: argparse.Namespace) -> int:
                 f"  level {level:.4g}{mark}"
             )
         print(f"  {len(s.steps)} step(s) over {len(s.points)} runs")
+    return 0
+
+
+def _list_metrics(runs: list[Any], paths: list[str]) -> int:
+    """Every metric the runs hold, with its unit and in how many runs and cases it appears."""
+    seen: dict[str, tuple[str, set[int], set[str]]] = {}
+    for index, record in enumerate(runs):  # runs may share an id (a nightly's fixed --run-id)
+        for result in record.results:
+            for m in result.metrics:
+                unit, in_runs, in_cases = seen.setdefault(m.name, (m.unit.value, set(), set()))
+                in_runs.add(index)
+                in_cases.add(result.case_id)
+    if not seen:
+        raise CliError(f"no run under {', '.join(paths)} holds a metric; check the paths")
+    print(f"{len(seen)} metrics in {len(runs)} runs; follow one with --metric NAME")
+    width = max(len(name) for name in seen)
+    for name, (unit, in_runs, in_cases) in sorted(seen.items()):
+        print(f"  {name:<{width}}  {unit:<7} {len(in_runs):>4} runs {len(in_cases):>5} cases")
     return 0

@@ -53,6 +53,9 @@ def _list(args: argparse.Namespace) -> int:
         )
         return 0
     width = max(len(m.name) for m in models)
+    header = f"{'model':<{width}}  {'backend':<9} {'state':<12} {'size':>12}  {'config':<9}  path"
+    print(header)
+    print("-" * len(header))
     for m in models:
         state = "prepared" if m.prepared else "not prepared"
         size = f"{m.size_bytes / 2**20:8.1f} MiB" if m.prepared else " " * 12

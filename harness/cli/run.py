@@ -62,7 +62,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-download", action="store_true", help="allow hub downloads (offline by default)"
     )
-    add_run_options(p.add_argument)  # --resume, --baseline, the policy's: as the pytest plugin
+    add_run_options(p.add_argument)  # the options the pytest plugin shares
     p.add_argument(
         "--shard",
         metavar="I/N",
@@ -251,7 +251,9 @@ def _run_cases(
                     print(case_line(result), flush=True)
             print(f"{stop.reason}: stopped the workers; partial report follows", file=sys.stderr)
         try:
-            end = conclude(session, thresholds=chosen_policy(args).thresholds)
+            end = conclude(
+                session, render=not args.no_report, thresholds=chosen_policy(args).thresholds
+            )
         except KeyboardInterrupt:
             print(
                 "interrupted again: the record is kept, the report was not written", file=sys.stderr

@@ -14,7 +14,8 @@ from harness.cli.policy import add_policy_options
 
 
 def add_run_options(add: Callable[..., Any]) -> None:
-    """Declare ``--resume``, ``--baseline`` and the policy's options with ``add``."""
+    """Declare ``--resume``, ``--baseline``, ``--no-report`` and the policy's options with
+    ``add``."""
     add(
         "--resume",
         metavar="RUN_ID",
@@ -25,6 +26,12 @@ def add_run_options(add: Callable[..., Any]) -> None:
         "--baseline",
         default=None,
         help="a run record (run.jsonl or its directory) to compare with; enables relative gates",
+    )
+    add(
+        "--no-report",
+        action="store_true",
+        default=False,
+        help="record the run but do not render Markdown/HTML reports",
     )
     add_policy_options(add)
 

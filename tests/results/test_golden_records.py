@@ -89,3 +89,15 @@ def test_followed_by_history(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out, err = capsys.readouterr()
     assert "fake-fast" in out and "Traceback" not in out + err
     assert out.count(f"over {len(VERSIONS)} runs") == 2  # both throughput cases
+
+
+def test_history_without_a_metric_lists_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for version in VERSIONS:
+        _copy(version, tmp_path)
+    assert main(["history", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(f" metrics in {len(VERSIONS)} runs; follow one with --metric NAME")
+    decode = next(line.split() for line in lines if "throughput.decode_tps" in line)
+    assert decode == ["throughput.decode_tps", "tok/s", str(len(VERSIONS)), "runs", "2", "cases"]
