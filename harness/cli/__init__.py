@@ -20,7 +20,6 @@ from typing import TextIO
 
 from harness.cli.errors import CliError
 
-
 DESCRIPTION = (
     "Benchmark and check local inference on Apple's MLX stack: run suites of models and "
     "scenarios, then report, compare and gate on the results. `mlx-harness COMMAND --help` "
@@ -47,7 +46,6 @@ def build_parser() -> argparse.ArgumentParser:
         toolcalls,
         validate,
     )
-
     from harness.cli.parser import Parser
 
     parser = Parser(prog="mlx-harness", description=DESCRIPTION)
