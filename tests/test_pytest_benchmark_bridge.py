@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.pytest_benchmark_bridge import benchmark_results, blas_warning
+from harness.pytest_plugin.benchmark_bridge import benchmark_results, blas_warning
 from harness.results.store import load_run
 from harness.types import Status
 

@@ -9,7 +9,7 @@ import pytest
 
 from harness.backends.fake import write_fake_model
 from harness.metrics import MetricSpec
-from harness.pytest_xdist_parts import PARTS, timing_refusal
+from harness.pytest_plugin.xdist_parts import PARTS, timing_refusal
 from harness.results.store import RUN_FILE, load_run
 from harness.scenarios import SCENARIOS
 from harness.types import Case, Expectation, ExpectKind, ModelRef, ModelSource, Status, Unit

@@ -1,7 +1,7 @@
 """``benchmark``: timings of a pytest-benchmark test, recorded as a case of the run.
 
 Users benchmark their own code around a model (a request handler, a custom sampler) with
-pytest-benchmark's ``benchmark`` fixture; :mod:`harness.pytest_benchmark_bridge` turns each
+pytest-benchmark's ``benchmark`` fixture; :mod:`harness.pytest_plugin.benchmark_bridge` turns each
 test's rounds into a case of this scenario, so the run record, ``compare`` and the report treat
 them like any other case. The samples are pytest-benchmark's per-round figures (seconds per
 call: a round's time divided by its iterations), warm-up rounds left out as pytest-benchmark

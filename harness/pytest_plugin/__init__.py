@@ -3,6 +3,9 @@
 Hierarchy: suite file -> model -> case, so node ids read
 ``suites/smoke.suite.yaml::tiny-llama::throughput[prompt_tokens=128]``. Items are ordered so
 each model loads once; the run record is appended case by case; reports render at the end.
+This module holds the hooks (the ``pytest11`` entry point names it); beside it,
+``xdist_parts`` and ``xdist_schedule`` (pytest-xdist: a part of the record per worker, cases
+scheduled by model) and ``benchmark_bridge`` (pytest-benchmark's fixture as a scenario).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from harness.pytest_xdist_parts import (
+from harness.pytest_plugin.xdist_parts import (
     choose_loadgroup,
     group_of,
     in_worker,
@@ -135,7 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = state
     setup_xdist(config, state, _report_root(config))  # -n N: parts joined into one run
     config.addinivalue_line("markers", "harness_case: a case planned from a *.suite.yaml file")
-    config.pluginmanager.import_plugin("harness.pytest_benchmark_bridge")  # mlx_model, timings
+    config.pluginmanager.import_plugin("harness.pytest_plugin.benchmark_bridge")  # mlx_model
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -4,7 +4,7 @@ worker processes and still ends in one run record, one report and one terminal s
 - Distribution: ``-n`` without ``--dist`` becomes ``--dist loadgroup`` (:func:`choose_loadgroup`)
   and every case is in its model's ``xdist_group`` (:func:`group_of`): one worker runs all of a
   model's cases, so the model loads once (the controller schedules by its own plan:
-  :mod:`harness.pytest_xdist_schedule`).
+  :mod:`harness.pytest_plugin.xdist_schedule`).
 - One run: the controller picks the run id (``--run-id`` or a new one) and hands it to the workers
   in ``workerinput``; each worker records the cases it runs in its own part,
   ``reports/<run>/parts/<run>-gwN/run.jsonl`` (:func:`worker_part`).
@@ -198,7 +198,7 @@ class XdistController:
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if config.getvalue("dist") != "loadgroup":
             return None  # a --dist the user chose: xdist's own
-        from harness.pytest_xdist_schedule import ModelScheduling
+        from harness.pytest_plugin.xdist_schedule import ModelScheduling
 
         return ModelScheduling(config, log, self.groups)
 
