@@ -8,6 +8,9 @@ implements the protocol of each capability it declares (:class:`LoadedModel` for
 generation, :class:`PromptCaching`, :class:`ToolCalling`, ...). A scenario (group
 ``mlx_harness.scenarios``) subclasses :class:`BaseScenario` with a :class:`Params` model and
 returns a :class:`ScenarioOutput` of :class:`Metric` values described by :class:`MetricSpec`.
+A report section (group ``mlx_harness.report_sections``) is a :class:`Section` whose
+``templates`` folder holds ``<key>.md.j2`` and ``<key>.html.j2``; its ``build(run)`` returns the
+data they show (a :class:`Table` of :class:`Cell` rows renders with ``table.*.j2``).
 docs/extending.md shows a backend; ``tests/backends/test_entry_point_backend.py`` installs that
 very example, and a scenario plug-in beside it, as packages with entry points.
 """
@@ -32,6 +35,8 @@ from harness.backends.base import (
 )
 from harness.metrics import MetricSpec, VariesBy
 from harness.probe.types import Capability, Probe
+from harness.report.sections import Section
+from harness.report.table import Cell, Column, Table
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -50,6 +55,8 @@ __all__ = [
     "BackendError",
     "BaseScenario",
     "Capability",
+    "Cell",
+    "Column",
     "ImageInput",
     "ImagePrompt",
     "LoadInfo",
@@ -64,9 +71,11 @@ __all__ = [
     "Scenario",
     "ScenarioContext",
     "ScenarioOutput",
+    "Section",
     "SpeechChunk",
     "Status",
     "Synthesizing",
+    "Table",
     "ToolCalling",
     "Transcribing",
     "Unit",

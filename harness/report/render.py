@@ -17,7 +17,7 @@ import jinja2
 from harness.exception_line import exception_line
 from harness.report.contents import default_sections
 from harness.report.escape import html_finalize, md_finalize, md_url
-from harness.report.sections import BuiltSection, Section
+from harness.report.sections import PLUGIN_PREFIX, BuiltSection, Section
 from harness.results.report_dir import make_dir, write_text_atomic
 from harness.types import RunRecord
 
@@ -31,12 +31,18 @@ class ReportPaths:
     html: Path
 
 
-def _environment(kind: str) -> jinja2.Environment:
+def _environment(kind: str, sections: Sequence[Section] = ()) -> jinja2.Environment:
     """A fresh environment per render: HTML (acting characters shown, then autoescaped) or
-    Markdown, each escaped by its ``finalize``."""
+    Markdown, each escaped by its ``finalize``; plug-in sections' partials load from their own
+    folders as ``plugin/<key>/...``, escaped the same way."""
     html = kind == "html"
+    plugins = {s.key: jinja2.FileSystemLoader(s.templates) for s in sections if s.templates}
+    loader: jinja2.BaseLoader = jinja2.PackageLoader("harness.report", "templates")
+    if plugins:
+        nested = jinja2.PrefixLoader(dict(plugins))
+        loader = jinja2.ChoiceLoader([loader, jinja2.PrefixLoader({PLUGIN_PREFIX: nested})])
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("harness.report", "templates"),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         autoescape=html,
         finalize=html_finalize if html else md_finalize,
@@ -76,10 +82,11 @@ def _failed(section: Section, kind: str, exc: BaseException) -> BuiltSection:
 
 
 def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> str:
-    env = _environment(kind)
+    chosen = default_sections() if sections is None else sections
+    env = _environment(kind, chosen)
     template = env.get_template(f"report.{kind}.j2")
     built = []
-    for section in build_sections(run, sections, kind=kind):
+    for section in build_sections(run, chosen, kind=kind):
         try:  # a partial that fails on its data is reported the same way
             env.get_template(section.template).render(run=run, section=section)
         except Exception as exc:

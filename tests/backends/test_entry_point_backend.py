@@ -61,6 +61,33 @@ class CountScenario(BaseScenario[CountParams]):
 SCENARIO = CountScenario()
 """
 
+# A report section plug-in: its own partials, escaped as the built-in ones are.
+SECTION = """\
+from pathlib import Path
+
+from harness.api import Section
+
+
+def build(run):
+    rows = [
+        (r.model, m.samples[0]) for r in run.results for m in r.metrics if m.name == "count.tokens"
+    ]
+    return {"rows": rows} if rows else None
+
+
+SECTION = Section(
+    "count_report",
+    "Token counts <b>",
+    build,
+    claims=("count.",),
+    templates=Path(__file__).parent / "count_templates",
+)
+"""
+SECTION_MD = "{% for model, n in section.data.rows %}- {{ model }}: {{ n }} tokens\n{% endfor %}"
+SECTION_HTML = (
+    "<ul>{% for model, n in section.data.rows %}<li>{{ model }}: {{ n }}</li>{% endfor %}</ul>"
+)
+
 SUITE = """\
 schema_version: 1
 name: toy
@@ -89,12 +116,17 @@ def plugin_package(root: Path) -> Path:
     (root / "toy_backend.py").write_text(readme_toy_backend())
     (root / "toy_liar.py").write_text(LIAR)
     (root / "count_scenario.py").write_text(COUNTER)
+    (root / "count_section.py").write_text(SECTION)
+    (root / "count_templates").mkdir()
+    (root / "count_templates" / "count_report.md.j2").write_text(SECTION_MD)
+    (root / "count_templates" / "count_report.html.j2").write_text(SECTION_HTML)
     info = root / "toy_backend-0.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-backend\nVersion: 0.0\n")
     (info / "entry_points.txt").write_text(
         "[mlx_harness.backends]\ntoy = toy_backend:BACKEND\ntoy_liar = toy_liar:BACKEND\n"
         "[mlx_harness.scenarios]\ncount_tokens = count_scenario:SCENARIO\n"
+        "[mlx_harness.report_sections]\ncount_report = count_section:SECTION\n"
     )
     return root
 
@@ -133,6 +165,13 @@ def test_a_plugin_backend_runs_and_is_held_to_its_capabilities(tmp_path: Path) -
     assert got[("toy-model", "count_tokens")] == (Status.PASSED, ""), output
     counted = next(r for r in run.results if r.scenario == "count_tokens")
     assert [m.samples for m in counted.metrics if m.name == "count.tokens"] == [(13.0,)]
+    markdown = (reports / "toy" / "report.md").read_text()
+    html = (reports / "toy" / "report.html").read_text()
+    assert "- toy-model: 13.0 tokens" in markdown  # the plug-in's section, its own partial
+    assert "<li>toy-model: 13.0</li>" in html
+    assert "Token counts" in html and "Token counts <b>" not in html  # its title escaped
+    other = markdown.split("Other metrics", 1)[-1]
+    assert "count.tokens" not in other  # claimed by the plug-in's section
     assert got[("toy-model", "prompt_cache")] == (
         Status.SKIPPED,
         "capability_missing: backend toy has no prompt cache",
@@ -152,7 +191,7 @@ def test_the_plugins_import_only_the_public_face() -> None:
     """The docs' example and the plug-ins here import nothing under harness but harness.api."""
     import ast
 
-    for source in (readme_toy_backend(), LIAR, COUNTER):
+    for source in (readme_toy_backend(), LIAR, COUNTER, SECTION):
         found = {
             node.module
             for node in ast.walk(ast.parse(source))
