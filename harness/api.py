@@ -33,7 +33,8 @@ from harness.backends.base import (
     ToolCalling,
     Transcribing,
 )
-from harness.metrics import MetricSpec, VariesBy
+from harness.core.metrics import MetricSpec, VariesBy
+from harness.core.types import Metric, Status, Unit
 from harness.probe.types import Capability, Probe
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
@@ -47,7 +48,6 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
-from harness.types import Metric, Status, Unit
 
 __all__ = [
     "Backend",

@@ -8,8 +8,8 @@ import pytest
 
 from harness.backends.fake import write_fake_model
 from harness.cli import main
+from harness.core.types import Status
 from harness.results.store import load_run
-from harness.types import Status
 
 
 def _run(tmp_path: Path, run_id: str, per_token_s: float, repeats: int) -> Path:

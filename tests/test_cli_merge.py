@@ -12,8 +12,8 @@ import yaml
 
 from harness.backends.fake import write_fake_model
 from harness.cli import main
+from harness.core.types import RunRecord
 from harness.results.store import RunWriter, load_run
-from harness.types import RunRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "examples" / "github-actions" / "mlx-harness.yml"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.core.types import Status
 from harness.results.store import load_run
-from harness.types import Status
 from tests.runner.fake_dep_index import TRACE_ENV, write_index
 from tests.runner.run_processes import run_processes, start_marked, wait_gone
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli.run import case_line
-from harness.preflight_types import PolicyAction, PreflightRecord
-from harness.types import CaseResult, Status
+from harness.core.preflight_types import PolicyAction, PreflightRecord
+from harness.core.types import CaseResult, Status
 
 WARNED = PreflightRecord(
     backend="mlx_lm", action=PolicyAction.WARN, code="backend_mismatch", message="no vision"

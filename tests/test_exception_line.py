@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 
 CASES = [
     (ValueError("bad\nsecond line"), None, "ValueError: bad"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.preflight_types import ContextSource, MemoryRecord, PolicyAction, PreflightRecord
+from harness.core.preflight_types import ContextSource, MemoryRecord, PolicyAction, PreflightRecord
 from harness.probe.policy import Action
 
 

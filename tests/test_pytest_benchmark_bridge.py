@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from harness.core.types import Status
 from harness.pytest_plugin.benchmark_bridge import benchmark_results, blas_warning
 from harness.results.store import load_run
-from harness.types import Status
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "pytest_benchmark" / "test_sampler.py"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.core.types import Status
 from harness.results.store import load_run
-from harness.types import Status
 
 
 @pytest.fixture()

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Case, Expectation, ExpectKind, ModelRef, ModelSource, Status, Unit
 from harness.pytest_plugin.xdist_parts import PARTS, timing_refusal
 from harness.results.store import RUN_FILE, load_run
 from harness.scenarios import SCENARIOS
-from harness.types import Case, Expectation, ExpectKind, ModelRef, ModelSource, Status, Unit
 
 pytest.importorskip("xdist")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.registry import Registry, UnknownPluginError
+from harness.core.registry import Registry, UnknownPluginError
 
 _COUNTER = itertools.count()
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.types import Status
 from harness.models.catalog import embedded_models
 from harness.models.llama_server import find_llama_server
 from harness.results.store import load_run
-from harness.types import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.registry import Registry
+from harness.core.registry import Registry
 
 if TYPE_CHECKING:
     from harness.backends.base import Backend

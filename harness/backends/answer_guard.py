@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.visible_text import visible
+from harness.core.visible_text import visible
 
 MAX_ANSWER_BYTES = 16 * 2**20  # no OpenAI answer the harness asks for comes near this
 SHOWN_CHARS = 80  # of a body or an event quoted in a reason
@@ -215,7 +215,7 @@ def transport_line(exc: BaseException, deadline: Deadline, progress: str) -> str
     connection, a connection the server closed or reset mid-answer."""
     import httpx
 
-    from harness.exception_line import exception_line
+    from harness.core.exception_line import exception_line
 
     what = exception_line(exc, 160)
     if isinstance(exc, httpx.ConnectTimeout):

@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from harness.backends.openai_client import Endpoint
+    from harness.core.types import ServerRef
     from harness.probe.types import Probe
     from harness.toolcalls.model import Extraction
-    from harness.types import ServerRef
 
 
 class BackendError(Exception):

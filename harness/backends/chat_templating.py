@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from harness.backends.base import BackendError
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 
 
 @runtime_checkable

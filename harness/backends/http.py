@@ -37,7 +37,7 @@ from harness.backends.server_memory import (
     process_memory,
 )
 from harness.backends.server_process import ServerProcess, free_port
-from harness.types import ServerRef
+from harness.core.types import ServerRef
 
 if TYPE_CHECKING:
     import numpy as np

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.backends.base import BackendCapability, BackendError, LoadInfo, SpeechChunk
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 from harness.models.tts_generate import float_samples, generate_options
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.backends.base import BackendCapability, BackendError, LoadInfo
 from harness.backends.chat_templating import TokenizerChatRendering
 from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 
 if TYPE_CHECKING:
     import numpy as np

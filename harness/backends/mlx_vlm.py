@@ -23,7 +23,7 @@ from harness.backends.base import (
 )
 from harness.backends.mlx_vlm_caching import MlxVlmSlotCaching
 from harness.backends.mlx_vlm_tools import MlxVlmToolCalling
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 
 PLAIN_INPUTS = ("input_ids", "pixel_values", "attention_mask")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.backends.base import BackendError
 from harness.backends.image_slot import SlotReply
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 
 PREFILL_STEP = 512
 

@@ -112,7 +112,7 @@ def _internal_error(exc: BaseException) -> str:
     import tempfile
     import traceback
 
-    from harness.exception_line import exception_line
+    from harness.core.exception_line import exception_line
 
     line = exception_line(exc)
     try:

@@ -57,10 +57,10 @@ def write_matrix(
 ) -> tuple[Path, tuple[str, ...], bool]:
     """Build and render the matrix of ``run_dirs`` into ``out``: (html path, summary lines,
     whether a transition regressed or newly fails)."""
+    from harness.core.types import Verdict
     from harness.report.pin_matrix import render_pin_matrix
     from harness.results.pin_matrix import PinMatrixError, build_pin_matrix
     from harness.results.store import load_run
-    from harness.types import Verdict
 
     runs = [load_run(path) for path in run_dirs]
     try:

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from harness.cli.errors import CliError
 
 if TYPE_CHECKING:
+    from harness.core.types import PinSetInfo
     from harness.runner.pin_env import PinEnv, PinEnvSpec
     from harness.spec.pin_sets import PinSet
-    from harness.types import PinSetInfo
 
 ALL = "all"
 RECORD_FLAG = "--pin-set-record"
@@ -272,8 +272,8 @@ def _conclude(
 def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
     """The pin set this child run records (from the parent's hidden option), with the resolved
     version of every distribution this Python sees."""
+    from harness.core.types import PinSetInfo
     from harness.runner.pin_env import resolved_versions
-    from harness.types import PinSetInfo
 
     if raw is None:
         return None

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.core.types import RunRecord
 from harness.results.ci_policy import (
     DEFAULT,
     FailOn,
@@ -19,7 +20,6 @@ from harness.results.ci_policy import (
     parse_fail_on,
 )
 from harness.results.compare import Comparison, Thresholds
-from harness.types import RunRecord
 
 POLICY_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     (

@@ -20,12 +20,12 @@ from harness.cli.suite_paths import suite_paths
 
 if TYPE_CHECKING:
     from harness.cli.policy import Policy
+    from harness.cli.run_end import RunEnd
+    from harness.core.types import Case, CaseResult, RunRecord, Shard, SuiteInfo
     from harness.report.progress import RunProgress
-    from harness.run_end import RunEnd
     from harness.runner.session import RunSession
     from harness.runner.turns import Turns
     from harness.spec.loaded import LoadedSuite
-    from harness.types import Case, CaseResult, RunRecord, Shard, SuiteInfo
 
 NO_CASES = 5  # as pytest's "no tests collected"
 
@@ -207,7 +207,7 @@ def _run_cases(
     turns: Turns | None = None,
 ) -> int:
     from harness.cli.pin_sets import recorded_pin_set
-    from harness.run_end import conclude
+    from harness.cli.run_end import conclude
     from harness.runner.session import RunSession
     from harness.runner.signals import as_interrupt, signals_deferred, stop_on_signals
 

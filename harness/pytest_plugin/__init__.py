@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from harness.core.types import Case, CaseResult, ExpectKind, Status, SuiteInfo
 from harness.pytest_plugin.xdist_parts import (
     choose_loadgroup,
     group_of,
@@ -26,7 +27,6 @@ from harness.pytest_plugin.xdist_parts import (
     setup_xdist,
     worker_part,
 )
-from harness.types import Case, CaseResult, ExpectKind, Status, SuiteInfo
 
 MARKER_PREFIX_HELP = "mlx-harness: "
 
@@ -38,14 +38,14 @@ class HarnessState:
     suites: dict[str, SuiteInfo] = field(default_factory=dict)
     session: Any = None  # harness.runner.session.RunSession, created on the first case
     results: list[CaseResult] = field(default_factory=list)
-    end: Any = None  # harness.run_end.RunEnd once the run has ended
-    baseline: Any = None  # harness.types.RunRecord given with --baseline
+    end: Any = None  # harness.cli.run_end.RunEnd once the run has ended
+    baseline: Any = None  # harness.core.types.RunRecord given with --baseline
     markers: set[str] = field(default_factory=set)
     planned: list[Case] = field(default_factory=list)  # the cases selected to run
     stop: Any = None  # harness.runner.signals.RunInterrupted once the run is stopped
     signals: ExitStack = field(default_factory=ExitStack)  # stop-signal handlers while running
     split: tuple[int, int] | None = None  # --shard I/N
-    shard: Any = None  # harness.types.Shard once the plan is split
+    shard: Any = None  # harness.core.types.Shard once the plan is split
     policy: Any = None  # harness.cli.policy.Policy: what fails the run besides failed cases
     policy_lines: list[str] = field(default_factory=list)  # what the policy found at the end
 
@@ -428,7 +428,7 @@ def pytest_runtest_makereport(
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from harness.run_end import conclude
+    from harness.cli.run_end import conclude
     from harness.runner.signals import RunInterrupted, signals_deferred
 
     state = session.config.stash.get(STATE, None)

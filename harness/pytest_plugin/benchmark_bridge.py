@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from harness.types import (
+from harness.core.types import (
     Case,
     CaseResult,
     JSONValue,

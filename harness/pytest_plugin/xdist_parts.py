@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from harness.types import Case, ExpectKind, RunRecord
+from harness.core.types import Case, ExpectKind, RunRecord
 
 WORKER_INPUT = "mlx_harness"  # the key of the controller's share in xdist's ``workerinput``
 PARTS = "parts"  # reports/<run>/parts/<part>/run.jsonl
@@ -222,9 +222,9 @@ class XdistController:
 
     @pytest.hookimpl(trylast=True)  # after xdist has stopped its workers: every part is closed
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from harness.cli.run_end import conclude_record
         from harness.results.merge import MergeError
         from harness.results.store import RUN_FILE, RunFileError, write_record
-        from harness.run_end import conclude_record
 
         if not self.planned:
             return  # refused, or nothing collected: no run to record

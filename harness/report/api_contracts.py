@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.core.types import CaseResult, RunRecord
 from harness.report.check_records import check_names, checks_by_name, verdict_of
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.api_contracts.catalog import CHECKS
 from harness.scenarios.api_contracts.verdicts import Verdict
-from harness.types import CaseResult, RunRecord
 
 PREFIXES = ("api_contracts.",)
 EVIDENCE_CHARS = 1200  # per request or response shown

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.formatting import MISSING, choose_scale
 from harness.report.sections import Section
 from harness.report.table import (
@@ -24,7 +25,6 @@ from harness.report.table import (
 )
 from harness.scenarios import speech_to_text as stt
 from harness.scenarios import text_to_speech as tts
-from harness.types import CaseResult, RunRecord, Unit
 
 SCENARIO = "speech_to_text"
 TTS_SCENARIO = "text_to_speech"

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.backends.decode_traffic import share_over_limit
+from harness.core.types import CaseResult, RunRecord
 from harness.scenarios import throughput
-from harness.types import CaseResult, RunRecord
 
 INVALID = "ceiling invalid"
 HARDWARE_FORMAT = 3  # the bandwidth artifact's format from which the ceiling is the hardware's

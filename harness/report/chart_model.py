@@ -15,10 +15,10 @@ from functools import cached_property, partial
 
 from markupsafe import Markup
 
+from harness.core.types import Metric, Unit
 from harness.report.chart_svg import MAX_SERIES, PALETTE, Axes, Guide, Series, xy_svg
 from harness.report.formatting import Scale, choose_scale, finite
 from harness.report.table import Cell, Column, Table
-from harness.types import Metric, Unit
 
 
 @dataclass(frozen=True)

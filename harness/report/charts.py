@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.ceilings import invalid_shares
 from harness.report.chart_model import Chart, lines_from, median, xy_chart
 from harness.report.chart_svg import Guide
@@ -23,7 +24,6 @@ from harness.scenarios import prompt_cache as pc
 from harness.scenarios import throughput
 from harness.scenarios.serving.metrics import PREFIX as SERVING_PREFIX
 from harness.scenarios.serving.stats import QUANTILES
-from harness.types import CaseResult, RunRecord, Unit
 
 MAX_LOAD_CHARTS = 6  # served cases drawn; the Load section's tables hold every one
 PERCENT = Scale(0.01, 0, "% of ceiling")

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
-from harness.types import CaseResult
+from harness.core.types import CaseResult
 
 V = TypeVar("V", bound=Enum)
 

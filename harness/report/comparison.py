@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from harness.core.types import RunRecord, Status, Verdict
 from harness.report.chart_model import Chart
 from harness.report.comparison_charts import MAX_STRIPS, strip_chart
 from harness.report.contents import default_sections
@@ -21,7 +22,6 @@ from harness.report.formatting import Scale, choose_scale, status_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, without_empty_columns
 from harness.results.compare import CaseDelta, Comparison, MetricDelta
-from harness.types import RunRecord, Status, Verdict
 
 VERDICT_ORDER = (
     Verdict.NEWLY_FAILING,

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from harness.core.types import RunRecord, Verdict
 from harness.report.comparison import VERDICT_ORDER, more_samples
 from harness.report.escape import plain
 from harness.results.compare import CaseDelta, Comparison, Method, MetricDelta
-from harness.types import RunRecord, Verdict
 
 SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE)
 REASON_LIMIT = 200  # characters of a case's reason on its line

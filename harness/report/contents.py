@@ -8,7 +8,8 @@ metrics"; one that cannot be loaded is shown as its one-line error, never a lost
 
 from __future__ import annotations
 
-from harness.registry import Registry
+from harness.core.registry import Registry
+from harness.core.types import RunRecord
 from harness.report import (
     api_contracts,
     audio,
@@ -31,7 +32,6 @@ from harness.report import (
     vision,
 )
 from harness.report.sections import Section
-from harness.types import RunRecord
 
 REPORT_SECTIONS: Registry[Section] = Registry(
     "report section", {}, group="mlx_harness.report_sections"

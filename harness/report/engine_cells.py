@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.core.types import CaseResult
 from harness.report.formatting import MISSING
 from harness.report.memory import memory_scale
 from harness.report.table import Cell, Column, metric_cell, stats
 from harness.scenarios import http_throughput as http
-from harness.types import CaseResult
 
 WORKER_PEAK = "memory.process_peak_rss_bytes"
 NOT_RECORDED = "n/a: not recorded (a run made before the server's memory was read)"

@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.engine_cells import COUNTED_COLUMN, counted_by_cell, memory_cells
 from harness.report.sections import Section
 from harness.report.table import (
@@ -28,7 +29,6 @@ from harness.scenarios import greedy_text
 from harness.scenarios import http_prompt_cache as hpc
 from harness.scenarios import http_throughput as http
 from harness.scenarios import throughput as local
-from harness.types import CaseResult, RunRecord, Status
 
 COLUMNS: tuple[MetricColumn, ...] = (
     MetricColumn("prefill", (local.PREFILL.name, http.PREFILL.name), "prompt tokens/s"),

@@ -1,6 +1,6 @@
 """Escaping of untrusted text (model output, reasons, names, server answers) for every output.
 
-One function, :func:`harness.visible_text.visible` (imported here), decides what an *acting*
+One function, :func:`harness.core.visible_text.visible` (imported here), decides what an *acting*
 character is and how it is shown: C0 and C1 controls, DEL, the bidi marks, embeddings,
 overrides and isolates, the Unicode line and paragraph separators and lone surrogates each
 become a visible escape (``\\x1b``, ``\\u202e``). Every function here builds on it and only
@@ -21,8 +21,8 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
-from harness.visible_text import cut as _cut
-from harness.visible_text import visible
+from harness.core.visible_text import cut as _cut
+from harness.core.visible_text import visible
 
 _MD_SPECIAL = re.compile(r"([\\|`\[\]*~])")
 # GitHub Markdown never takes an underscore inside a word as emphasis (decode_tps stays as it is);

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.core.types import CaseResult, GateResult, RunRecord, Status, Unit
 from harness.report.formatting import (
     MISSING,
     SEVERITY,
@@ -18,7 +19,6 @@ from harness.report.formatting import (
 )
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, case_reason
-from harness.types import CaseResult, GateResult, RunRecord, Status, Unit
 
 EXPECTED: tuple[Status, ...] = (Status.SKIPPED, Status.XFAILED)
 

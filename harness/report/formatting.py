@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from harness.types import Status, Unit
+from harness.core.types import Status, Unit
 
 MISSING = "—"
 KIB = 1024

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
+from harness.core.types import Machine, RunRecord
 from harness.report.formatting import (
     STATUS_SYMBOLS,
     gib,
@@ -18,7 +19,6 @@ from harness.report.overhead import overhead
 from harness.report.sections import Section
 from harness.results.merge import merge_notes
 from harness.spec.shard import shard_line
-from harness.types import Machine, RunRecord
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.core.types import RunRecord, Unit
 from harness.report.formatting import MISSING, format_value
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
-from harness.types import RunRecord, Unit
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from harness.core.types import ExpectKind, LedgerEntry, RunRecord, Status
 from harness.report.formatting import MISSING, STATUS_SYMBOLS, status_order
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
 from harness.spec.ledger import is_overdue
-from harness.types import ExpectKind, LedgerEntry, RunRecord, Status
 
 FIXED = "fixed upstream, remove entry"
 

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.escape import one_line
 from harness.report.formatting import (
     SEVERITY,
@@ -17,7 +18,6 @@ from harness.report.formatting import (
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, case_reason
 from harness.results.preflight_record import warning_line
-from harness.types import CaseResult, RunRecord, Status
 
 NOT_RUN = Cell("·", title="not planned in this run", css="not-run")
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.metrics import MLX_ACTIVE, MLX_PEAK, PROCESS_PEAK_RSS
+from harness.core.metrics import MLX_ACTIVE, MLX_PEAK, PROCESS_PEAK_RSS
+from harness.core.types import RunRecord, Unit
 from harness.report.formatting import GIB, MIB, Scale, choose_scale, finite
 from harness.report.memory_prediction import prediction_table
 from harness.report.sections import Section
 from harness.report.table import MetricColumn, Table, case_metric_table, metric_label
 from harness.scenarios import load
-from harness.types import RunRecord, Unit
 
 PREFIXES = ("memory.", "load.")
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.preflight_types import PolicyAction, PreflightRecord
+from harness.core.preflight_types import PolicyAction, PreflightRecord
+from harness.core.types import CaseResult
 from harness.report.formatting import MIB, MISSING, Scale
 from harness.report.table import Cell, Column, Table, case_cells
 from harness.results.preflight_record import MEASURED, PeakCheck, peak_check
-from harness.types import CaseResult
 
 BYTES = Scale(MIB, 2, "MiB")
 

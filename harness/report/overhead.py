@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
+from harness.core.types import RunRecord, Status
 from harness.runner.worker import TIMING_ARTIFACT
-from harness.types import RunRecord, Status
 
 GOAL = 0.05  # models loaded once per worker: the harness should take under 5%
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from harness.core.types import CaseResult, Metric, RunRecord, Unit
 from harness.report.ceilings import INVALID, ceiling_lines, invalid_shares
 from harness.report.formatting import MIB, Scale, choose_scale
 from harness.report.sections import Section
@@ -26,7 +27,6 @@ from harness.report.table import (
 from harness.results.stats import coefficient_of_variation
 from harness.runner.repeat_loop import ARTIFACT as REPEATS
 from harness.scenarios import throughput
-from harness.types import CaseResult, Metric, RunRecord, Unit
 
 PREFIX = "throughput."
 

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.types import Status, Verdict
 from harness.report.escape import one_line
 from harness.report.formatting import MISSING, format_value, params_label, status_css, status_label
 from harness.report.render import template_environment
 from harness.report.table import Cell, Column, Table, metric_label
 from harness.results.pin_matrix import PinCell, PinColumn, PinMatrix, PinStep, PinTransition
 from harness.results.report_dir import make_dir, write_text_atomic
-from harness.types import Status, Verdict
 
 MD_FILE = "matrix.md"
 HTML_FILE = "matrix.html"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.core.types import RunRecord, Status
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table, find_metric
 from harness.scenarios import prompt_cache as pc
-from harness.types import RunRecord, Status
 
 PREFIX = "prompt_cache."
 

@@ -27,11 +27,11 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.core.types import RunRecord
 from harness.report.render import HTML_FILE, MD_FILE, render
 from harness.report.sections import Section
 from harness.results.report_dir import ReportDirError, os_error, shown, temp_name
 from harness.results.store import RUN_FILE
-from harness.types import RunRecord
 
 __all__ = ["LATEST", "ReportDirError", "point_latest", "publish_reports"]
 

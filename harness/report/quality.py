@@ -7,11 +7,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.core.types import RunRecord, Unit
 from harness.report.formatting import Scale, finite
 from harness.report.sections import Section
 from harness.report.table import MetricColumn, Table, case_metric_table
 from harness.scenarios import quality
-from harness.types import RunRecord, Unit
 
 PREFIX = "quality."
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import jinja2
 
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
+from harness.core.types import RunRecord
 from harness.report.contents import default_sections
 from harness.report.escape import html_finalize, md_finalize, md_url
 from harness.report.sections import PLUGIN_PREFIX, BuiltSection, Section
 from harness.results.report_dir import make_dir, write_text_atomic
-from harness.types import RunRecord
 
 MD_FILE = "report.md"
 HTML_FILE = "report.html"

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.types import RunRecord
+from harness.core.types import RunRecord
 
 PLUGIN_PREFIX = "plugin"  # a plug-in section's partials load as plugin/<key>/<key>.<kind>.j2
 

@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.serving.metrics import LATENCIES, PREFIX
 from harness.scenarios.serving.stats import MIN_FINISHED, QUANTILES, needed_n
-from harness.types import CaseResult, RunRecord, Status, Unit
 
 SCENARIO = "serving"
 LABELS = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2e": "e2e"}

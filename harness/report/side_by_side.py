@@ -13,10 +13,10 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
+from harness.core.types import CaseResult, Metric, RunRecord, Unit
 from harness.report.formatting import MISSING, choose_scale, finite, params_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, metric_label
-from harness.types import CaseResult, Metric, RunRecord, Unit
 
 MAX_MODELS = 4  # columns a reader compares at a glance (and GitHub's summary width holds)
 Key = tuple[str, str]  # (point label, metric name)

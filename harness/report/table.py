@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from harness.core.types import CaseResult, Metric, Unit
 from harness.report.escape import safe_link
 from harness.report.formatting import (
     MISSING,
@@ -22,7 +23,6 @@ from harness.report.formatting import (
     status_css,
     status_label,
 )
-from harness.types import CaseResult, Metric, Unit
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.core.types import RunRecord
 from harness.report.check_records import check_names, checks_by_name, verdict_of
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.template_contracts import CheckVerdict
-from harness.types import RunRecord
 
 PREFIXES = ("template_contracts.",)
 ORDER = ("double_bos", "system_role", "alternation", "tools_kwarg", "enable_thinking_kwarg")

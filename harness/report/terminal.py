@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.escape import plain
 from harness.report.formatting import MISSING, format_value, params_label
 from harness.report.header import count_statuses
 from harness.report.table import stats
-from harness.types import CaseResult, RunRecord, Unit
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import CaseResult, RunRecord
 from harness.report.formatting import status_css, status_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, find_metric, stats
 from harness.scenarios import tool_calls as tc
 from harness.toolcalls.classify import CallFailure
 from harness.toolcalls.live import Category
-from harness.types import CaseResult, RunRecord
 
 PREFIXES = ("tool_calls.", "toolcalls_corpus.")
 RAW_LIMIT = 800  # characters of raw output shown per failure

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
+from harness.core.types import Metric, RunRecord
 from harness.report.formatting import choose_scale
 from harness.report.sections import Section
 from harness.report.table import (
@@ -18,7 +19,6 @@ from harness.report.table import (
     metric_cell,
     stats,
 )
-from harness.types import Metric, RunRecord
 
 
 @dataclass(frozen=True)

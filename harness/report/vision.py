@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.core.types import RunRecord, Status
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table
 from harness.scenarios import throughput as text
 from harness.scenarios import vision_throughput as vt
-from harness.types import RunRecord, Status
 
 PREFIX = "vision_throughput."
 SCENARIO = "vision_throughput"

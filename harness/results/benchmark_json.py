@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from harness.types import Metric, RunRecord, Unit
+from harness.core.types import Metric, RunRecord, Unit
 
 
 def _quartiles(data: list[float]) -> tuple[float, float]:

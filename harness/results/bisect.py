@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Metric, RunRecord, Status, Unit
 from harness.results.compare import MetricDelta, Thresholds, compare_metric
-from harness.types import Metric, RunRecord, Status, Unit
 
 
 class StepVerdict(str, Enum):

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from harness.core.types import RunRecord, Status, SuiteInfo, Verdict
 from harness.results.compare import Comparison
-from harness.types import RunRecord, Status, SuiteInfo, Verdict
 
 
 class FailOn(str, Enum):

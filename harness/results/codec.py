@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import NotRequired, TypedDict
 
-from harness.preflight_types import PreflightRecord
-from harness.types import (
+from harness.core.preflight_types import PreflightRecord
+from harness.core.types import (
     CaseResult,
     LockCheck,
     Machine,

@@ -4,9 +4,9 @@ A metric regresses only when the difference is both significant (Mann-Whitney U 
 samples) and larger than its minimum effect (the metric's noise floor or the caller's minimum,
 whichever is larger); the direction of "better" comes from the metric's definition. Samples too
 few to reach significance make a metric "inconclusive" with the count needed, never "unchanged"
-(the rule is :func:`harness.results.significance.decide`). Metrics with one value per item (WER per
-clip, perplexity per text chunk: :attr:`harness.metrics.MetricSpec.paired`) are compared item by
-item instead, a Wilcoxon signed-rank test over the items paired by id
+(the rule is :func:`harness.results.significance.decide`). Metrics with one value per item (WER
+per clip, perplexity per text chunk: :attr:`harness.core.metrics.MetricSpec.paired`) are compared
+item by item instead, a Wilcoxon signed-rank test over the items paired by id
 (:func:`harness.results.paired.decide_paired`); items that differ make the case "not comparable".
 A case takes its worst metric's verdict:
 regressed > improved > inconclusive > unchanged. Cases whose model files, chat template, scenario
@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from harness.metrics import MetricSpec, VariesBy
+from harness.core.metrics import MetricSpec, VariesBy
+from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
 from harness.results.output_diff import first_difference
 from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
 from harness.results.significance import ALPHA, Decision, decide
 from harness.results.stats import bootstrap_ratio_ci
 from harness.scenarios.specs import all_specs
-from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
 
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
 MACHINE_FIELDS = ("cpu", "cores", "memory_bytes", "os", "arch", "mlx_device", "blas")

@@ -19,10 +19,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.types import Machine, RunRecord
 from harness.results.compare import machine_changes, model_changes, package_changes
 from harness.results.report_dir import shown
 from harness.results.store import RUN_FILE, RunFileError, RunReadWarning, load_run
-from harness.types import Machine, RunRecord
 
 LATEST = "latest"  # the reports folder's pointer to its newest run, not a run of its own
 

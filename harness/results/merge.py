@@ -12,8 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from harness.results.compare import MACHINE_FIELDS
-from harness.types import (
+from harness.core.types import (
     CaseResult,
     JSONValue,
     LockCheck,
@@ -24,6 +23,7 @@ from harness.types import (
     Shard,
     SuiteInfo,
 )
+from harness.results.compare import MACHINE_FIELDS
 
 
 class MergeError(ValueError):

@@ -24,9 +24,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from harness.core.types import JSONValue, Verdict
 from harness.results.significance import ALPHA, relative_change
 from harness.results.stats import signed_rank_min_p, signed_rank_needed, wilcoxon_signed_rank
-from harness.types import JSONValue, Verdict
 
 SHOWN_IDS = 3  # item ids named in a "not comparable" reason, a side
 

@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.core.types import CaseResult, JSONValue, RunRecord, Status, Unit, Verdict
 from harness.results.compare import CaseDelta, MetricDelta, Thresholds, compare_runs
-from harness.types import CaseResult, JSONValue, RunRecord, Status, Unit, Verdict
 
 KEY_METRICS_PER_CASE = 2  # the first metrics a scenario records are its headline ones
 # the packages a column names first (the stack under test); the rest follow when they differ

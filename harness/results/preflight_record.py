@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from harness.metrics import MLX_PEAK
-from harness.preflight_types import PolicyAction, PreflightRecord
-from harness.types import CaseResult
+from harness.core.metrics import MLX_PEAK
+from harness.core.preflight_types import PolicyAction, PreflightRecord
+from harness.core.types import CaseResult
 
 MEASURED = MLX_PEAK  # what the estimate predicts: the MLX allocator peak of the case
 

@@ -13,7 +13,7 @@ import os
 import secrets
 from pathlib import Path
 
-from harness.visible_text import visible
+from harness.core.visible_text import visible
 
 FIX = "pass --report-dir to a writable folder"
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)

@@ -19,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from harness.types import CaseResult, RunRecord
+from harness.core.types import CaseResult, RunRecord
 
 PARAM_PREFIX = "param."
 # the fixed columns, in order; ``param.*`` columns follow, sorted

@@ -22,8 +22,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.core.types import Unit, Verdict
 from harness.results.stats import can_reach, mann_whitney_u, needed_n
-from harness.types import Unit, Verdict
 
 ALPHA = 0.05  # significance level of the Mann-Whitney U test, two-sided
 TIMED_UNITS = frozenset(

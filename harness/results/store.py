@@ -20,6 +20,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.core.types import (
+    CaseResult,
+    LockCheck,
+    Machine,
+    ModelIdentity,
+    PinSetInfo,
+    RunPart,
+    RunRecord,
+    Shard,
+    SuiteInfo,
+)
 from harness.results.codec import EVENT_TYPES, DecodeError, decode_event, to_json
 from harness.results.record_lines import BadLine, RecordLine, read_record_lines
 from harness.results.report_dir import (
@@ -31,17 +42,6 @@ from harness.results.report_dir import (
     shown,
 )
 from harness.results.sample_export import sample_fields
-from harness.types import (
-    CaseResult,
-    LockCheck,
-    Machine,
-    ModelIdentity,
-    PinSetInfo,
-    RunPart,
-    RunRecord,
-    Shard,
-    SuiteInfo,
-)
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.types import LockCheck
+from harness.core.types import LockCheck
 
 LOCK_FILE = "uv.lock"
 TOOLING = frozenset({"pip", "setuptools", "wheel", "mlx-harness"})

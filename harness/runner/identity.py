@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.base import weights_bytes
-from harness.types import ModelIdentity, ModelRef
+from harness.core.types import ModelIdentity, ModelRef
 
 
 def _sha256(data: bytes) -> str:

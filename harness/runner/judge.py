@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Case, Expectation, ExpectKind, GateResult, Metric, Status
 from harness.spec.gates import evaluate_gate
-from harness.types import Case, Expectation, ExpectKind, GateResult, Metric, Status
 
 
 def judge(

@@ -10,7 +10,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from harness.types import Machine
+from harness.core.types import Machine
 
 PACKAGES = (
     "mlx-harness",

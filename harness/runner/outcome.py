@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.exception_line import exception_line
-from harness.preflight_types import PreflightRecord
+from harness.core.exception_line import exception_line
+from harness.core.preflight_types import PreflightRecord
+from harness.core.types import Case, CaseResult, Metric, Status, Unit
 from harness.results.codec import metric_from_json
-from harness.types import Case, CaseResult, Metric, Status, Unit
 
 
 def now() -> str:

@@ -28,7 +28,7 @@ from harness.backends.base import (
     capability_missing,
     declared_capabilities,
 )
-from harness.preflight_types import (
+from harness.core.preflight_types import (
     ContextSource,
     FindingRecord,
     MemoryRecord,
@@ -36,6 +36,7 @@ from harness.preflight_types import (
     PreflightRecord,
     WorkloadRecord,
 )
+from harness.core.types import Case, JSONValue
 from harness.probe.installed import Stack, detect_stack
 from harness.probe.machine import MemoryBudget, available_memory
 from harness.probe.memory import MemoryEstimate, estimate_memory, with_reference
@@ -45,7 +46,6 @@ from harness.probe.serialize import estimate_dict, probe_dict
 from harness.probe.types import Capability, Library, Probe, ReasonCode
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import Params, Scenario, Workload
-from harness.types import Case, JSONValue
 
 LIBRARY_BACKENDS = frozenset(b.value for b in Library if b is not Library.NONE)
 

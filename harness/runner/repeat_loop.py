@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import AutoRepeats, Metric, Unit
 from harness.results.stats import coefficient_of_variation, relative_ci_width
 from harness.runner.repeat_progress import RepeatCounter
 from harness.scenarios.base import ScenarioOutput
-from harness.types import AutoRepeats, Metric, Unit
 
 ARTIFACT = "repeats"  # the artifact key of :meth:`RepeatStop.to_json`
 

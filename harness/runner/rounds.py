@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.core.types import Case, Metric, Status
 from harness.results.stats import coefficient_of_variation, relative_ci_width
 from harness.runner.outcome import Outcome
 from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
@@ -31,7 +32,6 @@ from harness.runner.repeat_loop import (
     auto_stop_reason,
     headline_names,
 )
-from harness.types import Case, Metric, Status
 
 FIRST_ROUND = 2  # measured runs in the first round (see the module's note)
 TIMING_ARTIFACT = "timing"  # harness.runner.worker.TIMING_ARTIFACT

@@ -18,6 +18,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.types import (
+    Case,
+    CaseResult,
+    ExpectKind,
+    GateResult,
+    PinSetInfo,
+    RunRecord,
+    Shard,
+    Status,
+    SuiteInfo,
+)
 from harness.probe.machine import MemoryBudget
 from harness.results.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.runner.blas import planned_blas, worker_env
@@ -49,17 +60,6 @@ from harness.runner.signals import RunInterrupted, signals_deferred
 from harness.runner.turns import Turns
 from harness.scenarios.specs import all_specs
 from harness.spec.plan import worker_key
-from harness.types import (
-    Case,
-    CaseResult,
-    ExpectKind,
-    GateResult,
-    PinSetInfo,
-    RunRecord,
-    Shard,
-    Status,
-    SuiteInfo,
-)
 
 HARNESS_LOG = "harness.log"
 

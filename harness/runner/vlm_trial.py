@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 from harness.models.zoo.trial_row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
 
 COLUMNS = ("load", "text", "image", "cache", "tool")

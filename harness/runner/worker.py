@@ -6,7 +6,7 @@ anything a library prints goes to stderr, which the supervisor keeps as the work
 Requests: ``{"op": "load", "backend": NAME, "path": DIR}`` (a served model adds
 ``"server": {...}`` and ``"log_dir": DIR``, and is loaded with ``load_server``),
 ``{"op": "run", "scenario": NAME, "params": {...}, "repeats": N, "warmup": N}`` (with
-``"auto": {...}`` (:class:`harness.types.AutoRepeats`) the case repeats until its median is
+``"auto": {...}`` (:class:`harness.core.types.AutoRepeats`) the case repeats until its median is
 known well, :mod:`harness.runner.repeat_loop`),
 ``{"op": "exit"}``.
 
@@ -25,7 +25,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 from harness.results.codec import to_json
 
 TIMING_ARTIFACT = "timing"  # seconds inside backend calls: the model's load, the scenario
@@ -68,7 +68,7 @@ class Worker:
 
     def _load(self) -> tuple[Any, Any]:
         from harness.backends.base import BackendError, ServerLoading
-        from harness.types import ServerRef
+        from harness.core.types import ServerRef
 
         if self.server is not None:
             if not isinstance(self.backend, ServerLoading):
@@ -97,12 +97,12 @@ class Worker:
 
     def run(self, request: dict[str, Any]) -> None:
         from harness.backends import mlx_runtime as device
+        from harness.core.types import AutoRepeats
         from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
         from harness.runner.repeat_loop import headline_names, run_repeats
         from harness.runner.repeat_progress import RepeatCounter, RepeatProgress
         from harness.scenarios import SCENARIOS
         from harness.scenarios.base import ScenarioContext
-        from harness.types import AutoRepeats
 
         scenario = SCENARIOS.get(request["scenario"])
         params = scenario.params_model.model_validate(request["params"])

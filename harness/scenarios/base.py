@@ -32,9 +32,9 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from harness.backends.base import BackendCapability, LoadInfo, capability_missing_reason
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Metric
 from harness.probe.types import Capability
-from harness.types import Metric
 
 NO_NEEDS: frozenset[Capability] = frozenset()
 NO_BACKEND_NEEDS: frozenset[BackendCapability] = frozenset()

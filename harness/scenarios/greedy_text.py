@@ -24,9 +24,9 @@ from harness.backends.openai_client import (
     request_failure,
     sync_client,
 )
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
-from harness.types import Unit
 
 E2E = MetricSpec("greedy_text.e2e_s", Unit.SECONDS, False, "time for one greedy answer")
 

@@ -29,7 +29,8 @@ from harness.backends.openai_client import (
     sync_client,
     token_arrivals,
 )
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -40,7 +41,6 @@ from harness.scenarios.base import (
     metric,
 )
 from harness.scenarios.prompts import text_of_about
-from harness.types import Unit
 
 PREFIX = "http_prompt_cache"
 COLD = MetricSpec(f"{PREFIX}.cold_ttft_s", Unit.SECONDS, False, "TTFT of a miss", noise_floor=0.05)

@@ -56,7 +56,8 @@ from harness.backends.openai_client import (
     token_arrivals,
 )
 from harness.backends.server_memory import memory_note
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Metric, Unit
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -76,7 +77,6 @@ from harness.scenarios.server_timings import (
     timing_source,
 )
 from harness.scenarios.throughput import percentile
-from harness.types import Metric, Unit
 
 REQUEST_TIMEOUT_S = 600.0  # per request, whole answer (the case's own limit cuts it sooner)
 PREFIX = "http_throughput"

@@ -7,7 +7,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from harness.backends.base import BackendCapability
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Metric, Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     NO_BACKEND_NEEDS,
@@ -18,7 +19,6 @@ from harness.scenarios.base import (
     ScenarioOutput,
     metric,
 )
-from harness.types import Metric, Unit
 
 LOAD_S = MetricSpec("load.load_s", Unit.SECONDS, False, "wall time of backend load")
 WEIGHTS = MetricSpec("load.weights_bytes", Unit.BYTES, False, "weight files on disk")

@@ -24,7 +24,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from harness.backends.base import BackendCapability, LoadedModel, PromptCaching
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Metric, Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -36,7 +37,6 @@ from harness.scenarios.base import (
     metric,
 )
 from harness.scenarios.prompts import FILLER, text_prompt
-from harness.types import Metric, Unit
 
 OTHER_TEXT = (
     "A different request arrives: summarise the quarterly figures, list three risks and "

@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from harness.backends.base import BackendCapability, PromptCaching
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -27,7 +28,6 @@ from harness.scenarios.base import (
 )
 from harness.scenarios.prompt_cache import first_mismatch
 from harness.scenarios.prompts import text_prompt
-from harness.types import Unit
 
 HIT_RATE = MetricSpec("prompt_cache_lru.hit_rate", Unit.RATIO, True, "requests served a cache")
 REUSE = MetricSpec(

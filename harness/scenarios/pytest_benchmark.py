@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput
-from harness.types import Unit
 
 TIME = MetricSpec(
     "benchmark.time_s",

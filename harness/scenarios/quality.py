@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.backends.base import BackendCapability, BackendError, LoadedModel
 from harness.backends.scoring import Scoring
-from harness.metrics import MetricSpec, VariesBy
+from harness.core.metrics import MetricSpec, VariesBy
+from harness.core.types import Unit
 from harness.probe.types import Capability, ReasonCode
 from harness.scenarios.base import (
     BaseScenario,
@@ -42,7 +43,6 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
-from harness.types import Unit
 
 if TYPE_CHECKING:
     import numpy as np

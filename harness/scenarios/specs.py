@@ -3,7 +3,7 @@ registered scenario (built-in or plug-in) declares."""
 
 from __future__ import annotations
 
-from harness.metrics import MEMORY_METRICS, MetricSpec, MetricSpecs
+from harness.core.metrics import MEMORY_METRICS, MetricSpec, MetricSpecs
 from harness.scenarios import SCENARIOS
 
 

@@ -24,7 +24,8 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator
 
 from harness.backends.base import BackendCapability, Transcribing
-from harness.metrics import MetricSpec, VariesBy
+from harness.core.metrics import MetricSpec, VariesBy
+from harness.core.types import Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -43,7 +44,6 @@ from harness.scenarios.speech_clips import (
     snr_of,
 )
 from harness.scenarios.speech_scoring import char_errors, word_errors
-from harness.types import Unit
 
 PREFIX = "speech_to_text."
 TRANSCRIBE = MetricSpec(

@@ -29,7 +29,8 @@ from typing import Any, ClassVar
 
 from harness.backends.base import BackendCapability, BackendError, LoadedModel, PromptEncoding
 from harness.backends.chat_templating import ChatTemplating
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -39,7 +40,6 @@ from harness.scenarios.base import (
     Workload,
     metric,
 )
-from harness.types import Unit
 
 EVIDENCE_CHARS = 160
 SYSTEM = "You answer in French."

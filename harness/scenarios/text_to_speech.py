@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field, model_validator
 
 from harness.backends.base import BackendCapability, BackendError, Synthesizing, Transcribing
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -43,7 +44,6 @@ from harness.scenarios.base import (
 )
 from harness.scenarios.speech_clips import SENTENCES
 from harness.scenarios.speech_scoring import word_errors
-from harness.types import Unit
 
 if TYPE_CHECKING:
     import numpy as np

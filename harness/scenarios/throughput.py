@@ -47,7 +47,8 @@ from harness.backends.decode_traffic import (
     share_over_limit,
 )
 from harness.backends.mlx_runtime import reset_peaks
-from harness.metrics import MetricSpec, VariesBy
+from harness.core.metrics import MetricSpec, VariesBy
+from harness.core.types import Metric, Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -59,7 +60,6 @@ from harness.scenarios.base import (
     metric,
 )
 from harness.scenarios.prompts import text_prompt
-from harness.types import Metric, Unit
 
 PREFILL = MetricSpec("throughput.prefill_tps", Unit.TOKENS_PER_SECOND, True, "prompt tokens / TTFT")
 DECODE = MetricSpec("throughput.decode_tps", Unit.TOKENS_PER_SECOND, True, "generated tokens/s")

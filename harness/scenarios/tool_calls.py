@@ -24,7 +24,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from harness.backends.base import BackendCapability, BackendError, ToolCalling
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Metric, Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -42,7 +43,6 @@ from harness.toolcalls.live_data import load_live
 from harness.toolcalls.live_score import PromptResult, record, summarise
 from harness.toolcalls.match import score
 from harness.toolcalls.values import StringMatch
-from harness.types import Metric, Unit
 
 CategoryName = Literal["simple", "multiple", "parallel", "parallel_multiple", "irrelevance"]
 StringMatchName = Literal["strict", "bfcl"]  # harness.toolcalls.values.StringMatch

@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
 from harness.toolcalls import shipped
-from harness.types import Unit
 
 ACCURACY = MetricSpec(
     "toolcalls_corpus.accuracy", Unit.RATIO, True, "corpus cases parsed right / cases scored"

@@ -30,7 +30,8 @@ from pydantic import Field
 
 from harness.backends.base import BackendCapability
 from harness.backends.image_slot import ImageSlotCaching, SlotReply
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -43,7 +44,6 @@ from harness.scenarios.base import (
 from harness.scenarios.prompt_cache import first_mismatch
 from harness.scenarios.vision_cache_rule import CacheSlot, ReuseVerdict, decide, image_digest
 from harness.scenarios.vision_images import pattern_images
-from harness.types import Unit
 
 COLD = MetricSpec(
     "vision_prompt_cache.ttft_cold_s", Unit.SECONDS, False, "turn 2 TTFT, no slot", noise_floor=0.05

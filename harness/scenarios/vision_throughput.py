@@ -21,7 +21,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from harness.backends.base import BackendCapability, BackendError, ImageInput, ImagePrompt
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
     BaseScenario,
@@ -33,7 +34,6 @@ from harness.scenarios.base import (
     metric,
 )
 from harness.scenarios.vision_images import pattern_images
-from harness.types import Unit
 
 PREPROCESS = MetricSpec(
     "vision_throughput.preprocess_s", Unit.SECONDS, False, "image processor time", noise_floor=0.05

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.value_errors import SUITE_VALUE
-from harness.visible_text import visible
+from harness.core.value_errors import SUITE_VALUE
+from harness.core.visible_text import visible
 
 # pydantic error type of the harness's own value errors; ctx carries the message and the fix
 SHOWN_CHARS = 60  # a value quoted in an error is cut to this many characters

@@ -9,8 +9,8 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BeforeValidator, WithJsonSchema
 
+from harness.core.value_errors import value_error
 from harness.spec.sizes import PATTERN, SPELLED, SizeError, parse_size
-from harness.value_errors import value_error
 
 E = TypeVar("E", bound=Enum)
 

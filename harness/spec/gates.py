@@ -20,9 +20,9 @@ import math
 import re
 from collections.abc import Sequence
 
+from harness.core.types import Gate, GateResult, Metric
 from harness.results.significance import TIMED_UNITS, relative_change
 from harness.results.stats import bootstrap_ratio_ci, median_ci, median_noise
-from harness.types import Gate, GateResult, Metric
 
 MAX_SUGGESTED = 1000  # "about N samples" above this says "more than 1000"
 

@@ -15,10 +15,10 @@ import datetime as dt
 import fnmatch
 from collections.abc import Mapping, Sequence
 
+from harness.core.types import Case, Expectation, ExpectKind, LedgerEntry
 from harness.spec.errors import SuiteError
 from harness.spec.loaded import LoadedSuite, SourcedExpect
 from harness.spec.versions import versions_match
-from harness.types import Case, Expectation, ExpectKind, LedgerEntry
 
 
 def _glob(value: str | None, pattern: str | None) -> bool:

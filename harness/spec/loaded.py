@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.core.yamlpos import Located
 from harness.spec.errors import SuiteError
 from harness.spec.schema import ExpectEntry, ModelEntry, SelectSource, Suite
 from harness.spec.select import Facts
-from harness.yamlpos import Located
 
 
 @dataclass(frozen=True)

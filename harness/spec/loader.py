@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from harness.core.yamlpos import Located, YamlSyntaxError, load_located
 from harness.spec.checks import check_suite, hub_warnings
 from harness.spec.errors import SuiteError, SuiteInvalid, describe_value, shorten
 from harness.spec.expand import expand_models
@@ -21,7 +22,6 @@ from harness.spec.power import repeat_warnings  # repeats too few for compare to
 from harness.spec.schema import IncludeFile, Suite
 from harness.spec.suite_text import read_suite_text
 from harness.spec.tokenizer_warnings import tokenizer_warnings  # url: models counted by chunks
-from harness.yamlpos import Located, YamlSyntaxError, load_located
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -30,7 +30,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.value_errors import value_error
+from harness.core.value_errors import value_error
 
 PIN_EXAMPLE = 'e.g. pins: ["mlx-lm==0.31.3", "mlx==0.32.4"]'
 
@@ -119,8 +119,8 @@ def read_pin_sets(path: Path) -> list[PinSet]:
     backends, say) may need the pin set's own environment to make sense."""
     from pydantic import TypeAdapter, ValidationError
 
+    from harness.core.yamlpos import YamlSyntaxError, load_located
     from harness.spec.errors import one_line
-    from harness.yamlpos import YamlSyntaxError, load_located
 
     try:
         located = load_located(path.read_text())

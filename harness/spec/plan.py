@@ -6,6 +6,16 @@ import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from harness.core.types import (
+    Case,
+    Expectation,
+    ExpectKind,
+    Gate,
+    ModelRef,
+    ModelSource,
+    ServerRef,
+    SuiteInfo,
+)
 from harness.probe import ProbeError, detect_stack, probe_model
 from harness.probe.source import installed_versions
 from harness.results.ci_policy import FailOn
@@ -17,16 +27,6 @@ from harness.spec.loaded import LoadedSuite, SourcedModel
 from harness.spec.repeats import resolved
 from harness.spec.resolve import ResolveError, resolve_model
 from harness.spec.schema import ModelEntry, ScenarioEntry
-from harness.types import (
-    Case,
-    Expectation,
-    ExpectKind,
-    Gate,
-    ModelRef,
-    ModelSource,
-    ServerRef,
-    SuiteInfo,
-)
 
 T = TypeVar("T")
 

@@ -9,13 +9,13 @@ do not need repeats, and ``load`` takes its samples from ``reloads``.
 
 from __future__ import annotations
 
+from harness.core.types import Unit
 from harness.results.significance import ALPHA
 from harness.results.stats import needed_n
 from harness.scenarios import SCENARIOS
 from harness.spec.errors import SuiteError
 from harness.spec.loaded import LoadedSuite
 from harness.spec.repeats import least
-from harness.types import Unit
 
 CLOCK_UNITS = frozenset({Unit.SECONDS, Unit.TOKENS_PER_SECOND})
 

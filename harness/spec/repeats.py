@@ -19,8 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
-from harness.types import AutoRepeats
-from harness.value_errors import value_error
+from harness.core.types import AutoRepeats
+from harness.core.value_errors import value_error
 
 AUTO = "auto"
 

@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.core.value_errors import value_error
 from harness.probe.types import Capability
 from harness.probe.types import Library as ProbeBackend
 from harness.results.ci_policy import FailOn
@@ -23,7 +24,6 @@ from harness.spec.marker_names import tag_problem
 from harness.spec.pin_sets import PinSet, unique_names
 from harness.spec.repeats import Repeats
 from harness.spec.versions import version_problem
-from harness.value_errors import value_error
 
 SUITE_SCHEMA_VERSION = 1
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from harness.types import Case, Shard
+from harness.core.types import Case, Shard
 
 K = TypeVar("K", bound=tuple[str, ...])
 

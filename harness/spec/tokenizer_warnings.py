@@ -14,12 +14,12 @@ from pathlib import Path
 
 from harness.backends.base import BackendCapability
 from harness.backends.http import tokenizer_file
+from harness.core.types import Unit
 from harness.scenarios import SCENARIOS
 from harness.spec.errors import SuiteError
 from harness.spec.fields import names_model
 from harness.spec.loaded import LoadedSuite, SourcedModel
 from harness.spec.resolve import ResolveError, resolve_model
-from harness.types import Unit
 
 FIX = (
     "give the model a local source (path:, embedded: or hub:) with tokenizer.json beside url: "

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.core.yamlpos import Located, YamlSyntaxError, load_located
 from harness.toolcalls.live import Category, ExpectedCall, FewShot, LiveSet, Prompt
 from harness.toolcalls.schema import conforms, parameter_schema, schema_types
-from harness.yamlpos import Located, YamlSyntaxError, load_located
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 TOOLS_FILE = "tools.yaml"

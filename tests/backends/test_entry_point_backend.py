@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.core.types import Status
 from harness.results.store import load_run
-from harness.types import Status
 
 README = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 

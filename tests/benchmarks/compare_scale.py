@@ -11,8 +11,8 @@ import random
 import sys
 import time
 
+from harness.core.types import CaseResult, Machine, Metric, ModelIdentity, RunRecord, Status, Unit
 from harness.results.compare import compare_runs
-from harness.types import CaseResult, Machine, Metric, ModelIdentity, RunRecord, Status, Unit
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 24 * 2**30, "3.11")
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.types import CaseResult
+    from harness.core.types import CaseResult
 
 
 def run_one_case(suite: Path, reports: Path, run_id: str) -> CaseResult:
     """The passed result of the suite's one case (exits the script otherwise)."""
+    from harness.core.types import Status
     from harness.results.store import load_run
-    from harness.types import Status
 
     command = [sys.executable, "-m", "harness.cli", "run", str(suite)]
     command += ["--report-dir", str(reports), "--run-id", run_id]

@@ -6,7 +6,7 @@ where no line break is: C0 and C1 controls, DEL, U+061C, U+200E/U+200F, U+2028/U
 U+202A-U+202E, U+2066-U+2069, and unpaired surrogates. The set is written out here, apart
 from ``harness.report.escape``, so the check does not trust the code it checks.
 
-:func:`assert_no_acting_characters` renders a run (a :class:`~harness.types.RunRecord`, or a
+:func:`assert_no_acting_characters` renders a run (a :class:`~harness.core.types.RunRecord`, or a
 run folder or ``run.jsonl``) as ``report.html``, ``report.md`` and the terminal summary and
 fails naming each raw acting character found; a folder's written reports are checked too.
 Line feeds and tabs only lay out the two report files and are allowed there, not in a
@@ -20,9 +20,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness.core.types import RunRecord
 from harness.report import render_html, render_markdown, terminal_summary
 from harness.results.store import load_run
-from harness.types import RunRecord
 
 ACTING = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from report_fixtures import realistic_run
 
-from harness.types import RunRecord
+from harness.core.types import RunRecord
 
 
 @pytest.fixture

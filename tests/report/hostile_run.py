@@ -16,14 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.preflight_types import (
+from harness.core.preflight_types import (
     ContextSource,
     FindingRecord,
     MemoryRecord,
     PolicyAction,
     PreflightRecord,
 )
-from harness.types import (
+from harness.core.types import (
     CaseResult,
     ExpectKind,
     Gate,

@@ -11,7 +11,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.types import (
+from harness.core.types import (
     CaseResult,
     Gate,
     GateResult,

@@ -7,9 +7,9 @@ import dataclasses
 
 from report_fixtures import EVIL, case, make_run, metric
 
+from harness.core.types import CaseResult, Status, Unit
 from harness.report import render_html, render_markdown
 from harness.report.audio import build
-from harness.types import CaseResult, Status, Unit
 
 
 def speech_case(model: str, clip_set: str, wers: list[float], hypothesis: str = "x") -> CaseResult:

@@ -13,10 +13,10 @@ from headless_chromium import Chromium, find_chromium
 from hostile_run import hostile_runs
 from report_fixtures import EVIL, case, make_run, metric, realistic_run
 
+from harness.core.types import Unit
 from harness.report import render, render_html
 from harness.report.chart_svg import PALETTE, UnsafeChart, check_svg
 from harness.report.charts import build_charts
-from harness.types import Unit
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">{}</svg>'
 

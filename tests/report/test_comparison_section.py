@@ -8,12 +8,12 @@ import dataclasses
 import pytest
 from report_fixtures import EVIL, case, make_run, metric
 
+from harness.core.types import RunRecord, Status, Unit
 from harness.report import default_sections, render_html, render_markdown
 from harness.report.comparison import build_view, more_samples, with_comparison
 from harness.report.comparison_text import comparison_lines, gate_lines
 from harness.results.compare import compare_runs
 from harness.spec.gates import evaluate_gate, parse_gate
-from harness.types import RunRecord, Status, Unit
 
 DECODE = "throughput.decode_tps"
 BASE = (20.1, 20.3, 19.9, 20.2, 20.0)

@@ -7,9 +7,9 @@ import dataclasses
 
 from report_fixtures import EVIL, case, make_run, metric
 
+from harness.core.types import ModelIdentity, Unit
 from harness.report import render_html, render_markdown
 from harness.report.engines import agreement_table, build, common_prefix
-from harness.types import ModelIdentity, Unit
 
 LOCAL = ModelIdentity("smol", "/m", "mlx_lm")
 SERVED = ModelIdentity("smol@mlx_lm", "/m", "http", server="mlx_lm.server 0.32.2")

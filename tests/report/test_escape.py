@@ -16,6 +16,7 @@ from hostile_run import EVIDENCE_SHOWN, hostile_runs
 from markupsafe import Markup
 
 from harness.cli.run import case_line
+from harness.core.types import RunRecord
 from harness.report import default_sections, render, terminal_summary
 from harness.report.chart_svg import Axes, Series, strip_svg, xy_svg
 from harness.report.comparison import section
@@ -24,7 +25,6 @@ from harness.report.escape import html_finalize, md_escape, one_line, plain, saf
 from harness.report.progress import RunningCase, still_running_line
 from harness.report.render import render_html, render_markdown, template_environment
 from harness.results.compare import compare_runs
-from harness.types import RunRecord
 
 # (name, the character, how every output shows it)
 CHARACTERS: tuple[tuple[str, str, str], ...] = (

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from harness.core.types import Status, Unit
 from harness.report.escape import md_escape, one_line, plain, safe_link
 from harness.report.formatting import (
     MISSING,
@@ -16,7 +17,6 @@ from harness.report.formatting import (
     status_label,
     worst_status,
 )
-from harness.types import Status, Unit
 
 MIB = 1024**2
 GIB = 1024**3

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 from report_fixtures import case, make_run
 
+from harness.core.types import CaseResult, Status
 from harness.report import header
 from harness.report.overhead import overhead
-from harness.types import CaseResult, Status
 
 
 def timed(duration_s: float, load_s: float, scenario_s: float) -> CaseResult:

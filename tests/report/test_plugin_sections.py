@@ -10,9 +10,9 @@ import pytest
 from report_fixtures import EVIL, case, make_run, metric
 
 from harness.api import Cell, Column, Section, Table
-from harness.registry import Registry
+from harness.core.registry import Registry
+from harness.core.types import RunRecord, Unit
 from harness.report import contents, render_html, render_markdown
-from harness.types import RunRecord, Unit
 
 
 def _table(run: RunRecord) -> Table:
@@ -54,7 +54,7 @@ def test_a_plugin_section_renders_its_partials_escaped(
     ("target", "why"),
     [
         ("no_such_module_for_harness:SECTION", "No module named 'no_such_module_for_harness'"),
-        ("harness.types:Unit", "EnumType is not a harness.api.Section"),
+        ("harness.core.types:Unit", "EnumType is not a harness.api.Section"),
     ],
 )
 def test_a_broken_plugin_is_one_line_in_the_report(

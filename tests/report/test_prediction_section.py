@@ -8,19 +8,19 @@ from typing import Any
 import pytest
 from report_fixtures import EVIL, MIB, case, make_run, metric
 
-from harness.metrics import MLX_PEAK
-from harness.preflight_types import (
+from harness.core.metrics import MLX_PEAK
+from harness.core.preflight_types import (
     ContextSource,
     FindingRecord,
     MemoryRecord,
     PolicyAction,
     PreflightRecord,
 )
+from harness.core.types import CaseResult, Status, Unit
 from harness.report import matrix, memory
 from harness.report.memory_prediction import policy_cell
 from harness.report.render import render_html, render_markdown
 from harness.results.preflight_record import peak_check
-from harness.types import CaseResult, Status, Unit
 
 
 def preflight(

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from report_fixtures import realistic_run
 
+from harness.core.types import RunRecord
 from harness.report.publish import LATEST, ReportDirError, publish_reports
 from harness.report.render import HTML_FILE, MD_FILE
 from harness.results.store import RUN_FILE, RunFileError, RunWriter, load_run
-from harness.types import RunRecord
 
 
 def _run(run_id: str) -> RunRecord:

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from report_fixtures import EVIL, case, make_run, metric, realistic_run
 
+from harness.core.types import RunRecord, Status, Unit
 from harness.report import default_sections, render, render_html, render_markdown
 from harness.report.sections import Section
 from harness.results.report_dir import ReportDirError
 from harness.results.store import write_record
-from harness.types import RunRecord, Status, Unit
 
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 TEMPLATES = Path(__file__).parents[2] / "harness" / "report" / "templates"

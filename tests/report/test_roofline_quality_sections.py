@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 from report_fixtures import case, make_run, metric
 
+from harness.core.types import CaseResult, Unit
 from harness.report import performance, quality
 from harness.report.render import render_html, render_markdown
-from harness.types import CaseResult, Unit
 
 BANDWIDTH = {  # an older record's figure: MLX's own kernels, median of 7
     "bytes_per_s": 13.15e9,

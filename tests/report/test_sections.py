@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 from report_fixtures import GIB, MACHINE, MIB, case, make_run, metric, realistic_run
 
+from harness.core.types import CaseResult, Gate, GateResult, Machine, Status, Unit
 from harness.report import failures, header, matrix, memory, performance, unclaimed
 from harness.report.contents import default_sections
 from harness.report.table import Cell, Table
-from harness.types import CaseResult, Gate, GateResult, Machine, Status, Unit
 
 
 def column_labels(table: Table) -> list[str]:

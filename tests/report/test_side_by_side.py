@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from report_fixtures import EVIL, case, make_run, metric, realistic_run
 
+from harness.core.types import Unit
 from harness.report import render_markdown, side_by_side
-from harness.types import Unit
 
 DECODE = "throughput.decode_tps"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from report_fixtures import case, make_run, metric, realistic_run
 
+from harness.core.types import Status, Unit
 from harness.report import terminal_summary
 from harness.report.terminal import HEADLINES
 from harness.scenarios import SCENARIOS
-from harness.types import Status, Unit
 
 
 def _table(lines: list[str], scenario: str) -> list[str]:

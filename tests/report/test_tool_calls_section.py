@@ -8,9 +8,9 @@ from typing import Any
 
 from report_fixtures import EVIL, case, make_run, metric
 
+from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report import render_html, render_markdown
 from harness.report.tool_calls import build
-from harness.types import CaseResult, RunRecord, Status, Unit
 
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from report_fixtures import EVIL, case, make_run, metric
 
+from harness.core.types import Status, Unit
 from harness.report import render_html, render_markdown
 from harness.report.vision import build
-from harness.types import Status, Unit
 
 
 def image_case(model: str, images: int, px: int, status: Status = Status.PASSED, **kw):  # type: ignore[no-untyped-def]

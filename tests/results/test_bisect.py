@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
 from harness.results.bisect import BisectError, Measurement, MeasurePair, bisect, evidence_lines
-from harness.types import Unit
 
 SPEC = MetricSpec("throughput.decode_tps", Unit.TOKENS_PER_SECOND, True, "tok/s")
 VERSIONS = [f"1.{i}" for i in range(10)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.core.types import Gate, GateResult, Status, SuiteInfo, Verdict
 from harness.results.ci_policy import (
     DEFAULT,
     FailOn,
@@ -14,7 +15,6 @@ from harness.results.ci_policy import (
     policy_line,
 )
 from harness.results.compare import CaseDelta, Comparison
-from harness.types import Gate, GateResult, Status, SuiteInfo, Verdict
 from tests.report.report_fixtures import case, make_run
 
 GATE = Gate("throughput.decode_tps", "within", 0.05, True, "-5%")

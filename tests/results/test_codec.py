@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.preflight_types import (
+from harness.core.preflight_types import (
     ContextSource,
     FindingRecord,
     MemoryRecord,
@@ -17,8 +17,8 @@ from harness.preflight_types import (
     PreflightRecord,
     WorkloadRecord,
 )
+from harness.core.types import CaseResult, Status
 from harness.results.codec import DecodeError, decode_event, preflight_from_json, to_json
-from harness.types import CaseResult, Status
 
 # Written by the previous version (Preflight.record() as a dict), copied from real run records:
 # `mlx-harness run suites/smoke.suite.yaml -k tiny-llama` (throughput, prompt_tokens=128) ...

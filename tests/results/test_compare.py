@@ -8,9 +8,8 @@ from collections import Counter
 
 import pytest
 
-from harness.metrics import MetricSpec
-from harness.results.compare import Thresholds, compare_runs
-from harness.types import (
+from harness.core.metrics import MetricSpec
+from harness.core.types import (
     CaseResult,
     Machine,
     Metric,
@@ -21,6 +20,7 @@ from harness.types import (
     Unit,
     Verdict,
 )
+from harness.results.compare import Thresholds, compare_runs
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 1 << 34, "3.11", blas="openblas")
 CASE = "smoke::m::throughput[prompt_tokens=128]"

@@ -16,12 +16,20 @@ from typing import Any
 
 import pytest
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import (
+    CaseResult,
+    Machine,
+    Metric,
+    ModelIdentity,
+    RunRecord,
+    Status,
+    Verdict,
+)
 from harness.report.comparison_text import comparison_lines
 from harness.results.compare import Method, compare_runs
 from harness.scenarios.quality import AGREEMENT, KL, PERPLEXITY, REFERENCE_PERPLEXITY
 from harness.scenarios.speech_to_text import CER, CORPUS_WER, RTF, WER
-from harness.types import CaseResult, Machine, Metric, ModelIdentity, RunRecord, Status, Verdict
 
 DATA = json.loads((Path(__file__).parent / "data" / "whisper_tiny_en_items.json").read_text())
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 1 << 34, "3.11", blas="openblas")

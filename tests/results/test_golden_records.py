@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.core.types import Status
 from harness.results.store import load_run
-from harness.types import Status
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 VERSIONS = sorted(p.name for p in GOLDEN.iterdir() if (p / "run.jsonl").is_file())

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit
 from harness.results.history import find_runs, fit_steps, series
 from harness.results.store import RunReadWarning, RunWriter
 from harness.runner.machine import machine
-from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 1 << 34, "3.11")
 
@@ -114,7 +114,7 @@ def test_a_changed_model_starts_its_own_series_naming_the_change() -> None:
     no step; the second names what changed."""
     import dataclasses
 
-    from harness.types import ModelIdentity
+    from harness.core.types import ModelIdentity
 
     def with_model(run: RunRecord, revision: str, weights: int) -> RunRecord:
         identity = ModelIdentity("m", "/m", "mlx_lm", revision=revision, weights_bytes=weights)

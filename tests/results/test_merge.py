@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.merge import MergeError, Source, merge_notes, merge_runs
-from harness.results.store import write_record
-from harness.types import (
+from harness.core.types import (
     CaseResult,
     Machine,
     Metric,
@@ -21,6 +19,8 @@ from harness.types import (
     Status,
     Unit,
 )
+from harness.results.merge import MergeError, Source, merge_notes, merge_runs
+from harness.results.store import write_record
 
 MACHINE = Machine("Darwin", "24.1", "arm64", "Apple M2 Max", 12, 64 * 2**30, "3.12", "mac-a")
 OTHER = dataclasses.replace(MACHINE, hostname="mac-b")

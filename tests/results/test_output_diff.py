@@ -7,11 +7,11 @@ import dataclasses
 
 import pytest
 
+from harness.core.types import CaseResult, Metric, Unit
 from harness.report.comparison_text import comparison_lines
 from harness.results.ci_policy import DEFAULT, FailOn, findings
 from harness.results.compare import compare_runs
 from harness.results.output_diff import first_difference
-from harness.types import CaseResult, Metric, Unit
 from tests.report.report_fixtures import case, make_run
 
 # (before, after, the line or None)

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from harness.core.types import JSONValue, Verdict
 from harness.results.paired import decide_paired, item_ids, pair
-from harness.types import JSONValue, Verdict
 
 IDS = tuple(f"s{i:02d}" for i in range(8))
 BASE = (0.5, 0.25, 0.3, 0.56, 0.57, 0.14, 0.25, 0.0)  # WER per clip, lower is better

@@ -6,8 +6,7 @@ import dataclasses
 
 import pytest
 
-from harness.results.pin_matrix import PinMatrixError, build_pin_matrix
-from harness.types import (
+from harness.core.types import (
     CaseResult,
     Machine,
     Metric,
@@ -18,6 +17,7 @@ from harness.types import (
     Unit,
     Verdict,
 )
+from harness.results.pin_matrix import PinMatrixError, build_pin_matrix
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 1 << 34, "3.11", blas="openblas")
 OTHER = Machine("Darwin", "24", "arm64", "Apple M2", 12, 1 << 36, "3.12", mlx_device="gpu")

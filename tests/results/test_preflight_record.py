@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
-from harness.metrics import MLX_PEAK
-from harness.preflight_types import ContextSource, MemoryRecord, PolicyAction, PreflightRecord
+from harness.core.metrics import MLX_PEAK
+from harness.core.preflight_types import ContextSource, MemoryRecord, PolicyAction, PreflightRecord
+from harness.core.types import CaseResult, Metric, Status, Unit
 from harness.results.preflight_record import PeakCheck, peak_check, warning_line
-from harness.types import CaseResult, Metric, Status, Unit
 
 WARNED = PreflightRecord(
     backend="mlx_lm", action=PolicyAction.WARN, code="backend_mismatch", message="no vision"

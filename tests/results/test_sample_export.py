@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit
 from harness.results.sample_export import (
     COLUMNS,
     ExportFormat,
@@ -18,7 +19,6 @@ from harness.results.sample_export import (
     sample_rows,
 )
 from harness.results.store import write_record
-from harness.types import CaseResult, Machine, Metric, RunRecord, Status, Unit
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 8 << 30, "3.11")
 

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
+from harness.core.types import Unit, Verdict
 from harness.results.significance import decide, relative_change
-from harness.types import Unit, Verdict
 
 BASE = (100.0, 101.0, 99.0, 100.5, 99.5)
 

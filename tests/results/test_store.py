@@ -26,6 +26,7 @@ from record_corpus import (
     type_mutants,
 )
 
+from harness.core.types import CaseResult, Metric, ModelIdentity, RunRecord, Status, Unit
 from harness.results.store import (
     ReportDirError,
     RunFileError,
@@ -38,7 +39,6 @@ from harness.results.store import (
     metrics_frame,
 )
 from harness.runner.machine import machine
-from harness.types import CaseResult, Metric, ModelIdentity, RunRecord, Status, Unit
 
 
 def _write(path: Path, *, finish: bool = True) -> None:
@@ -293,7 +293,7 @@ import resource, signal, sys
 from pathlib import Path
 from harness.runner.machine import machine
 from harness.results.store import ReportDirError, RunWriter
-from harness.types import CaseResult, Status
+from harness.core.types import CaseResult, Status
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000))  # the kernel refuses bytes past 6000

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.types import PinSetInfo
 from harness.results.store import RunWriter, load_run
 from harness.runner.machine import machine
-from harness.types import PinSetInfo
 
 PIN_SET = PinSetInfo(
     name="lm-0.31.3",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.types import Case, ModelRef, ModelSource
+from harness.core.types import Case, ModelRef, ModelSource
 
 
 def path_case(

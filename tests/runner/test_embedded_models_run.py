@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.types import Status
 from harness.models.catalog import embedded_models
 from harness.results.store import load_run
-from harness.types import Status
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "suites" / "models.suite.yaml"

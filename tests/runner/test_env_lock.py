@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.types import LockCheck
 from harness.report import render_markdown
 from harness.results.store import load_run, write_record
 from harness.runner.env_lock import check_against, environment_lock, lock_versions
-from harness.types import LockCheck
 from tests.report.report_fixtures import case, make_run
 
 CHECKOUT = Path(__file__).resolve().parents[2]

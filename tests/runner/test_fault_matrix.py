@@ -21,8 +21,8 @@ import pytest
 
 from harness import cli
 from harness.backends.fake import write_fake_model
+from harness.core.types import Status
 from harness.results.store import load_run
-from harness.types import Status
 
 SUITE = """\
 schema_version: 1

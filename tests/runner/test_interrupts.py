@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.core.types import Status
 from harness.results.store import load_run
-from harness.types import Status
 from tests.runner.run_processes import (
     MARK,
     run_processes,

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.metrics import MetricSpec
-from harness.runner.judge import judge
-from harness.spec.gates import parse_gate
-from harness.types import (
+from harness.core.metrics import MetricSpec
+from harness.core.types import (
     Case,
     Expectation,
     ExpectKind,
@@ -19,6 +17,8 @@ from harness.types import (
     Status,
     Unit,
 )
+from harness.runner.judge import judge
+from harness.spec.gates import parse_gate
 
 DECODE = "throughput.decode_tps"
 TTFT = "throughput.ttft_s"

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.types import Case, CaseResult, Status
 from harness.models.zoo.build import build
 from harness.models.zoo.families import FAMILIES
 from harness.probe.machine import MemoryBudget
 from harness.results.preflight_record import peak_check
 from harness.runner.session import RunSession
-from harness.types import Case, CaseResult, Status
 from tests.runner.cases import path_case
 
 TEXT_FAMILIES = [name for name, f in FAMILIES.items() if f.backend == "mlx_lm"]

@@ -13,9 +13,10 @@ import pytest
 
 from harness.backends.base import BackendCapability
 from harness.backends.fake import write_fake_model
+from harness.core.preflight_types import ContextSource, PolicyAction, WorkloadRecord
+from harness.core.types import Case, ModelRef, ModelSource, Status
 from harness.models.zoo.build import build
 from harness.models.zoo.families import FAMILIES
-from harness.preflight_types import ContextSource, PolicyAction, WorkloadRecord
 from harness.probe.machine import MemoryBudget
 from harness.probe.memory import estimate_memory
 from harness.probe.types import Capability
@@ -30,7 +31,6 @@ from harness.runner.preflight import (
 from harness.runner.session import RunSession
 from harness.scenarios.base import Workload
 from harness.scenarios.throughput import ThroughputParams
-from harness.types import Case, ModelRef, ModelSource, Status
 
 GIB = 1024**3
 PLENTY = MemoryBudget(total_bytes=64 * GIB, available_bytes=48 * GIB)

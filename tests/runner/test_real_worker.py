@@ -9,8 +9,8 @@ import threading
 import time
 from pathlib import Path
 
+from harness.core.types import Case, ModelRef, ModelSource, Status
 from harness.runner.session import RunSession
-from harness.types import Case, ModelRef, ModelSource, Status
 
 
 def _case(path: Path, scenario: str, params: dict, timeout_s: float = 120.0) -> Case:  # type: ignore[type-arg]

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import AutoRepeats, Metric, Status, Unit
 from harness.runner.repeat_loop import RepeatStop, headline_names, merge, run_repeats
 from harness.runner.repeat_progress import RepeatCounter, RepeatProgress
 from harness.runner.session import RunSession
 from harness.scenarios.base import ScenarioOutput
 from harness.scenarios.throughput import SCENARIO as THROUGHPUT
-from harness.types import AutoRepeats, Metric, Status, Unit
 from tests.runner.cases import path_case
 
 DECODE = "throughput.decode_tps"

@@ -13,6 +13,15 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.core.types import (
+    AutoRepeats,
+    Case,
+    Expectation,
+    ExpectKind,
+    Metric,
+    Status,
+    Unit,
+)
 from harness.runner.outcome import Outcome
 from harness.runner.rounds import (
     RoundPlan,
@@ -24,15 +33,6 @@ from harness.runner.rounds import (
 )
 from harness.runner.session import RunSession
 from harness.runner.turns import DONE, GO, Turns
-from harness.types import (
-    AutoRepeats,
-    Case,
-    Expectation,
-    ExpectKind,
-    Metric,
-    Status,
-    Unit,
-)
 from tests.runner.test_session import _case
 
 AUTO = AutoRepeats(min_repeats=3, max_repeats=6)

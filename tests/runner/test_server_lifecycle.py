@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.types import Status
 from harness.models.catalog import find_embedded
 from harness.results.store import load_run
-from harness.types import Status
 from tests.runner.run_processes import run_processes, start_marked, wait_for_case, wait_gone
 
 pytestmark = [

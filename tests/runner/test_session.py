@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.core.types import Case, Expectation, ExpectKind, ModelRef, ModelSource, Status
 from harness.results.store import load_run
 from harness.runner.session import RunSession
-from harness.types import Case, Expectation, ExpectKind, ModelRef, ModelSource, Status
 
 
 def _case(

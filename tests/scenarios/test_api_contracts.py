@@ -16,11 +16,11 @@ import pytest
 
 from harness.backends.openai_client import Endpoint, sync_client
 from harness.cli import main
+from harness.core.types import Status
 from harness.results.store import load_run
 from harness.scenarios.api_contracts import ApiContractsParams, run_checks
 from harness.scenarios.api_contracts.catalog import CHECK_NAMES
 from harness.scenarios.api_contracts.verdicts import Api, CheckContext, CheckResult, Limits, Verdict
-from harness.types import Status
 from tests.servers.planted_process import planted_server
 from tests.servers.planted_requests import Plant
 

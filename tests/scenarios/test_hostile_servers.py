@@ -18,6 +18,7 @@ import pytest
 
 from harness.backends.openai_client import Endpoint, sync_client
 from harness.cli import main
+from harness.core.types import CaseResult, RunRecord, Status
 from harness.results.store import load_run
 from harness.runner.outcome import outcome_of
 from harness.scenarios import api_contracts
@@ -30,7 +31,6 @@ from harness.scenarios.api_contracts.verdicts import (
     Limits,
     Verdict,
 )
-from harness.types import CaseResult, RunRecord, Status
 from tests.report.acting_characters import acting_in, assert_no_acting_characters
 from tests.report.headless_chromium import Chromium, find_chromium, is_ci
 from tests.report.markup_facts import dom_facts

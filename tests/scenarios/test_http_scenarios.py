@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from harness.cli import main
+from harness.core.types import Status
 from harness.results.store import load_run
-from harness.types import Status
 from tests.servers.planted_process import planted_server
 from tests.servers.toy_model import write_model_folder
 

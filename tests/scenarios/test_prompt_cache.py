@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from harness.core.types import Case, Status
 from harness.runner.session import RunSession
 from harness.scenarios.prompt_cache import PromptCacheParams, first_mismatch, plan
-from harness.types import Case, Status
 from tests.runner.cases import path_case
 
 

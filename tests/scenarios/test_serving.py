@@ -19,6 +19,8 @@ from harness.backends.base import LoadInfo, ServerMemory
 from harness.backends.http import ServedModel, local_tokenizer
 from harness.backends.openai_client import Chunk, Endpoint, StreamReply
 from harness.cli import main
+from harness.core.types import Status
+from harness.core.value_errors import SUITE_VALUE
 from harness.results.store import load_run
 from harness.scenarios import SCENARIOS
 from harness.scenarios import serving as serving_module
@@ -26,8 +28,6 @@ from harness.scenarios.base import ScenarioContext
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.serving.artifacts import reply_error, request_sample
 from harness.scenarios.serving.loop import Sent
-from harness.types import Status
-from harness.value_errors import SUITE_VALUE
 from tests.servers.planted_process import planted_server
 
 # -- replies -----------------------------------------------------------------------------------

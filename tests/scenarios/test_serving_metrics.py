@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from load_samples import PLANTED
 
-from harness.metrics import MetricSpecs
+from harness.core.metrics import MetricSpecs
+from harness.core.types import Unit
 from harness.scenarios.serving.metrics import declared_specs, point_metrics
 from harness.scenarios.serving.schedule import closed
 from harness.scenarios.serving.stats import (
     Slo,
     point_stats,
 )
-from harness.types import Unit
 
 
 def test_point_metrics_are_named_for_the_point_with_units() -> None:

@@ -11,11 +11,11 @@ from harness.backends import bandwidth
 from harness.backends.bandwidth_conditions import Conditions
 from harness.backends.fake import BACKEND as FAKE
 from harness.backends.mlx_lm import BACKEND, MlxLmModel
+from harness.core.types import Metric
 from harness.models.cache_dir import CACHE_ENV
 from harness.scenarios import throughput
 from harness.scenarios.base import ScenarioContext
 from harness.scenarios.throughput import SCENARIO, ThroughputParams
-from harness.types import Metric
 
 
 @pytest.fixture(scope="module")

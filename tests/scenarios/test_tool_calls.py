@@ -333,8 +333,8 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_through_the_worker_on_zoo_models(zoo: dict[str, Path], tmp_path: Path) -> None:
+    from harness.core.types import Status
     from harness.runner.session import RunSession
-    from harness.types import Status
 
     small = {"fewshot": False, "categories": ["simple", "parallel"], "per_category": 1}
     session = RunSession(tmp_path, [], run_id="r")
@@ -369,9 +369,9 @@ def test_smollm2_with_a_tool_template(tmp_path: Path) -> None:
     """The embedded SmolLM2 with the shipped Hermes-style template, through the worker (which
     preloads OpenBLAS on Linux): mlx-lm infers json_tools, every prompt gets a verdict, and
     streamed calls equal non-streamed ones."""
+    from harness.core.types import Status
     from harness.models.cache_dir import models_dir
     from harness.runner.session import RunSession
-    from harness.types import Status
 
     path = models_dir() / SMOLLM2
     if not (path / "config.json").is_file():

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from harness.backends.base import BackendError, ImagePrompt, LoadInfo
+from harness.core.types import Status
 from harness.runner.judge import judge
 from harness.scenarios.base import ScenarioContext, Workload
 from harness.scenarios.vision_images import pattern_image, pattern_images
@@ -19,7 +20,6 @@ from harness.scenarios.vision_throughput import (
     VisionThroughputParams,
     figures,
 )
-from harness.types import Status
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 NAN = float("nan")

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
+from harness.core.types import Metric, Unit
 from harness.spec.gates import GateSyntaxError, _samples_to_decide, evaluate_gate, parse_gate
-from harness.types import Metric, Unit
 
 
 @pytest.mark.parametrize(

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.core.yamlpos import MAX_DEPTH, MAX_VALUES
 from harness.spec.errors import SuiteInvalid
 from harness.spec.loader import load_suite
 from harness.spec.suite_text import MAX_BYTES
-from harness.yamlpos import MAX_DEPTH, MAX_VALUES
 from tests.spec.hostile_corpus import INCLUDE, SEED, SUITES_DIR, corpus
 
 ONE_LINE = re.compile(r"^[^:\n]+:\d+:\d+: [^\n]+$")

@@ -10,12 +10,12 @@ from typing import Any
 import huggingface_hub  # imported first on purpose: its constants are fixed at import
 import pytest
 
+from harness.core.types import ExpectKind
 from harness.spec.hub_cache import cached_models, hub_cache_dir, repo_id
 from harness.spec.loader import load_suite
 from harness.spec.plan import plan
 from harness.spec.resolve import ResolveError, resolve_model
 from harness.spec.schema import ModelEntry
-from harness.types import ExpectKind
 from tests.spec.model_sources import commit_hash, copy_model, hub_repo
 
 MAIN = commit_hash("main")

@@ -12,16 +12,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.report import render_markdown
-from harness.report.ledger import build as build_ledger
-from harness.results.store import RunWriter, load_run
-from harness.runner.judge import judge
-from harness.runner.machine import machine
-from harness.spec.ledger import expectation_for, is_overdue, overdue_warnings
-from harness.spec.loader import SourcedExpect, load_suite
-from harness.spec.plan import plan, suite_info
-from harness.spec.schema import ExpectEntry, IncludeFile
-from harness.types import (
+from harness.core.types import (
     Case,
     Expectation,
     ExpectKind,
@@ -32,6 +23,15 @@ from harness.types import (
     Status,
     SuiteInfo,
 )
+from harness.report import render_markdown
+from harness.report.ledger import build as build_ledger
+from harness.results.store import RunWriter, load_run
+from harness.runner.judge import judge
+from harness.runner.machine import machine
+from harness.spec.ledger import expectation_for, is_overdue, overdue_warnings
+from harness.spec.loader import SourcedExpect, load_suite
+from harness.spec.plan import plan, suite_info
+from harness.spec.schema import ExpectEntry, IncludeFile
 from tests.report.report_fixtures import case as case_result
 from tests.report.report_fixtures import make_run
 

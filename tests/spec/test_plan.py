@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.core.types import ExpectKind
 from harness.spec.loader import load_suite
 from harness.spec.plan import group_by_first_seen, plan
-from harness.types import ExpectKind
 
 SUITE = """\
 schema_version: 1

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.core.types import AutoRepeats
 from harness.spec.errors import SuiteInvalid
 from harness.spec.loader import load_suite
 from harness.spec.plan import plan
-from harness.types import AutoRepeats
 
 HEAD = "schema_version: 1\nmodels:\n  - {{name: m, path: {model}, backend: fake}}\n"
 

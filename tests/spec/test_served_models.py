@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.types import ModelSource, ServerRef
 from harness.spec.errors import SuiteInvalid
 from harness.spec.loader import load_suite
 from harness.spec.plan import plan
-from harness.types import ModelSource, ServerRef
 
 HEAD = "schema_version: 1\nmodels:\n"
 TAIL = "scenarios:\n  - scenario: load\n"

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
+from harness.core.types import Case, ModelRef, ModelSource, Shard
 from harness.spec.shard import ShardError, deal, model_of, parse_shard, shard_line, shard_plan
-from harness.types import Case, ModelRef, ModelSource, Shard
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def test_the_deal_ignores_plan_order_and_resolved_paths() -> None:
 SCRIPT = """
 import json
 from harness.spec.shard import shard_plan
-from harness.types import Case, ModelRef, ModelSource
+from harness.core.types import Case, ModelRef, ModelSource
 plan = [
     Case(f"s::m{i}::l", "s", "x", ModelRef(f"m{i}", ModelSource.PATH, f"./m{i}", "fake"), "l", {})
     for i in range(12)

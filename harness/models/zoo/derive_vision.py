@@ -17,7 +17,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 from harness.models.zoo.tiny_sizes import DENSE, EXPERTS, POSITIONS, VOCAB
 
 TEXT_SIZES: Mapping[str, int] = MappingProxyType(

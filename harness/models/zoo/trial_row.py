@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
-from harness.exception_line import exception_line
+from harness.core.exception_line import exception_line
 
 
 class Outcome(str, Enum):

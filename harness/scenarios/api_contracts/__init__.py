@@ -19,7 +19,9 @@ from pydantic import Field, field_validator
 
 from harness.backends.base import BackendCapability, Served
 from harness.backends.openai_client import Reply, StreamReply, sync_client
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Unit
+from harness.core.value_errors import value_error
 from harness.scenarios.api_contracts.catalog import CHECK_NAMES, CHECKS
 from harness.scenarios.api_contracts.verdicts import (
     Api,
@@ -40,8 +42,6 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
-from harness.types import Unit
-from harness.value_errors import value_error
 
 PASSED = MetricSpec("api_contracts.passed", Unit.COUNT, True, "contract checks passed")
 FAILED = MetricSpec("api_contracts.failed", Unit.COUNT, False, "contract checks failed")
@@ -117,7 +117,7 @@ def run_checks(ctx: CheckContext, names: list[str]) -> tuple[CheckResult, ...]:
     are kept)."""
     from dataclasses import replace
 
-    from harness.exception_line import exception_line
+    from harness.core.exception_line import exception_line
 
     results = []
     for name in (n for n in CHECK_NAMES if n in names):

@@ -35,7 +35,9 @@ from harness.backends.openai_client import (
     async_client,
     generation_body,
 )
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Metric
+from harness.core.value_errors import value_error
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -58,8 +60,6 @@ from harness.scenarios.serving.schedule import (
     open_rate,
 )
 from harness.scenarios.serving.stats import PointStats, Slo, point_stats
-from harness.types import Metric
-from harness.value_errors import value_error
 
 MAX_CONCURRENCY = 1024
 PROMPT_PREFIX_TOKENS = 4  # the marker, "a1b2c3-17: ", about

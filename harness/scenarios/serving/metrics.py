@@ -8,17 +8,17 @@ goodput and the SLO share without an SLO or with too few finished requests.
 
 The scenario declares each figure as a pattern over points (``serving.c*.ttft_p90_s`` and
 ``serving.r*.ttft_p90_s``), so gates and comparisons know the unit and direction of every point,
-whichever the suite sweeps (:class:`harness.metrics.MetricSpecs`).
+whichever the suite sweeps (:class:`harness.core.metrics.MetricSpecs`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import Metric, Unit
 from harness.scenarios.serving.schedule import LoadPoint
 from harness.scenarios.serving.stats import QUANTILES, Percentiles, PointStats
-from harness.types import Metric, Unit
 
 PREFIX = "serving"
 

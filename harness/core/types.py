@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from harness.preflight_types import OMITTED_WHEN_DEFAULT, PreflightRecord
+from harness.core.preflight_types import OMITTED_WHEN_DEFAULT, PreflightRecord
 
 JSONValue = Any  # a value that json.dumps accepts; kept loose on purpose at this boundary
 

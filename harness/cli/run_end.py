@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.metrics import MetricSpec
+from harness.core.metrics import MetricSpec
+from harness.core.types import RunRecord
 from harness.report.comparison import with_comparison
 from harness.report.publish import LATEST, ReportDirError, publish_reports
 from harness.results.compare import Comparison, Thresholds, compare_runs
 from harness.runner.session import RunSession
-from harness.types import RunRecord
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from harness.types import Unit
+from harness.core.types import Unit
 
 
 class VariesBy(str, Enum):

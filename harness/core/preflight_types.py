@@ -5,7 +5,7 @@ and read by the CLI line, the pytest plugin and the report. Field names are the 
 keys, so ``codec.to_json`` writes the shape earlier versions wrote. Every field has a default:
 an older record may lack keys, and a record of ``{}`` (a case that was not judged) reads as
 None (``codec.preflight_from_json``). Codes and capabilities stay text (``ReasonCode`` and
-``Capability`` values): this module sits beside ``harness.types`` and imports no probe code.
+``Capability`` values): this module sits beside ``harness.core.types`` and imports no probe code.
 Units: bytes and tokens.
 """
 
