@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import audio_matrix, main
-from harness.models.zoo.arch_trial import ArchRow, Cell, Outcome
-from harness.models.zoo.audio_matrix import AudioMatrix
+from harness.families.audio_matrix import AudioMatrix
+from harness.families.row import ArchRow, Cell, Outcome
 
 MATRIX = AudioMatrix(
     {"mlx-audio": "0.6.2", "mlx": "0.32.4"},

@@ -10,8 +10,8 @@ import pytest
 
 from harness.cli.errors import CliError
 from harness.cli.family_matrix import MatrixCommand, line, provenance, render_summary, run_matrix
-from harness.models.zoo.family_matrix import FamilyMatrix, MatrixSpec
-from harness.models.zoo.trial_row import ArchRow, Cell, Outcome
+from harness.families.matrix import FamilyMatrix, MatrixSpec
+from harness.families.row import ArchRow, Cell, Outcome
 
 COLUMNS = ("load", "cache")
 COMMAND = MatrixCommand(

@@ -7,8 +7,8 @@ from types import MappingProxyType
 
 from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_matrix
 from harness.cli.family_matrix import render_summary as family_summary
-from harness.models.zoo.arch_matrix import Matrix, matrix
-from harness.models.zoo.arch_trial import COLUMNS
+from harness.families.text import COLUMNS
+from harness.families.text_matrix import Matrix, matrix
 from harness.models.zoo.derive_text import architecture_names
 
 COMMAND = MatrixCommand(

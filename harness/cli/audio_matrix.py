@@ -7,8 +7,8 @@ import argparse
 
 from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_matrix
 from harness.cli.family_matrix import render_summary as family_summary
-from harness.models.zoo.audio_matrix import AudioMatrix, matrix
-from harness.models.zoo.audio_trial import COLUMNS
+from harness.families.audio import COLUMNS
+from harness.families.audio_matrix import AudioMatrix, matrix
 from harness.models.zoo.derive_audio import family_names
 
 COMMAND = MatrixCommand(

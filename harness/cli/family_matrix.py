@@ -1,6 +1,6 @@
 """What the ``mlx-harness models *-matrix`` commands share: the options, the check of ``--only``
 names, a row on one line and the summary, for any family matrix
-(:mod:`harness.models.zoo.family_matrix`); a :class:`MatrixCommand` holds what differs."""
+(:mod:`harness.families.matrix`); a :class:`MatrixCommand` holds what differs."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from harness.cli.errors import CliError
-from harness.models.zoo.family_matrix import RowsMatrix
-from harness.models.zoo.trial_row import ArchRow, Cell, Outcome
+from harness.families.matrix import RowsMatrix
+from harness.families.row import ArchRow, Cell, Outcome
 from harness.report.escape import visible
 
 M = TypeVar("M", bound=RowsMatrix)
@@ -125,9 +125,11 @@ def add_command(
     models: argparse._SubParsersAction[argparse.ArgumentParser],
     command: MatrixCommand,
     func: Callable[[argparse.Namespace], int],
+    aliases: Sequence[str] = (),
 ) -> argparse.ArgumentParser:
-    """Add ``command`` to the ``models`` subcommands, run by ``func``; returns its parser."""
-    p = models.add_parser(command.name, help=command.help)
+    """Add ``command`` to the ``models`` subcommands (also under ``aliases``), run by ``func``;
+    returns its parser."""
+    p = models.add_parser(command.name, help=command.help, aliases=list(aliases))
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--force", action="store_true", help="run again even if a result is cached")
     p.add_argument("--only", nargs="+", metavar=command.metavar, help="try only these (not cached)")

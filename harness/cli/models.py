@@ -1,6 +1,6 @@
-"""``mlx-harness models list|prepare|build-llama-server|arch-matrix|vlm-matrix|audio-matrix``:
+"""``mlx-harness models list|prepare|build-llama-server|arch-matrix|vision-matrix|audio-matrix``:
 the embedded models, llama.cpp's server built into the cache, and the family matrices (each in a
-module of its own: :mod:`harness.cli.arch_matrix`, :mod:`harness.cli.vlm_matrix`,
+module of its own: :mod:`harness.cli.arch_matrix`, :mod:`harness.cli.vision_matrix`,
 :mod:`harness.cli.audio_matrix`)."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def _build_llama_server(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``models`` and its subcommands to the main parser's subcommands."""
-    from harness.cli import arch_matrix, audio_matrix, vlm_matrix
+    from harness.cli import arch_matrix, audio_matrix, vision_matrix
 
     parser: argparse.ArgumentParser = subparsers.add_parser("models", help="embedded models")
     models = parser.add_subparsers(dest="models_command", required=True)
@@ -125,7 +125,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="rebuild even if a build is cached")
     p.set_defaults(func=run)
     arch_matrix.add_parser(models)
-    vlm_matrix.add_parser(models)
+    vision_matrix.add_parser(models)
     audio_matrix.add_parser(models)
     return parser
 

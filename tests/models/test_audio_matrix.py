@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.zoo.arch_trial import ArchRow, Cell, Outcome
-from harness.models.zoo.audio_matrix import (
+from harness.families.audio import COLUMNS
+from harness.families.audio_matrix import (
     AudioMatrix,
     cache_path,
     read,
@@ -18,7 +18,7 @@ from harness.models.zoo.audio_matrix import (
     run_rows,
     write,
 )
-from harness.models.zoo.audio_trial import COLUMNS
+from harness.families.row import ArchRow, Cell, Outcome
 from harness.models.zoo.derive_audio import shrink
 
 FAKE_WORKER = textwrap.dedent(
@@ -122,7 +122,7 @@ def test_families_tried_through_mlx_audio(
     detail: str,
 ) -> None:
     pytest.importorskip("mlx_audio", reason="mlx-audio is the optional 'audio' extra")
-    from harness.models.zoo.audio_trial import try_audio_family
+    from harness.families.audio import try_audio_family
     from harness.models.zoo.derive_audio import family_names
 
     assert name in family_names()

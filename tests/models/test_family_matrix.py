@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness.models.zoo.family_matrix import FamilyMatrix, MatrixSpec, column_counts, write
-from harness.models.zoo.trial_row import ArchRow, Cell, Outcome
+from harness.families.matrix import FamilyMatrix, MatrixSpec, column_counts, write
+from harness.families.row import ArchRow, Cell, Outcome
 
 COLUMNS = ("one", "two")
 SPEC = MatrixSpec("test-matrix", ("pytest",), 7, COLUMNS, "rows", ("false",), 30.0)

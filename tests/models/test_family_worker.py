@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 from pathlib import Path
 
-from harness.models.zoo.family_worker import event_line, main, run
-from harness.models.zoo.trial_row import ArchRow, Cell, OnEvent, Outcome
+from harness.families.row import ArchRow, Cell, OnEvent, Outcome
+from harness.families.worker import KINDS, cli, command, event_line, main, run
 
 
 def _trial(name: str, *, on_event: OnEvent | None = None) -> ArchRow:
@@ -49,3 +51,25 @@ def test_main_appends_to_its_out_file(tmp_path: Path) -> None:
         "a",
         "a",
     ]
+
+
+def test_each_matrix_runs_the_one_worker_told_its_kind() -> None:
+    from harness.families import audio_matrix, text_matrix, vision_matrix
+
+    specs = {"text": text_matrix.SPEC, "vision": vision_matrix.SPEC, "audio": audio_matrix.SPEC}
+    assert set(specs) == set(KINDS)
+    for kind, spec in specs.items():
+        assert spec.worker == command(kind)
+
+
+def test_the_worker_process_starts_for_its_kind(tmp_path: Path) -> None:
+    out = tmp_path / "events.jsonl"
+    assert cli(["text", str(out)]) == 0 and out.read_text() == ""  # no names: nothing tried
+    done = subprocess.run(
+        [*command("text"), str(out)],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.models.zoo.trial_row import ArchRow, Cell, Outcome, Stop, generated, step
+from harness.families.row import ArchRow, Cell, Outcome, Stop, generated, step
 
 
 def _recorder() -> tuple[list[tuple[str, Cell | None]], Any]:

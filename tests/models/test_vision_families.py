@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from harness.families.row import ArchRow, Cell, Outcome
+from harness.families.vision import COLUMNS, try_vision_family
+from harness.families.vision_matrix import (
+    VisionMatrix,
+    from_json,
+    read,
+    rows_from_events,
+    to_json,
+)
 from harness.models.catalog import embedded_models
-from harness.models.zoo.arch_trial import ArchRow, Cell, Outcome
 from harness.models.zoo.build import build
 from harness.models.zoo.derive_vision_family import (
     GENERATED_VISION,
@@ -20,14 +28,6 @@ from harness.models.zoo.derive_vision_family import (
     recipe,
     vision_model_types,
 )
-from harness.runner.vlm_matrix import (
-    VisionMatrix,
-    from_json,
-    read,
-    rows_from_events,
-    to_json,
-)
-from harness.runner.vlm_trial import COLUMNS, try_vision_family
 
 pytest.importorskip("mlx_vlm")
 
@@ -159,7 +159,7 @@ def test_matrix_json_round_trip(tmp_path: Path) -> None:
 def test_the_matrix_has_a_row_for_every_model_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.runner import vlm_matrix as vision_matrix
+    from harness.families import vision_matrix
 
     def fake_rows(names: list[str], **_kwargs: object) -> list[ArchRow]:
         return [ArchRow(n, Cell(Outcome.NOT_GENERATED, "fake")) for n in names]

@@ -23,7 +23,7 @@ from harness.models.zoo.family import VOCAB_SIZE, Family, frozen
 DERIVATION_VERSION = 1  # bump when the generated files change meaning (the zoo rebuilds)
 
 # mlx-vlm 0.7.10 model types whose derived tiny config builds and runs a text forward pass
-# (``mlx-harness models vlm-matrix``; tests/models/test_vision_families.py keeps this honest).
+# (``mlx-harness models vision-matrix``; tests/models/test_vision_families.py keeps this honest).
 # qwen2_vl and llava are hand-made families (families_media) and are not generated again.
 GENERATED_VISION: tuple[str, ...] = (
     "cohere_compass",

@@ -1,31 +1,32 @@
-"""The architecture matrix: every module of the installed mlx-lm's models package, tried tiny.
+"""The text (mlx-lm architecture) matrix: every module of the installed mlx-lm's models package,
+tried tiny (:mod:`.text`).
 
-:func:`run_rows` tries architectures in worker processes (:mod:`.arch_worker`) and keeps going
+:func:`run_rows` tries architectures in worker processes (:mod:`.worker`) and keeps going
 when one dies or hangs: the row says where. :func:`matrix` returns the cached matrix for the
 installed mlx-lm and mlx versions, or runs it and caches it, so it regenerates when either is
 upgraded (or the derivation changes: :data:`MATRIX_VERSION`). The runner and the cache are
-every family matrix's (:mod:`.family_matrix`).
+every family matrix's (:mod:`.matrix`).
 """
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.models.zoo.arch_trial import COLUMNS
-from harness.models.zoo.family_matrix import MatrixSpec, column_counts
-from harness.models.zoo.family_matrix import to_json as to_json
-from harness.models.zoo.family_matrix import write as write
-from harness.models.zoo.trial_row import ArchRow, Outcome
+from harness.families.matrix import MatrixSpec, column_counts
+from harness.families.matrix import to_json as to_json
+from harness.families.matrix import write as write
+from harness.families.row import ArchRow, Outcome
+from harness.families.text import COLUMNS
+from harness.families.worker import command
 
 MATRIX_VERSION = 1  # bump when the derivation or the checks change what a row means
 ARCH_TIMEOUT_S = 300.0  # one architecture making no progress for this long is stopped
 PACKAGES = ("mlx-lm", "mlx")
-WORKER = (sys.executable, "-m", "harness.models.zoo.arch_worker")
+WORKER = command("text")
 SPEC = MatrixSpec(
     "arch-matrix", PACKAGES, MATRIX_VERSION, COLUMNS, "architectures", WORKER, ARCH_TIMEOUT_S
 )

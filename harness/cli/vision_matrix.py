@@ -1,4 +1,5 @@
-"""``mlx-harness models vlm-matrix``: every model package of the installed mlx-vlm, tried tiny."""
+"""``mlx-harness models vision-matrix`` (alias ``vlm-matrix``): every model package of the
+installed mlx-vlm, tried tiny."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from types import MappingProxyType
 
 from harness.cli.family_matrix import MatrixCommand, add_command, provenance, run_matrix
 from harness.cli.family_matrix import render_summary as family_summary
+from harness.families.vision import COLUMNS
+from harness.families.vision_matrix import VisionMatrix, matrix
 from harness.models.zoo.derive_vision_family import vision_model_types
-from harness.runner.vlm_matrix import VisionMatrix, matrix
-from harness.runner.vlm_trial import COLUMNS
 
 COMMAND = MatrixCommand(
-    "vlm-matrix",
+    "vision-matrix",
     help="every model package of the installed mlx-vlm, generated tiny: load, text, image, "
     "cache, tool parser (cached per mlx-vlm/transformers/mlx version)",
     columns=COLUMNS,
@@ -37,5 +38,5 @@ def render_summary(m: VisionMatrix) -> str:
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
-    """Add ``vlm-matrix`` to the ``models`` subcommands."""
-    return add_command(subparsers, COMMAND, run)
+    """Add ``vision-matrix`` (alias ``vlm-matrix``) to the ``models`` subcommands."""
+    return add_command(subparsers, COMMAND, run, aliases=("vlm-matrix",))

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.zoo.arch_matrix import (
+from harness.families.row import ArchRow, Cell, Outcome
+from harness.families.text import COLUMNS
+from harness.families.text_matrix import (
     Matrix,
     cache_path,
     read,
@@ -16,7 +18,6 @@ from harness.models.zoo.arch_matrix import (
     run_rows,
     write,
 )
-from harness.models.zoo.arch_trial import COLUMNS, ArchRow, Cell, Outcome
 
 # A stand-in worker: "ok" passes every column, "boom" segfaults at "cache", "hang" sleeps there.
 FAKE_WORKER = textwrap.dedent(

@@ -1,12 +1,13 @@
 """One mlx-audio family, end to end: generate a tiny model of it, load it with mlx-audio's own
 loader (strict weights) and run it once: text to speech makes audio from a sentence, speech to
 text transcribes a second of silence. :func:`try_audio_family` returns one
-:class:`~harness.models.zoo.arch_trial.ArchRow` whose columns (:data:`COLUMNS`) each hold an
-:class:`~harness.models.zoo.arch_trial.Outcome` with a one-line reason.
+:class:`~harness.families.row.ArchRow` whose columns (:data:`COLUMNS`) each hold an
+:class:`~harness.families.row.Outcome` with a one-line reason.
 
 The zoo's hand-made families (Whisper, Soprano) are built with their tokenizers; the others are
-derived from their config classes (:mod:`.derive_audio`) without one, so a family that needs a
-tokenizer, a G2P package or a codec from the hub fails its run (or load) with that reason.
+derived from their config classes (:mod:`harness.models.zoo.derive_audio`) without one, so a
+family that needs a tokenizer, a G2P package or a codec from the hub fails its run (or load) with
+that reason.
 Derived weights are saved under mlx-audio's own parameter names and layouts; a family whose
 ``sanitize`` converts PyTorch layouts (conv kernels) regardless may then fail its run with a
 shape error that is the derivation's, not the family's: the row's reason shows it.
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.exception_line import exception_line
-from harness.models.zoo.trial_row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
+from harness.families.row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
 
 COLUMNS = ("load", "run")
 TEXT = "The birch canoe slid on the smooth planks."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.models.zoo.arch_trial import COLUMNS, Cell, Outcome, try_architecture
+from harness.families.text import COLUMNS, Cell, Outcome, try_architecture
 
 
 @pytest.mark.parametrize(

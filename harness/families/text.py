@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.exception_line import exception_line
-from harness.models.zoo.trial_row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
+from harness.families.row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
 
 MAX_PARAMS = 20_000_000  # more than this after shrinking: a size field under another name
 PROMPT = "The capital of France is"

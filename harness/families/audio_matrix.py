@@ -1,28 +1,28 @@
 """The audio family matrix: every tts and stt model package of the installed mlx-audio,
-generated tiny and tried (load, run) in worker processes (:mod:`.audio_worker`).
+generated tiny and tried (load, run) in worker processes (:mod:`.audio`, :mod:`.worker`).
 
 :func:`matrix` returns the cached matrix for the installed mlx-audio and mlx versions, or runs
 it and caches it, so it regenerates when either is upgraded (or the derivation changes:
 :data:`MATRIX_VERSION`). A worker that dies or hangs costs its family a failed cell and the next
-worker goes on (:mod:`.family_matrix`).
+worker goes on (:mod:`.matrix`).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.models.zoo.audio_trial import COLUMNS
-from harness.models.zoo.family_matrix import FamilyMatrix, MatrixSpec
-from harness.models.zoo.family_matrix import to_json as to_json
-from harness.models.zoo.family_matrix import write as write
-from harness.models.zoo.trial_row import ArchRow
+from harness.families.audio import COLUMNS
+from harness.families.matrix import FamilyMatrix, MatrixSpec
+from harness.families.matrix import to_json as to_json
+from harness.families.matrix import write as write
+from harness.families.row import ArchRow
+from harness.families.worker import command
 
 MATRIX_VERSION = 1  # bump when the derivation or the checks change what a row means
 FAMILY_TIMEOUT_S = 180.0  # one family making no progress for this long is stopped
 PACKAGES = ("mlx-audio", "mlx")
-WORKER = (sys.executable, "-m", "harness.models.zoo.audio_worker")
+WORKER = command("audio")
 SPEC = MatrixSpec(
     "audio-matrix", PACKAGES, MATRIX_VERSION, COLUMNS, "families", WORKER, FAMILY_TIMEOUT_S
 )

@@ -1,7 +1,7 @@
 """A family matrix (mlx-lm architectures, mlx-vlm or mlx-audio families): one row per family,
 tried in worker processes, cached per installed library version.
 
-:func:`run_rows` tries families in worker processes (:mod:`.family_worker`) and keeps going when
+:func:`run_rows` tries families in worker processes (:mod:`.worker`) and keeps going when
 one dies or hangs: the row says where. :func:`cached_or_run` returns the cached matrix for the
 installed versions of a :class:`MatrixSpec`'s packages, or runs it and caches it, so it
 regenerates when one is upgraded (or the derivation changes: the spec's ``version``).
@@ -22,8 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
+from harness.families.row import ArchRow, Cell, Outcome
 from harness.models.cache_dir import cache_root
-from harness.models.zoo.trial_row import ArchRow, Cell, Outcome
 
 
 class RowsMatrix(Protocol):

@@ -1,31 +1,31 @@
-"""The VLM family matrix: every model package of the installed mlx-vlm, generated tiny and tried
-(load, text, image, cache, tool) in worker processes (:mod:`.vlm_worker`).
+"""The vision family matrix: every model package of the installed mlx-vlm, generated tiny and
+tried (load, text, image, cache, tool) in worker processes (:mod:`.vision`, :mod:`.worker`).
 
 :func:`matrix` returns the cached matrix for the installed mlx-vlm, transformers and mlx
 versions, or runs it and caches it, so it regenerates when one is upgraded (or the derivation
 changes: :data:`MATRIX_VERSION`). A worker that dies or hangs costs its family a failed cell and
-the next worker goes on (:mod:`harness.models.zoo.family_matrix`).
+the next worker goes on (:mod:`.matrix`).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.models.zoo.arch_matrix import ARCH_TIMEOUT_S
+from harness.families.matrix import FamilyMatrix, MatrixSpec
+from harness.families.matrix import to_json as to_json
+from harness.families.matrix import write as write
+from harness.families.row import ArchRow
+from harness.families.text_matrix import ARCH_TIMEOUT_S
+from harness.families.vision import COLUMNS
+from harness.families.worker import command
 from harness.models.zoo.derive_vision_family import DERIVATION_VERSION
-from harness.models.zoo.family_matrix import FamilyMatrix, MatrixSpec
-from harness.models.zoo.family_matrix import to_json as to_json
-from harness.models.zoo.family_matrix import write as write
-from harness.models.zoo.trial_row import ArchRow
-from harness.runner.vlm_trial import COLUMNS
 
 MATRIX_VERSION = 1 + 100 * DERIVATION_VERSION  # bump when a row's meaning changes
 PACKAGES = ("mlx-vlm", "transformers", "mlx")
-WORKER = (sys.executable, "-m", "harness.runner.vlm_worker")
+WORKER = command("vision")
 SPEC = MatrixSpec(
-    "vlm-matrix", PACKAGES, MATRIX_VERSION, COLUMNS, "families", WORKER, ARCH_TIMEOUT_S
+    "vision-matrix", PACKAGES, MATRIX_VERSION, COLUMNS, "families", WORKER, ARCH_TIMEOUT_S
 )
 
 

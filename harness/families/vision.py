@@ -1,8 +1,8 @@
 """One mlx-vlm family, end to end: generate a tiny zoo model of it, load it through the harness's
 ``mlx_vlm`` backend, generate from a text turn and from an image turn, fill a prompt cache, and
 name the tool parser mlx-vlm infers. :func:`try_vision_family` returns one
-:class:`~harness.models.zoo.arch_trial.ArchRow` whose columns (:data:`COLUMNS`) each hold an
-:class:`~harness.models.zoo.arch_trial.Outcome` with a one-line reason.
+:class:`~harness.families.row.ArchRow` whose columns (:data:`COLUMNS`) each hold an
+:class:`~harness.families.row.Outcome` with a one-line reason.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.exception_line import exception_line
-from harness.models.zoo.trial_row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
+from harness.families.row import ArchRow, Cell, OnEvent, Outcome, Stop, generated, step
 
 COLUMNS = ("load", "text", "image", "cache", "tool")
 PROMPT = "Describe the picture."
