@@ -96,3 +96,16 @@ def test_a_cached_matrix_prints_its_rows_then_the_summary(
     assert code == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [line(OK_ROW, COMMAND), line(EVIL_ROW, COMMAND), "SUMMARY"]
+
+
+@pytest.mark.parametrize("name", ["vision-matrix", "vlm-matrix"])
+def test_the_vision_matrix_answers_to_its_old_name_too(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mlx_vlm")
+    from harness.cli import main
+
+    assert main(["models", name, "--only", "no_such"]) != 0
+    err = capsys.readouterr().err
+    assert "not a model package of the installed mlx-vlm: no_such" in err
+    assert "mlx-harness models vision-matrix` without --only" in err

@@ -73,7 +73,7 @@ def try_vision_family(name: str, *, on_event: OnEvent | None = None) -> ArchRow:
     ("generated" first), so a parent watching from outside knows where a dead process was.
     """
     event = on_event or (lambda column, cell: None)
-    with tempfile.TemporaryDirectory(prefix=f"vlm-{name}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"vision-{name}-") as tmp:
         path = Path(tmp) / "model"
         made = generated(event, lambda: _generate(name, path))
         if made.outcome is not Outcome.OK:
