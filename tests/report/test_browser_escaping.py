@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pytest
@@ -245,10 +246,10 @@ def test_every_check_fires_when_escaping_has_a_hole(
     hole: Callable[[jinja2.Environment], None],
 ) -> None:
     module = importlib.import_module("harness.report.render")
-    original: Callable[[str], jinja2.Environment] = module._environment
+    original: Callable[..., jinja2.Environment] = module._environment
 
-    def holed(kind: str) -> jinja2.Environment:
-        env = original(kind)
+    def holed(kind: str, *sections: Any) -> jinja2.Environment:
+        env = original(kind, *sections)
         if kind == "html":
             hole(env)
         return env
