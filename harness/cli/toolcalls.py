@@ -93,8 +93,6 @@ def _import_bfcl(args: argparse.Namespace) -> int:
     """Import BFCL categories into ``--out``; print counts and skips. 2 on a bad source.
     Without SOURCE the pinned wheel is used; without ``--out`` as well, the cache folder that
     ``data: bfcl`` reads is filled (once: a current import is kept)."""
-    from collections import Counter
-
     from harness.models.fetch import FetchError
     from harness.toolcalls.bfcl_data import ensure_imported, fetch_bfcl, imported_counts
     from harness.toolcalls.bfcl_import import BfclImportError, import_bfcl, write
@@ -109,11 +107,7 @@ def _import_bfcl(args: argparse.Namespace) -> int:
             imported = import_bfcl(args.source or fetch_bfcl(), args.categories)
             write(imported, args.out)
             out = args.out
-            skipped = Counter(s.file for s in imported.skipped)
-            counts = {
-                stem: (imported.count(stem), skipped[stem])
-                for stem in sorted(set(imported.files) | set(skipped))
-            }
+            counts = imported.counts()
     except (BfclImportError, FetchError, OSError) as exc:
         raise CliError(str(exc)) from None
     for stem, (taken, left) in sorted(counts.items()):
@@ -164,7 +158,7 @@ def _score_outputs(args: argparse.Namespace) -> int:
     from harness.toolcalls import bfcl_data, shipped
     from harness.toolcalls.bfcl_import import BfclImportError
     from harness.toolcalls.live import Prompt
-    from harness.toolcalls.live_data import LiveDataInvalid, load_live
+    from harness.toolcalls.live_data import LiveDataInvalid
     from harness.toolcalls.score_file import (
         OutputsInvalid,
         as_json,
@@ -178,12 +172,7 @@ def _score_outputs(args: argparse.Namespace) -> int:
     prompts: list[Prompt] = []
     try:
         for directory in data:
-            stems = bfcl_data.source_stems(directory)
-            if stems is None:
-                prompts.extend(load_live(directory).prompts)
-            else:
-                found = bfcl_data.ensure_imported()
-                prompts.extend(load_live(found, bfcl_data.file_patterns(stems)).prompts)
+            prompts.extend(bfcl_data.load_source(directory).prompts)
         by_id = {p.id: p for p in prompts}
         parser = None if args.parser == "auto" else args.parser
         outputs = read_outputs(args.outputs, by_id, parser)

@@ -18,7 +18,6 @@ deterministic, so each prompt runs once (``repeats`` and ``warmup`` do not apply
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
@@ -39,7 +38,6 @@ from harness.scenarios.base import (
 from harness.toolcalls import bfcl_data, shipped
 from harness.toolcalls.formats import get_format
 from harness.toolcalls.live import Category, LiveSet, Prompt
-from harness.toolcalls.live_data import load_live
 from harness.toolcalls.live_score import PromptResult, record, summarise
 from harness.toolcalls.match import score
 from harness.toolcalls.values import StringMatch
@@ -152,15 +150,6 @@ def _select(live: LiveSet, p: ToolCallsParams) -> list[Prompt]:
     return chosen
 
 
-def _live(p: ToolCallsParams) -> LiveSet:
-    if p.data is None:
-        return load_live(shipped.live_dir())
-    stems = bfcl_data.source_stems(p.data)
-    if stems is None:
-        return load_live(Path(p.data))
-    return load_live(bfcl_data.ensure_imported(), bfcl_data.file_patterns(stems))
-
-
 def _run_prompt(
     model: ToolCalling, prompt: Prompt, live: LiveSet, p: ToolCallsParams
 ) -> PromptResult:
@@ -264,7 +253,7 @@ class ToolCallsScenario(BaseScenario[ToolCallsParams]):
                 else f"template {template!r}; give a template with tool markup"
             )
             return ScenarioOutput((metric(PARSER, [0.0]),), artifacts, skip_reason=why)
-        live = _live(p)
+        live = bfcl_data.load_source(p.data)
         results = [_run_prompt(model, prompt, live, p) for prompt in _select(live, p)]
         summary = summarise(results)
         artifacts.update(

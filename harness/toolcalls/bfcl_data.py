@@ -16,13 +16,14 @@ import json
 import os
 import shutil
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 from harness.models.cache_dir import cache_root, swap_in
 from harness.models.fetch import PinnedWheel, fetch
+from harness.toolcalls import shipped
 from harness.toolcalls.bfcl_import import ANSWERS, CATEGORIES, PREFIX, import_bfcl, write
-from harness.toolcalls.live import Category
+from harness.toolcalls.live import Category, LiveSet
+from harness.toolcalls.live_data import load_live
 
 VERSION = "2026.3.23"
 IMPORTER_VERSION = 2  # bump when bfcl_import's output changes, so cached imports are rebuilt
@@ -69,6 +70,18 @@ def source_stems(data: str) -> tuple[str, ...] | None:
 def file_patterns(stems: tuple[str, ...]) -> tuple[str, ...]:
     """Glob patterns of the imported prompt files of ``stems`` (``write`` names them)."""
     return tuple(p for s in stems for p in (f"bfcl_{s}.yaml", f"bfcl_{s}_[0-9][0-9].yaml"))
+
+
+def load_source(data: str | None) -> LiveSet:
+    """The live prompts a ``data`` value names: None the shipped set, ``bfcl[:stems]`` the
+    pinned BFCL data (imported into the cache on first use), else a prompt folder. Raises
+    LiveDataInvalid, or FetchError when the wheel cannot be had."""
+    if data is None:
+        return load_live(shipped.live_dir())
+    stems = source_stems(data)
+    if stems is None:
+        return load_live(Path(data))
+    return load_live(ensure_imported(), file_patterns(stems))
 
 
 def wheel_dir() -> Path:
@@ -130,12 +143,7 @@ def ensure_imported() -> Path:
     try:
         imported = import_bfcl(source)
         write(imported, building)
-        skipped = Counter(s.file for s in imported.skipped)
-        counts = {
-            stem: [imported.count(stem), skipped[stem]]
-            for stem in CATEGORIES
-            if imported.count(stem) or skipped[stem]
-        }
+        counts = {stem: list(pair) for stem, pair in imported.counts().items()}
         stamp = {**_stamp(), "counts": counts}
         (building / STAMP).write_text(json.dumps(stamp, sort_keys=True) + "\n")
         os.chmod(building, 0o755)

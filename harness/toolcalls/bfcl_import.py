@@ -17,6 +17,7 @@ import itertools
 import json
 import re
 import zipfile
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,15 @@ class Imported:
 
     def count(self, stem: str) -> int:
         return len(self.files[stem]["prompts"]) if stem in self.files else 0
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """Per BFCL stem taken or left, in :data:`CATEGORIES` order: (imported, skipped)."""
+        left = Counter(s.file for s in self.skipped)
+        return {
+            stem: (self.count(stem), left[stem])
+            for stem in CATEGORIES
+            if self.count(stem) or left[stem]
+        }
 
 
 def _reader(source: Path) -> Any:
