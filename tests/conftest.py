@@ -7,6 +7,7 @@ reference BLAS the in-process real-model tests took 4-6x longer (Whisper tiny.en
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,16 @@ def write_suite(tmp_path: Path):  # type: ignore[no-untyped-def]
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _dirty_machine_allowed() -> Iterator[None]:
+    """Tests run beside other work (parallel test jobs, a shared machine): a test's gates and
+    comparisons are judged even when the machine was busy while it measured. The guard's own
+    tests (tests/runner/test_sample_guard.py) delete the variable and plant a busy machine.
+    Session-wide, so session fixtures that run suites see it too."""
+    from harness.cli.policy import ALLOW_DIRTY_ENV
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ALLOW_DIRTY_ENV, "1")
+        yield

@@ -41,6 +41,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="compare timings even though the machine changed",
     )
     p.add_argument(
+        "--allow-dirty-machine",
+        action="store_true",
+        help="compare cases even where either run was measured on a busy, throttled or "
+        "swapping machine",
+    )
+    p.add_argument(
         "--allow-model-change",
         action="store_true",
         help="compare even though model files changed (e.g. a 4-bit variant)",
@@ -56,7 +62,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.policy import Policy, policy_lines
+    from harness.cli.policy import Policy, allow_dirty_machine, policy_lines
     from harness.report import render_html, render_markdown
     from harness.report.comparison import section
     from harness.report.comparison_text import comparison_lines
@@ -78,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
             min_effect=args.min_effect,
             allow_machine_change=args.allow_machine_change,
             allow_model_change=args.allow_model_change,
+            allow_dirty_machine=allow_dirty_machine(args.allow_dirty_machine),
         ),
     )
     sections = [section(comparison)]

@@ -167,7 +167,7 @@ def child_args(args: argparse.Namespace, paths: Sequence[Path], run_id: str) -> 
         out.append("--fail-on-regression")
     if getattr(args, "fail_on", None) is not None:
         out += ["--fail-on", args.fail_on]
-    for flag in ("allow_model_change", "allow_machine_change"):
+    for flag in ("allow_model_change", "allow_machine_change", "allow_dirty_machine"):
         if getattr(args, flag, False):
             out.append("--" + flag.replace("_", "-"))
     return out

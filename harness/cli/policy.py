@@ -1,10 +1,12 @@
 """The CI policy's options and verdict, shared by ``mlx-harness run`` and the pytest plugin:
-``--fail-on``, ``--fail-on-regression``, ``--allow-model-change``, ``--allow-machine-change``
-declared once (argparse's ``add_argument`` and pytest's ``addoption`` take the same words), and
-the lines and exit decision of :mod:`harness.results.ci_policy` after a run."""
+``--fail-on``, ``--fail-on-regression``, ``--allow-model-change``, ``--allow-machine-change``,
+``--allow-dirty-machine`` declared once (argparse's ``add_argument`` and pytest's ``addoption``
+take the same words), and the lines and exit decision of :mod:`harness.results.ci_policy`
+after a run."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +22,9 @@ from harness.results.ci_policy import (
     parse_fail_on,
 )
 from harness.results.compare import Comparison, Thresholds
+
+ALLOW_DIRTY_ENV = "MLX_HARNESS_ALLOW_DIRTY_MACHINE"  # "1": as --allow-dirty-machine
+
 
 POLICY_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     (
@@ -57,7 +62,23 @@ POLICY_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
             "help": "compare with --baseline even though the machine changed",
         },
     ),
+    (
+        "--allow-dirty-machine",
+        {
+            "action": "store_true",
+            "default": False,
+            "help": "judge gates and compare cases even where the machine was busy, throttled, "
+            f"on battery or swapping while they were measured (or set {ALLOW_DIRTY_ENV}=1); "
+            "the state is still recorded",
+        },
+    ),
 )
+
+
+def allow_dirty_machine(flag: object) -> bool:
+    """``--allow-dirty-machine`` given, or its environment variable set (a shared machine whose
+    other work is known and accepted, such as a test suite's own parallel jobs)."""
+    return bool(flag) or os.environ.get(ALLOW_DIRTY_ENV, "").strip() not in ("", "0")
 
 
 def add_policy_options(add: Callable[..., Any]) -> None:
@@ -92,6 +113,7 @@ def policy_from(option: Callable[[str], Any]) -> Policy:
         Thresholds(
             allow_model_change=bool(option("allow_model_change")),
             allow_machine_change=bool(option("allow_machine_change")),
+            allow_dirty_machine=allow_dirty_machine(option("allow_dirty_machine")),
         ),
     )
 
@@ -121,6 +143,7 @@ __all__ = [
     "Policy",
     "PolicyError",
     "add_policy_options",
+    "allow_dirty_machine",
     "judge_pytest_session",
     "policy_from",
     "policy_lines",

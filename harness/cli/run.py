@@ -207,6 +207,7 @@ def _run_cases(
     turns: Turns | None = None,
 ) -> int:
     from harness.cli.pin_sets import recorded_pin_set
+    from harness.cli.policy import allow_dirty_machine
     from harness.cli.run_end import conclude
     from harness.runner.session import RunSession
     from harness.runner.signals import as_interrupt, signals_deferred, stop_on_signals
@@ -224,6 +225,9 @@ def _run_cases(
                 pin_set=recorded_pin_set(getattr(args, "pin_set_record", None)),
                 turns=turns,
                 selection=(f"-k {args.k}",) if args.k else (),
+                allow_dirty_machine=allow_dirty_machine(
+                    getattr(args, "allow_dirty_machine", False)
+                ),
             )
         except KeyboardInterrupt as exc:
             return as_interrupt(exc).exit_status

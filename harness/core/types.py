@@ -203,6 +203,8 @@ class Case:
     gates: tuple[Gate, ...] = ()
     marks: tuple[str, ...] = ()
     auto_repeats: AutoRepeats | None = None  # repeats: auto
+    cooldown_s: float = 0.0  # sleep before the case (a hot machine cools)
+    wait_for_quiet_s: float = 0.0  # the most to wait before it for other processes to go quiet
 
 
 @dataclass(frozen=True)

@@ -287,6 +287,7 @@ def _report_root(config: pytest.Config) -> Path:
 
 
 def _session(config: pytest.Config) -> Any:
+    from harness.cli.policy import allow_dirty_machine
     from harness.runner.session import RunSession
 
     state = config.stash[STATE]
@@ -304,6 +305,7 @@ def _session(config: pytest.Config) -> Any:
             resume=bool(resume),
             shard=state.shard,
             selection=_selection(config),
+            allow_dirty_machine=allow_dirty_machine(config.getoption("allow_dirty_machine")),
         )
         state.session.plan(state.planned if part is None else [])  # a worker: what it runs
     return state.session

@@ -10,7 +10,9 @@ item by item instead, a Wilcoxon signed-rank test over the items paired by id
 (:func:`harness.results.paired.decide_paired`); items that differ make the case "not comparable".
 A case takes its worst metric's verdict:
 regressed > improved > inconclusive > unchanged. Cases whose model files, chat template, scenario
-version, parameters or machine changed are "not comparable", with the reason.
+version, parameters or machine changed, or whose samples either side were taken on a dirty
+machine (busy, throttled, on battery, swapping: :mod:`harness.results.machine_flags`), are "not
+comparable", with the reason.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from harness.core.metrics import MetricSpec, VariesBy
 from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
+from harness.results.machine_flags import dirty_line, dirty_reasons
 from harness.results.output_diff import first_difference
 from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
 from harness.results.significance import ALPHA, Decision, decide
@@ -51,6 +54,7 @@ class Thresholds:
     min_effect: float = 0.03
     allow_machine_change: bool = False
     allow_model_change: bool = False  # compare variants on purpose (e.g. 4-bit vs float32)
+    allow_dirty_machine: bool = False  # compare samples taken on a busy/throttled machine
 
 
 class Method(str, Enum):
@@ -364,7 +368,11 @@ def _case_delta(
             verdict=Verdict.NOT_COMPARABLE,
             reasons=(f"status {base.status.value} -> {cur.status.value}",),
         )
-    reasons = [*machine_reasons, *_not_comparable(base, cur, baseline, current, thresholds)]
+    reasons = [
+        *machine_reasons,
+        *_not_comparable(base, cur, baseline, current, thresholds),
+        *([] if thresholds.allow_dirty_machine else dirty_sides(base, cur)),
+    ]
     if reasons:
         return make(
             verdict=Verdict.NOT_COMPARABLE,
@@ -429,6 +437,16 @@ def compare_runs(
             for line in model_changes(baseline, current, key, key)
         ),
     )
+
+
+def dirty_sides(base: CaseResult, cur: CaseResult) -> list[str]:
+    """``current run measured on a dirty machine: machine busy (...)``, for each side whose
+    samples cannot be trusted (:mod:`harness.results.machine_flags`)."""
+    return [
+        f"{side} run measured on a dirty machine: {dirty_line(reasons)}"
+        for side, reasons in (("baseline", dirty_reasons(base)), ("current", dirty_reasons(cur)))
+        if reasons
+    ]
 
 
 def _known(reason: str | None) -> str:

@@ -22,10 +22,15 @@ def _state(artifacts: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def dirty_reasons(result: CaseResult) -> tuple[str, ...]:
-    """Why ``result``'s samples were taken on a dirty machine ("busy: load 3.1, 45% CPU in other
-    processes"); empty when they were not, or when the record has no machine state (older
-    records)."""
-    reasons = _state(result.artifacts).get("dirty")
+    """Why ``result``'s samples were taken on a dirty machine ("machine busy (load 3.1, 45% CPU
+    in other processes)"); empty when they were not, or when the record has no machine state
+    (older records)."""
+    return dirty_in(result.artifacts)
+
+
+def dirty_in(artifacts: Mapping[str, Any]) -> tuple[str, ...]:
+    """:func:`dirty_reasons` of a case's artifacts (before its result is made)."""
+    reasons = _state(artifacts).get("dirty")
     if not isinstance(reasons, list):
         return ()
     return tuple(str(r) for r in reasons if isinstance(r, str) and r)
@@ -43,3 +48,32 @@ def flagged_runs(result: CaseResult) -> tuple[int, ...]:
 def dirty_line(reasons: tuple[str, ...]) -> str:
     """``machine busy (load 3.1, 45% CPU in other processes)``: the reasons as one phrase."""
     return "; ".join(reasons)
+
+
+def merged(first: object, later: object) -> object:
+    """Two rounds' ``machine_state`` artifacts as one (pin sets taking turns measure a case in
+    rounds): the first's state before, the later's after, the later's runs numbered on after
+    the first's, every reason kept. Either one missing: the other."""
+    if not isinstance(first, Mapping):
+        return later
+    if not isinstance(later, Mapping):
+        return first
+    runs_a = [r for r in first.get("runs", []) if isinstance(r, Mapping)]
+    offset = max((r["runs"][1] for r in runs_a if _span(r)), default=0)
+    runs_b = [
+        {**r, "runs": [r["runs"][0] + offset, r["runs"][1] + offset]}
+        for r in later.get("runs", [])
+        if isinstance(r, Mapping) and _span(r)
+    ]
+    flagged_b = [n + offset for n in later.get("flagged_runs", []) if isinstance(n, int)]
+    out = dict(first)
+    out["after"] = later.get("after", first.get("after"))
+    out["runs"] = [*runs_a, *runs_b]
+    out["flagged_runs"] = [*first.get("flagged_runs", []), *flagged_b]
+    out["dirty"] = list(dict.fromkeys([*first.get("dirty", []), *later.get("dirty", [])]))
+    return out
+
+
+def _span(run: Mapping[str, Any]) -> bool:
+    runs = run.get("runs")
+    return isinstance(runs, list) and len(runs) == 2 and all(isinstance(n, int) for n in runs)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness.core.metrics import MetricSpec
-from harness.core.types import Case, Expectation, ExpectKind, GateResult, Metric, Status
+from harness.core.types import Case, Expectation, ExpectKind, Gate, GateResult, Metric, Status
+from harness.results.machine_flags import dirty_line
 from harness.spec.gates import evaluate_gate
 
 
@@ -16,10 +17,15 @@ def judge(
     reason: str | None,
     specs: Mapping[str, MetricSpec],
     baseline: Mapping[str, Metric] | None = None,
+    dirty: tuple[str, ...] = (),
 ) -> tuple[Status, tuple[GateResult, ...], str | None]:
+    """``dirty``: why the case's samples cannot be trusted (the machine was busy, throttled,
+    ...): its gates are then not judged, and say why."""
     by_name = {m.name: m for m in metrics}
     gates: tuple[GateResult, ...] = ()
-    if status is Status.PASSED:
+    if status is Status.PASSED and dirty:
+        gates = tuple(_not_judged(gate, by_name.get(gate.metric), dirty) for gate in case.gates)
+    elif status is Status.PASSED:
         gates = tuple(
             evaluate_gate(
                 gate,
@@ -46,6 +52,17 @@ def judge(
         if status is Status.PASSED and expectation.strict:
             return Status.XPASSED, gates, xpass_message(expectation)
     return status, gates, reason
+
+
+def _not_judged(gate: Gate, metric: Metric | None, dirty: tuple[str, ...]) -> GateResult:
+    measured = metric.median if metric is not None and metric.samples else None
+    return GateResult(
+        gate,
+        measured,
+        None,
+        f"{gate.metric} {gate.expression}: not judged: {dirty_line(dirty)} "
+        "(--allow-dirty-machine judges it anyway)",
+    )
 
 
 def xpass_message(expectation: Expectation) -> str:

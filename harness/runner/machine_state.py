@@ -15,6 +15,7 @@ state before and after a sample.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -22,8 +23,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-BUSY_LOAD_PER_CPU = 1.0  # a 1-minute load average above this per CPU: other work competes
 PRESSURE_SOME_AVG10 = 10.0  # % of the last 10 s some task waited on memory: swapping or reclaim
 SWAP_GROWTH_BYTES = 64 << 20  # swap in use grew this much over a sample: it was swapping
 
@@ -47,7 +48,11 @@ class MachineState:
     memory_pressure_pct: float | None = None  # Linux PSI some avg10
 
     def dirty(self) -> tuple[str, ...]:
-        """Why a sample taken in this state cannot be trusted (empty when it can)."""
+        """Why a sample taken in this state cannot be trusted (empty when it can).
+
+        The load average is recorded but judges nothing: it counts the model being measured.
+        A busy machine is judged on the CPU time other processes took
+        (:mod:`harness.runner.sample_guard`)."""
         reasons = []
         if self.cpu_speed_limit_pct is not None and self.cpu_speed_limit_pct < 100:
             reasons.append(f"throttled: CPU speed limit {self.cpu_speed_limit_pct}%")
@@ -57,15 +62,18 @@ class MachineState:
             reasons.append("on battery")
         if self.low_power_mode:
             reasons.append("Low Power Mode on")
-        if self.load_average is not None and self.cpu_count:
-            per_cpu = self.load_average[0] / self.cpu_count
-            if per_cpu > BUSY_LOAD_PER_CPU:
-                reasons.append(f"busy: load {self.load_average[0]:.1f} on {self.cpu_count} CPUs")
         if self.memory_pressure in ("warn", "critical"):
             reasons.append(f"memory pressure {self.memory_pressure}")
         if self.memory_pressure_pct is not None and self.memory_pressure_pct > PRESSURE_SOME_AVG10:
             reasons.append(f"memory pressure: tasks waited {self.memory_pressure_pct:.0f}% of 10 s")
         return tuple(reasons)
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields that were read (None left out), for the record."""
+        out = {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        if self.load_average is not None:
+            out["load_average"] = [round(x, 2) for x in self.load_average]
+        return out
 
 
 def swapped(before: MachineState, after: MachineState) -> str | None:

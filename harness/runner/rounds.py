@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.core.types import Case, Metric, Status
+from harness.results.machine_flags import ARTIFACT as MACHINE_ARTIFACT
+from harness.results.machine_flags import merged as merged_state
 from harness.results.stats import coefficient_of_variation, relative_ci_width
 from harness.runner.outcome import Outcome
 from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
@@ -94,6 +96,9 @@ def merge_round(base: Outcome, more: Outcome, per_run: PerRun) -> Outcome:
         base.metrics, base.artifacts, more.metrics, more.artifacts, per_run
     )
     artifacts[TIMING_ARTIFACT] = _summed(base.artifacts, more.artifacts)
+    state = merged_state(base.artifacts.get(MACHINE_ARTIFACT), more.artifacts.get(MACHINE_ARTIFACT))
+    if state is not None:
+        artifacts[MACHINE_ARTIFACT] = state
     return dataclasses.replace(base, metrics=metrics, artifacts=artifacts)
 
 

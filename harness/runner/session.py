@@ -30,6 +30,7 @@ from harness.core.types import (
     SuiteInfo,
 )
 from harness.probe.machine import MemoryBudget
+from harness.results.machine_flags import dirty_in
 from harness.results.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import OnProgress, WorkerClient, WorkerGone, WorkerProtocolError
@@ -102,6 +103,7 @@ class RunSession:
         pin_set: PinSetInfo | None = None,
         turns: Turns | None = None,
         selection: Sequence[str] = (),
+        allow_dirty_machine: bool = False,
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
         ``shard``: this run holds that shard of its plan (written in the record's start);
@@ -142,6 +144,7 @@ class RunSession:
                 selection=selection,
             )
         self.baseline = baseline
+        self.allow_dirty_machine = allow_dirty_machine  # judge gates on a dirty machine anyway
         self.stopped: RunInterrupted | None = None
         self._baseline_cases = {r.case_id: r for r in baseline.results} if baseline else {}
         self._live: _LiveModel | None = None
@@ -281,6 +284,8 @@ class RunSession:
             "repeats": repeats,
             "warmup": warmup,
             "timeout_s": case.timeout_s,  # the scenario cuts its requests before the kill
+            "cooldown_s": case.cooldown_s,  # machine-state guard: before the case, in the worker
+            "wait_for_quiet_s": case.wait_for_quiet_s,
         }
         if auto and case.auto_repeats is not None:  # repeats: auto
             request["auto"] = dataclasses.asdict(case.auto_repeats)
@@ -412,6 +417,7 @@ class RunSession:
                     outcome.reason,
                     self.specs,
                     baseline={m.name: m for m in before.metrics} if before else None,
+                    dirty=() if self.allow_dirty_machine else dirty_in(outcome.artifacts),
                 )
         return dataclasses.replace(
             bare(case, status, reason, started, time.perf_counter() - start),

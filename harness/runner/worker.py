@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -101,6 +102,7 @@ class Worker:
         from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
         from harness.runner.repeat_loop import headline_names, run_repeats
         from harness.runner.repeat_progress import RepeatCounter, RepeatProgress
+        from harness.runner.sample_guard import SampleGuard, cpu_reading, measured_tokens
         from harness.scenarios import SCENARIOS
         from harness.scenarios.base import ScenarioContext
 
@@ -112,7 +114,17 @@ class Worker:
         repeats = int(request["repeats"])
         case_end = case_end_for(request.get("timeout_s"))
 
+        guard = SampleGuard(
+            partial(cpu_reading, os.getppid()),  # the harness's process: ours, and all under it
+            judge_busy=not (self.server or {}).get("url"),
+        )
+        guard.settle(
+            float(request.get("cooldown_s") or 0.0), float(request.get("wait_for_quiet_s") or 0.0)
+        )
+        guard.begin()
+
         def emit(progress: RepeatProgress) -> None:
+            guard.progress(progress.repeat, progress.warmup)
             self.reply(progress.to_json())
 
         counter = RepeatCounter(
@@ -122,6 +134,7 @@ class Worker:
         )
 
         def batch(warmup: int, repeats: int) -> Any:
+            guard.batch_begin(warmup)
             ctx = ScenarioContext(
                 model=self.model,
                 load_info=self.load_info,
@@ -146,6 +159,9 @@ class Worker:
             counter=counter if applies else None,  # its samples come from elsewhere
         )
         elapsed = time.perf_counter() - start
+        if not applies:  # no progress from the repeat loop: the case as one span
+            guard.progress(1, False)
+        machine_state = guard.finish(measured_tokens(output.artifacts))
         memory = device.snapshot(rss_view)
         timing = {"load_s": self.load_s, "scenario_s": elapsed}  # time inside backend calls
         self.load_s = 0.0
@@ -157,6 +173,7 @@ class Worker:
                     **output.artifacts,
                     REPEATS_ARTIFACT: stop.to_json(),
                     TIMING_ARTIFACT: timing,
+                    **machine_state,
                 },
                 "memory": memory,
                 "elapsed_s": elapsed,

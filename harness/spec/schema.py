@@ -47,6 +47,21 @@ class Defaults(Strict):
     repeats: Repeats = Field(3, description="measured repetitions per case: a number or auto")
     warmup: int = Field(1, ge=0, description="warm-up runs per case, kept apart from samples")
     timeout_s: float = Field(600.0, gt=0, description="wall-clock limit per case (and per load)")
+    cooldown_s: float = Field(
+        0.0,
+        ge=0,
+        le=3600,
+        description="seconds to sleep before each case, so a hot machine cools (counts "
+        "towards timeout_s)",
+    )
+    wait_for_quiet_s: float = Field(
+        0.0,
+        ge=0,
+        le=3600,
+        description="the most seconds to wait before each case for other processes to take "
+        "under 25% of the CPU for a second (counts towards timeout_s); a case measured busy "
+        "anyway is flagged",
+    )
     memory_threshold: float = Field(
         0.70,
         gt=0,

@@ -177,9 +177,11 @@ def test_swapping_over_a_sample(
     )
 
 
-def test_a_busy_machine_is_dirty() -> None:
+def test_the_load_alone_judges_nothing() -> None:
+    """The load counts the model being measured: it is recorded, never judged alone."""
     state = MachineState(load_average=(5.2, 3.0, 1.0), cpu_count=2)
-    assert state.dirty() == ("busy: load 5.2 on 2 CPUs",)
+    assert state.dirty() == ()
+    assert state.to_json() == {"load_average": [5.2, 3.0, 1.0], "cpu_count": 2}
 
 
 def test_this_machine_is_read() -> None:
