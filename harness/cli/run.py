@@ -290,10 +290,12 @@ def case_line(result: CaseResult) -> str:
 def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> int:
     from harness.report import terminal_summary
     from harness.report.comparison_text import comparison_lines, gate_lines
+    from harness.report.machine_state import machine_lines
 
     print("\n".join(terminal_summary(end.run)))
     for line in (
         *gate_lines(end.run),
+        *machine_lines(end.run),
         *(comparison_lines(end.comparison) if end.comparison else ()),
     ):
         print(line)

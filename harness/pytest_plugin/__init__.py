@@ -488,10 +488,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     from harness.report import terminal_summary
     from harness.report.comparison_text import comparison_lines, gate_lines
+    from harness.report.machine_state import machine_lines
 
     end = state.end
     terminalreporter.section("mlx-harness")
-    lines = [*terminal_summary(end.run), *gate_lines(end.run)]
+    lines = [*terminal_summary(end.run), *gate_lines(end.run), *machine_lines(end.run)]
     if end.comparison is not None:
         lines += comparison_lines(end.comparison)
     lines += state.policy_lines

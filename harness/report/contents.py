@@ -19,6 +19,7 @@ from harness.report import (
     header,
     identities,
     ledger,
+    machine_state,
     matrix,
     memory,
     performance,
@@ -85,5 +86,6 @@ def default_sections() -> tuple[Section, ...]:
         unclaimed.section(claims),
         failures.SECTION,
         ledger.SECTION,
+        machine_state.SECTION,
         identities.SECTION,
     )

@@ -295,7 +295,18 @@ def _served_cases(text: str) -> list[CaseResult]:
             "greedy_text",
             Status.PASSED,
             metrics=(_metric("greedy_text.e2e_s", Unit.SECONDS, 0.1),),
-            artifacts={"prompts": [text, "b"], "outputs": [text, f"{text} differs"]},
+            artifacts={
+                "prompts": [text, "b"],
+                "outputs": [text, f"{text} differs"],
+                # the machine-state section: reasons and readings are text from the OS
+                "machine_state": {
+                    "before": {"governor": text, "memory_pressure": text, "cpu_mhz": 2400.0},
+                    "dirty": [text],
+                    "others_pct": 40.0,
+                    "load1": 3.1,
+                    "flagged_runs": [1],
+                },
+            },
         ),
         _case(
             text,

@@ -283,6 +283,9 @@ def test_a_busy_machine_leaves_gates_and_comparisons_unjudged(
     assert busy == 1 and allowed == 0
     assert "not judged: machine busy (load" in out and "% CPU in other processes" in out
     assert "policy: unjudged-gates" in out
+    assert "machine: 1 of 1 cases measured on a dirty machine (first: s::m::throughput" in out
+    html = (reports / "busy" / "report.html").read_text()
+    assert "measured on a dirty machine</strong>" in html and "% CPU in other processes" in html
     case = _case(reports / "busy")
     state = case["artifacts"][ARTIFACT]
     assert state["dirty"][0].startswith("machine busy (load") and state["others_pct"] > 25

@@ -1,0 +1,128 @@
+"""Machine state: what the machine was doing while each case was measured, and which cases'
+samples cannot be trusted (busy, throttled, on battery, Low Power Mode, memory pressure,
+swapping), as the worker recorded it (:mod:`harness.runner.sample_guard`).
+
+The section lists the cases measured on a dirty machine first, with why; the terminal gets one
+line when there are any (:func:`machine_lines`). Their gates were not judged and compare calls
+them not comparable, unless the run said ``--allow-dirty-machine``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.core.types import CaseResult, RunRecord
+from harness.report.escape import plain
+from harness.report.formatting import MISSING
+from harness.report.sections import Section
+from harness.report.table import Cell, Column, Table
+from harness.results.machine_flags import ARTIFACT, dirty_line, dirty_reasons, flagged_runs
+
+SHOWN = 3  # dirty cases named on the terminal line
+
+
+@dataclass(frozen=True)
+class MachineStates:
+    table: Table
+    measured: int  # cases with a recorded state
+    dirty: int
+    state_line: str  # the machine as the first case found it: governor, clock, heat, power
+
+
+def _state(result: CaseResult) -> Mapping[str, Any] | None:
+    found = result.artifacts.get(ARTIFACT)
+    return found if isinstance(found, Mapping) else None
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _pct(value: object) -> Cell:
+    number = _number(value)
+    return Cell(MISSING) if number is None else Cell(f"{number:.0f}%", sort=number)
+
+
+def _row(result: CaseResult, state: Mapping[str, Any]) -> tuple[Cell, ...]:
+    reasons = dirty_reasons(result)
+    energy = state.get("energy")
+    per_token = _number(energy.get("joules_per_token")) if isinstance(energy, Mapping) else None
+    load = _number(state.get("load1"))
+    runs = flagged_runs(result)
+    return (
+        Cell(result.case_id),
+        Cell("dirty", css="st-failed") if reasons else Cell("clean", css="st-passed"),
+        _pct(state.get("others_pct")),
+        Cell(MISSING) if load is None else Cell(f"{load:.1f}", sort=load),
+        Cell(", ".join(str(n) for n in runs) if runs else MISSING),
+        Cell(MISSING) if per_token is None else Cell(f"{per_token:.3g} J", sort=per_token),
+        Cell(dirty_line(reasons) if reasons else str(state.get("busy_not_judged") or "")),
+    )
+
+
+def _state_line(state: Mapping[str, Any]) -> str:
+    before = state.get("before")
+    if not isinstance(before, Mapping):
+        return ""
+    parts = []
+    mhz, top = _number(before.get("cpu_mhz")), _number(before.get("cpu_max_mhz"))
+    if mhz is not None:
+        parts.append(f"CPU {mhz:.0f} MHz" + (f" of {top:.0f}" if top is not None else ""))
+    if isinstance(before.get("governor"), str):
+        parts.append(f"governor {before['governor']}")
+    limit = _number(before.get("cpu_speed_limit_pct"))
+    if limit is not None:
+        parts.append(f"CPU speed limit {limit:.0f}%")
+    hottest = _number(before.get("hottest_c"))
+    if hottest is not None:
+        parts.append(f"hottest {hottest:.0f} °C")
+    if isinstance(before.get("on_battery"), bool):
+        parts.append("on battery" if before["on_battery"] else "on mains power")
+    if before.get("low_power_mode") is True:
+        parts.append("Low Power Mode")
+    swap = _number(before.get("swap_used_bytes"))
+    if swap is not None:
+        parts.append(f"swap in use {swap / 2**20:.0f} MiB")
+    if isinstance(before.get("memory_pressure"), str):
+        parts.append(f"memory pressure {before['memory_pressure']}")
+    return " · ".join(parts)
+
+
+def build(run: RunRecord) -> MachineStates | None:
+    found = [(r, s) for r in run.results if (s := _state(r)) is not None]
+    if not found:
+        return None
+    found.sort(key=lambda pair: not dirty_reasons(pair[0]))  # dirty first, else run order
+    columns = (
+        Column("case"),
+        Column("machine", css="nowrap"),
+        Column(
+            "other processes", numeric=True, title="CPU time other processes took, % of all CPUs'"
+        ),
+        Column("load", numeric=True, title="1-minute load average at the end (counts the model)"),
+        Column("flagged runs", title="measured runs taken while other processes were busy"),
+        Column("energy/token", numeric=True, title="package energy (RAPL) per generated token"),
+        Column("why"),
+    )
+    rows = tuple(_row(r, s) for r, s in found)
+    dirty = sum(1 for r, _ in found if dirty_reasons(r))
+    return MachineStates(Table(columns, rows), len(found), dirty, _state_line(found[-1][1]))
+
+
+def machine_lines(run: RunRecord) -> list[str]:
+    """``machine: 2 of 8 cases measured on a dirty machine: their gates not judged (first: ...)``,
+    or nothing when every case was measured on a clean machine."""
+    dirty = [(r.case_id, dirty_reasons(r)) for r in run.results if dirty_reasons(r)]
+    if not dirty:
+        return []
+    measured = sum(1 for r in run.results if _state(r) is not None)
+    case_id, reasons = dirty[0]
+    return [
+        f"machine: {len(dirty)} of {measured} cases measured on a dirty machine "
+        f"(first: {plain(case_id)}: {plain(dirty_line(reasons), 200)})"
+    ]
+
+
+SECTION = Section("machine_state", "Machine state", build)
