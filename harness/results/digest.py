@@ -79,8 +79,6 @@ def summarise(
     median = statistics.median(samples)
     if not median > 0:
         return None
-    logs = [math.log(v) for v in samples if v > 0]
-    spread = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0.0
     return Summary(
         case_id,
         model,
@@ -89,12 +87,21 @@ def summarise(
         median,
         min(samples),
         max(samples),
-        spread,
+        _log_spread(samples),
         len(samples),
         dirty,
     )
 
 
+def _log_spread(samples: tuple[float, ...]) -> float:
+    """The standard error of the samples' mean log (floats, not ``statistics.stdev``'s exact
+    fractions: this runs for every metric of every case of every night)."""
+    logs = [math.log(v) for v in samples if v > 0]
+    k = len(logs)
+    if k < 2:
+        return 0.0
+    mean = math.fsum(logs) / k
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in logs) / (k - 1) / k)
 def summaries_of(result: CaseResult, keep: Callable[[str], bool]) -> list[Summary]:
     """Every kept metric of ``result``, summarised."""
     dirty = dirty_reasons(result)
@@ -150,9 +157,9 @@ def _case_by_hand(value: Mapping[str, Any], keep: Callable[[str], bool]) -> list
         name, unit, samples = metric.get("name"), metric.get("unit"), metric.get("samples")
         if not (_text(name) and unit in _UNITS and isinstance(samples, list)):
             return None
-        if not all(_number(v) for v in samples):
-            return None
-        if keep(name):
+        if keep(name):  # the samples of a metric not followed are not read, nor checked
+            if not all(_number(v) for v in samples):
+                return None
             found = summarise(case_id, model, name, unit, tuple(map(float, samples)), dirty)
             if found is not None:
                 out.append(found)

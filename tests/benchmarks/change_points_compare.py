@@ -65,6 +65,7 @@ CASES = (
     Case("one night 15% dipped of 10", 10, (), lambda r: _series(10, r, d5=-0.15)),
     Case("one night 40% dipped of 10", 10, (), lambda r: _series(10, r, d5=-0.4)),
     Case("one night 15% dipped of 60", 60, (), lambda r: _series(60, r, d30=-0.15)),
+    Case("the last night 30% dipped of 20", 20, (), lambda r: _series(20, r, d19=-0.3)),
     Case("noisy flagged stretch, left out", 24, (), _flagged_stretch),
     Case("noisy flagged stretch, fed whole", 30, (), _flagged_fed),
     Case("noise only, 1095 nights", 1095, (), lambda r: _series(1095, r)),

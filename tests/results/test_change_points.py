@@ -42,6 +42,7 @@ CASES = [
     ("one night 40% dipped of 10", 10, {}, {5: -0.4}, [0]),
     ("one night 15% dipped of 60", 60, {}, {30: -0.15}, [0]),
     ("the first night dipped", 20, {}, {0: -0.3}, [0]),
+    ("the last night dipped", 20, {}, {19: -0.3}, [0]),
     ("noise only, 1095 nights", 1095, {}, {}, [0]),
     ("4% step: under the smallest effect", 40, {20: -0.04}, {}, [0]),
 ]
