@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+import jinja2
+
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.report.history_chart import ChartPoint, history_svg
@@ -196,9 +198,8 @@ def _run_rows(
     return out
 
 
-def _write(path: Path, template: str, **context: object) -> None:
-    env = template_environment("html")
-    write_text_atomic(path, env.get_template(template).render(**context))
+def _write(env: jinja2.Environment, path: Path, template: str, **context: object) -> None:
+    write_text_atomic(path, env.get_template(template).render(**context), durable=False)
 
 
 def build_site(
@@ -214,6 +215,7 @@ def build_site(
     for digest in indexed_digests(paths, index, counts):
         collector.add(digest)
     specs = all_specs()
+    env = template_environment("html")  # one per build: each template compiled once
     links: dict[str, str | None] = {}
     machines: list[MachineView] = []
     pages = 0
@@ -238,6 +240,7 @@ def build_site(
                     regressions.append(Regression(case_id, page, s.metric, s.identity, shown))
             run_rows = _run_rows(found, metrics, folder, links)
             _write(
+                env,
                 folder / page,
                 "site_case.html.j2",
                 machine=machine,
@@ -260,8 +263,8 @@ def build_site(
         view = MachineView(
             machine, f"machine-{number}/index.html", len(runs), tuple(rows), tuple(regressions)
         )
-        _write(folder / "index.html", "site_machine.html.j2", machine=view)
+        _write(env, folder / "index.html", "site_machine.html.j2", machine=view)
         pages += 1
         machines.append(view)
-    _write(out / "index.html", "site_index.html.j2", machines=machines, runs=collector.runs)
+    _write(env, out / "index.html", "site_index.html.j2", machines=machines, runs=collector.runs)
     return SiteResult(out, len(machines), pages + 1, collector.runs, counts)

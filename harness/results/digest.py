@@ -102,6 +102,8 @@ def _log_spread(samples: tuple[float, ...]) -> float:
         return 0.0
     mean = math.fsum(logs) / k
     return math.sqrt(math.fsum((v - mean) ** 2 for v in logs) / (k - 1) / k)
+
+
 def summaries_of(result: CaseResult, keep: Callable[[str], bool]) -> list[Summary]:
     """Every kept metric of ``result``, summarised."""
     dirty = dirty_reasons(result)

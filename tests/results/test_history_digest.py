@@ -3,6 +3,7 @@ a rebuild reuses, and flagged nights left out of the fit."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -53,8 +54,7 @@ def test_streamed_series_equal_series_from_whole_records(nights: Path) -> None:
     whole = series(find_runs([nights]), DECODE)
     assert [s.points for s in streamed] == [
         tuple(
-            p.__class__(**{**p.__dict__, "source": q.source})
-            for p, q in zip(w.points, s.points, strict=True)
+            dataclasses.replace(p, source=q.source) for p, q in zip(w.points, s.points, strict=True)
         )
         for w, s in zip(whole, streamed, strict=True)
     ]
@@ -105,3 +105,15 @@ def test_a_damaged_index_is_started_afresh(nights: Path, tmp_path: Path) -> None
     counts = IndexCounts()
     assert len(list(indexed_digests([nights], index, counts))) == 12
     assert counts.reused == 12
+
+
+def test_history_marks_flagged_runs_and_names_the_step(
+    nights: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    assert main(["history", str(nights), "--metric", DECODE]) == 0
+    out = capsys.readouterr().out
+    assert out.count(f"(flagged, not fitted: {BUSY})") == 3 * len(PLAN.flagged)
+    assert out.count("<- step -") == 3 and out.count("mlx: 0.32.4 -> 0.33.0") == 3
+    assert out.count("1 step(s) over 12 runs") == 3
