@@ -56,8 +56,8 @@ def history_svg(
     def x(i: float) -> float:
         return _LEFT + (plot_w * (i + 0.5) / n if n else 0.0)
 
-    def y(v: float) -> float:
-        return _TOP + plot_h * (1 - (v - lo) / (hi - lo))
+    def y(v: float) -> float:  # a flagged run's bar beyond the clean range stops at the edge
+        return _TOP + plot_h * (1 - (min(max(v, lo), hi) - lo) / (hi - lo))
 
     bars: dict[bool, list[str]] = {False: [], True: []}
     dots: dict[bool, list[str]] = {False: [], True: []}
