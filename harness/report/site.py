@@ -14,8 +14,10 @@ script, no outside CSS). Runs are read once and kept in an index in the output f
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,6 +204,22 @@ def _write(env: jinja2.Environment, path: Path, template: str, **context: object
     write_text_atomic(path, env.get_template(template).render(**context), durable=False)
 
 
+def _drop_stale(out: Path, machines: int, cases: Mapping[str, int]) -> None:
+    """Remove the pages of an earlier build that this one did not write (a machine or case
+    no longer in the records): only files named as this module names them."""
+    written = {out / f"machine-{n}" / "index.html" for n in range(1, machines + 1)}
+    for n, count in enumerate(cases.values(), start=1):
+        written.update(out / f"machine-{n}" / f"case-{c}.html" for c in range(1, count + 1))
+    for folder in out.glob("machine-*"):
+        if not folder.is_dir() or not re.fullmatch(r"machine-\d+", folder.name):
+            continue
+        for page in folder.iterdir():
+            if re.fullmatch(r"(case-\d+|index)\.html", page.name) and page not in written:
+                page.unlink()
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty
+
+
 def build_site(
     paths: Iterable[Path], out: Path, *, min_effect: float = 0.05, incremental: bool = True
 ) -> SiteResult:
@@ -267,4 +285,5 @@ def build_site(
         pages += 1
         machines.append(view)
     _write(env, out / "index.html", "site_index.html.j2", machines=machines, runs=collector.runs)
+    _drop_stale(out, len(machines), {m.key: len(m.cases) for m in machines})
     return SiteResult(out, len(machines), pages + 1, collector.runs, counts)

@@ -12,6 +12,7 @@ another version is started afresh: it is only ever a cache of the records.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sqlite3
 import warnings
@@ -99,7 +100,7 @@ def _digest(connection: sqlite3.Connection, file: Path, counts: IndexCounts) -> 
             with contextlib.suppress(ValueError, KeyError, TypeError, zlib.error):
                 digest = from_plain(json.loads(zlib.decompress(row[0])))
                 counts.reused += 1
-                return digest
+                return dataclasses.replace(digest, source=str(file))  # as found this time
     try:
         digest = digest_run(file)
     except RunFileError as exc:

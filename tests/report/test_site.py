@@ -123,3 +123,16 @@ def test_adding_a_night_reads_only_the_new_run(tmp_path: Path) -> None:
     assert _text(tmp_path / "site" / "machine-1" / "case-1.html").count("<tr><td>2024-") == 9
     again = build_site([tmp_path / "reports"], tmp_path / "site", incremental=False)
     assert len(again.counts.read) == 9
+
+
+def test_a_rebuild_drops_the_pages_of_cases_no_longer_found(tmp_path: Path) -> None:
+    write_nights(tmp_path / "reports", Plan(nights=4, cases=3))
+    build_site([tmp_path / "reports"], tmp_path / "site")
+    assert (tmp_path / "site" / "machine-1" / "case-3.html").is_file()
+    (tmp_path / "site" / "machine-1" / "notes.html").write_text("mine")
+    for night in range(4):
+        (tmp_path / "reports" / f"night-{night:04d}" / "run.jsonl").unlink()
+    write_nights(tmp_path / "reports", Plan(nights=4, cases=2))
+    build_site([tmp_path / "reports"], tmp_path / "site")
+    pages = sorted(p.name for p in (tmp_path / "site" / "machine-1").iterdir())
+    assert pages == ["case-1.html", "case-2.html", "index.html", "notes.html"]
