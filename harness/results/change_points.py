@@ -17,18 +17,19 @@ start, each step kept only when it holds up:
   (``min_effect``, relative). A step that fails is merged away and its neighbours re-judged.
 
 Why this and not a library (``tests/benchmarks/change_points_compare.py``: 20 seeds of each
-planted case, 1% noise a night): the previous exact fit placed every planted step but took a
-single dipped night (7% to 40%, in 10 or 60 nights) for a pair of steps (31 to 40 false steps in
-20 seeds) and a dipped last night for a step (20 in 20), and cost 0.07-0.2 s a series at 1,095
-nights (x 300 series a night's suite). ruptures (1.1.10) with the same noise-scaled penalty and
-a minimum segment of 2 placed and rejected exactly what this fit does (``Pelt`` and ``Binseg``,
-L2 and L1 costs), but ``Pelt`` took 3.4-5.5 s a series at 1,095 nights (its pruning never fires
-on a series without steps: quadratic), and a minimum segment of 3 missed a step two nights from
-the end. ``Binseg`` held up and was fast (0.03 s) but is the same thirty lines as
-:func:`binary_segmentation`, and the judging above is left to its caller; so the harness takes
-no new dependency (numpy and a compiled extension) for it. Every method raised false steps on a
-noisy stretch of flagged nights fed whole (35-113 in 20 seeds): leaving flagged runs out of the
-fit is what keeps them quiet.
+planted case, 1% noise a night; every method's steps under 5% median to median dropped): the
+previous exact fit placed every planted step but took a single dipped night (7% to 40%, in 10
+or 60 nights) for a pair of steps (31 to 40 false steps in 20 seeds) and a dipped last night
+for a step (20 in 20), and cost 0.07-0.2 s a series at 1,095 nights (x 300 series for a
+suite of 100 cases). ruptures 1.1.10 with the same noise-scaled penalty and a minimum segment
+of 2 (``Pelt`` with L2 and L1 costs, ``Binseg`` with L2) placed and rejected exactly what this
+fit does, but ``Pelt`` took 3.2-5.5 s a series at 1,095 nights (with one step in three years
+its pruning hardly fires: quadratic), and a minimum segment of 3 missed a step two nights from
+the end. ``Binseg`` held up and was fast (0.03-0.06 s) but is the same thirty lines as
+:func:`binary_segmentation` (here 1 ms), and the judging above is left to its caller; so the
+harness takes no new dependency (numpy and a compiled extension) for it. Every method raised
+false steps on a noisy stretch of flagged nights fed whole (35 to 113 in 20 seeds): leaving
+flagged runs out of the fit is what keeps them quiet.
 """
 
 from __future__ import annotations
