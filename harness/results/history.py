@@ -167,12 +167,15 @@ class Collector:
         self._heads.append(head)
         self._sources.append(digest.source)
         machine = machine_key(head.machine)
+        identities = {
+            model: identity_key(head, model) for model in {s.model for s in digest.summaries}
+        }
         for s in digest.summaries:
             if self._metric is not None and s.metric != self._metric:
                 continue
             if self._case_filter and self._case_filter not in s.case_id:
                 continue
-            key = (machine, s.case_id, identity_key(head, s.model), s.metric)
+            key = (machine, s.case_id, identities[s.model], s.metric)
             column = self._columns.get(key)
             if column is None:
                 column = self._columns[key] = _Column(s.model, s.unit)
