@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         run,
         scenarios,
         schema,
+        site,
         toolcalls,
         validate,
     )
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="mlx-harness", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"mlx-harness {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    commands = (validate, schema, run, report, export, compare, history, models, import_)
+    commands = (validate, schema, run, report, export, compare, history, site, models, import_)
     for command in (*commands, toolcalls, probe, scenarios, merge, pin_matrix, bisect):
         command.add_parser(sub)  # in the order --help lists them
     return parser

@@ -32,15 +32,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.results.history import find_runs, series
+    from harness.results.history import Collector, read_digests
 
-    runs = find_runs(Path(p) for p in args.paths)
+    paths = [Path(p) for p in args.paths]
+    collector = Collector(args.metric, args.case)
+    keep = (lambda _: True) if args.metric is None else (lambda name: name == args.metric)
+    for digest in read_digests(paths, keep):  # one run at a time, reduced as it is read
+        collector.add(digest)
     if args.metric is None:
-        return _list_metrics(runs, args.paths)
-    found = series(runs, args.metric, case_filter=args.case, min_effect=args.min_effect)
-    if not found:
-        raise CliError(f"no run under {', '.join(args.paths)} has metric '{args.metric}'")
-    for s in found:
+        return _list_metrics(collector, args.paths)
+    found = 0
+    for s in collector.series(args.min_effect):
+        found += 1
         model = f" · {s.identity}" if s.identity else ""
         print(f"{s.case_id} · {s.metric} · {s.machine}{model}")
         for change in s.changed_from_before:
@@ -51,27 +54,25 @@ def run(args: argparse.Namespace) -> int:
             if i in steps:
                 step = steps[i]
                 mark = f"  <- step {step.change:+.1%}: {'; '.join(step.causes)}"
+            if point.dirty:
+                mark += f"  (flagged, not fitted: {'; '.join(point.dirty)})"
             print(
                 f"  {point.started_at}  {point.run_id:<24} {point.median:12.4g}"
                 f"  level {level:.4g}{mark}"
             )
         print(f"  {len(s.steps)} step(s) over {len(s.points)} runs")
+    if not found:
+        raise CliError(f"no run under {', '.join(args.paths)} has metric '{args.metric}'")
     return 0
 
 
-def _list_metrics(runs: list[Any], paths: list[str]) -> int:
+def _list_metrics(collector: Any, paths: list[str]) -> int:
     """Every metric the runs hold, with its unit and in how many runs and cases it appears."""
-    seen: dict[str, tuple[str, set[int], set[str]]] = {}
-    for index, record in enumerate(runs):  # runs may share an id (a nightly's fixed --run-id)
-        for result in record.results:
-            for m in result.metrics:
-                unit, in_runs, in_cases = seen.setdefault(m.name, (m.unit.value, set(), set()))
-                in_runs.add(index)
-                in_cases.add(result.case_id)
+    seen = collector.metrics()
     if not seen:
         raise CliError(f"no run under {', '.join(paths)} holds a metric; check the paths")
-    print(f"{len(seen)} metrics in {len(runs)} runs; follow one with --metric NAME")
-    width = max(len(name) for name in seen)
-    for name, (unit, in_runs, in_cases) in sorted(seen.items()):
-        print(f"  {name:<{width}}  {unit:<7} {len(in_runs):>4} runs {len(in_cases):>5} cases")
+    print(f"{len(seen)} metrics in {collector.runs} runs; follow one with --metric NAME")
+    width = max(len(name) for name, *_ in seen)
+    for name, unit, in_runs, in_cases in seen:
+        print(f"  {name:<{width}}  {unit:<7} {in_runs:>4} runs {in_cases:>5} cases")
     return 0

@@ -2,11 +2,13 @@
 
 Runs are grouped per machine (a speed on one machine says nothing about another) and per model
 identity (its files: a new revision or a 4-bit variant starts a series of its own, which names
-what changed from the one before), ordered by start time. Steps come from a piecewise-constant
-fit of the per-run medians in log space (dynamic programming, a penalty per extra segment, in
-the spirit of asv's step detection); a step is reported when its size exceeds the minimum
-effect. Each step names what changed between the two runs around it: package versions, model
-files, project commit.
+what changed from the one before), ordered by start time. Each run is read once and reduced at
+once to per-(machine, identity, case, metric) points (:mod:`harness.results.digest`), kept in
+compact columns: a 3-year nightly history is never in memory as records. Steps come from
+:mod:`harness.results.change_points` over the per-run medians in log space, the points measured
+on a dirty machine (:func:`harness.results.machine_flags.dirty_reasons`) shown but left out of
+the fit. Each step names what changed between the clean runs around it: package versions,
+model files, project commit, machine.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ import itertools
 import math
 import statistics
 import warnings
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.types import Machine, RunRecord
+from harness.results.change_points import optimal_partition, robust_noise, steps
 from harness.results.compare import machine_changes, model_changes, package_changes
+from harness.results.digest import RunDigest, digest_record, digest_run
 from harness.results.report_dir import shown
 from harness.results.store import RUN_FILE, RunFileError, RunReadWarning, load_run
 
@@ -32,7 +37,10 @@ class Point:
     run_id: str
     started_at: str
     median: float
-    samples: tuple[float, ...]
+    low: float = math.nan  # the run's smallest and largest sample
+    high: float = math.nan
+    dirty: tuple[str, ...] = ()  # why the machine could not be trusted: shown, not fitted
+    source: str = ""  # the run's record file; "" when not read from one
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,8 @@ class Series:
     # the runs recorded no identity, and how they differ from the series before of this case
     identity: str = ""
     changed_from_before: tuple[str, ...] = ()
+    unit: str = ""
+    model: str = ""
 
 
 def machine_key(machine: Machine) -> str:
@@ -65,7 +75,7 @@ def machine_key(machine: Machine) -> str:
     )
 
 
-def _record_files(path: Path) -> list[Path]:
+def record_files(path: Path) -> list[Path]:
     """``path`` itself, or every run.jsonl under it, leaving out ``latest`` (a link to, or a
     copy of, another run) and hidden folders (a report being swapped into place)."""
     if path.is_file():
@@ -91,7 +101,7 @@ def find_runs(paths: Iterable[Path]) -> list[RunRecord]:
     """
     runs: dict[tuple[str, str], RunRecord] = {}
     for path in paths:
-        for file in _record_files(path):
+        for file in record_files(path):
             try:
                 run = load_run(file)
             except RunFileError as exc:
@@ -101,34 +111,195 @@ def find_runs(paths: Iterable[Path]) -> list[RunRecord]:
     return sorted(runs.values(), key=lambda r: r.started_at)
 
 
+def read_digests(
+    paths: Iterable[Path], keep: Callable[[str], bool] = lambda _: True
+) -> Iterator[RunDigest]:
+    """Every readable record under ``paths``, each read once and reduced (the metrics ``keep``
+    accepts), one at a time; an unreadable one is skipped with a :class:`RunReadWarning`."""
+    for path in paths:
+        for file in record_files(path):
+            try:
+                yield digest_run(file, keep)
+            except RunFileError as exc:
+                warnings.warn(f"{exc}; skipped this record", RunReadWarning, stacklevel=2)
+
+
 def fit_steps(values: Sequence[float], penalty: float) -> list[int]:
-    """Segment starts of the least-squares piecewise-constant fit with ``penalty`` per segment."""
-    n = len(values)
-    if n == 0:
-        return []
-    prefix = [0.0]
-    prefix_sq = [0.0]
-    for v in values:
-        prefix.append(prefix[-1] + v)
-        prefix_sq.append(prefix_sq[-1] + v * v)
+    """Segment starts of the least-squares piecewise-constant fit with ``penalty`` per segment
+    (the previous fit: :func:`harness.results.change_points.optimal_partition`)."""
+    return optimal_partition(values, penalty)
 
-    def cost(i: int, j: int) -> float:  # squared error of values[i:j] around their mean
-        s, sq, m = prefix[j] - prefix[i], prefix_sq[j] - prefix_sq[i], j - i
-        return sq - s * s / m
 
-    best = [0.0] + [math.inf] * n
-    start = [0] * (n + 1)
-    for j in range(1, n + 1):
-        for i in range(j):
-            candidate = best[i] + cost(i, j) + penalty
-            if candidate < best[j]:
-                best[j], start[j] = candidate, i
-    starts: list[int] = []
-    j = n
-    while j > 0:
-        starts.append(start[j])
-        j = start[j]
-    return sorted(starts)
+@dataclass
+class _Column:
+    """One series' points as they arrive, compactly: run numbers and summaries in arrays."""
+
+    model: str
+    unit: str
+    runs: array[int] = field(default_factory=lambda: array("l"))
+    median: array[float] = field(default_factory=lambda: array("d"))
+    low: array[float] = field(default_factory=lambda: array("d"))
+    high: array[float] = field(default_factory=lambda: array("d"))
+    spread: array[float] = field(default_factory=lambda: array("d"))
+    dirty: dict[int, tuple[str, ...]] = field(default_factory=dict)  # position -> reasons
+
+
+class Collector:
+    """Runs reduced one at a time into per-(machine, case, identity, metric) columns."""
+
+    def __init__(self, metric: str | None = None, case_filter: str | None = None) -> None:
+        self._metric, self._case_filter = metric, case_filter
+        self._heads: list[RunRecord] = []
+        self._sources: list[str] = []
+        self._seen: set[tuple[str, str]] = set()
+        self._columns: dict[tuple[str, str, str, str], _Column] = {}
+
+    @property
+    def runs(self) -> int:
+        return len(self._heads)
+
+    def add(self, digest: RunDigest) -> None:
+        head = digest.head
+        if (head.run_id, str(head.started_at)) in self._seen:
+            return  # the same run found twice counts once
+        self._seen.add((head.run_id, str(head.started_at)))
+        number = len(self._heads)
+        self._heads.append(head)
+        self._sources.append(digest.source)
+        machine = machine_key(head.machine)
+        identities = {
+            model: identity_key(head, model) for model in {s.model for s in digest.summaries}
+        }
+        for s in digest.summaries:
+            if self._metric is not None and s.metric != self._metric:
+                continue
+            if self._case_filter and self._case_filter not in s.case_id:
+                continue
+            key = (machine, s.case_id, identities[s.model], s.metric)
+            column = self._columns.get(key)
+            if column is None:
+                column = self._columns[key] = _Column(s.model, s.unit)
+            if s.dirty:
+                column.dirty[len(column.runs)] = s.dirty
+            column.runs.append(number)
+            column.median.append(s.median)
+            column.low.append(s.low)
+            column.high.append(s.high)
+            column.spread.append(s.spread)
+
+    def cases(self) -> dict[str, list[str]]:
+        """Each machine's cases, in the order they were first seen."""
+        found: dict[str, dict[str, None]] = {}
+        for machine, case_id, _, _ in self._columns:
+            found.setdefault(machine, {})[case_id] = None
+        return {machine: list(cases) for machine, cases in found.items()}
+
+    def series(
+        self, min_effect: float = 0.05, only: tuple[str, str] | None = None
+    ) -> Iterator[Series]:
+        """Each series (of the ``only`` (machine, case) when given) in the order its first run
+        started, with fitted levels and steps."""
+        order = sorted(range(len(self._heads)), key=lambda i: (self._heads[i].started_at, i))
+        rank = array("l", [0] * len(order))
+        for position, number in enumerate(order):
+            rank[number] = position
+        keyed = []
+        for key, column in self._columns.items():
+            if only is not None and key[:2] != only:
+                continue
+            positions = sorted(range(len(column.runs)), key=lambda p: rank[column.runs[p]])
+            keyed.append((rank[column.runs[positions[0]]], key, column, positions))
+        keyed.sort(key=lambda k: k[0])
+        last: dict[tuple[str, str, str], tuple[RunRecord, str]] = {}  # series before, per case
+        for _, key, column, positions in keyed:
+            machine, case_id, _, metric = key
+            first = self._heads[column.runs[positions[0]]]
+            previous = last.get((machine, case_id, metric))
+            changed = (
+                tuple(model_changes(previous[0], first, previous[1], column.model))
+                if previous
+                else ()
+            )
+            last[(machine, case_id, metric)] = (
+                self._heads[column.runs[positions[-1]]],
+                column.model,
+            )
+            yield self._fit(key, column, positions, changed, min_effect)
+
+    def _fit(
+        self,
+        key: tuple[str, str, str, str],
+        column: _Column,
+        positions: Sequence[int],
+        changed: tuple[str, ...],
+        min_effect: float,
+    ) -> Series:
+        machine, case_id, identity, metric = key
+        points = tuple(
+            Point(
+                self._heads[column.runs[p]].run_id,
+                self._heads[column.runs[p]].started_at,
+                column.median[p],
+                column.low[p],
+                column.high[p],
+                column.dirty.get(p, ()),
+                self._sources[column.runs[p]],
+            )
+            for p in positions
+        )
+        clean = [i for i, p in enumerate(points) if not p.dirty]
+        logs = [math.log(points[i].median) for i in clean]
+        if len(logs) >= 6:
+            noise = robust_noise(logs)
+        else:
+            spreads = [column.spread[positions[i]] for i in clean if column.spread[positions[i]]]
+            noise = statistics.median(spreads) if spreads else 0.0
+        starts = [clean[s] for s in steps(logs, noise, min_effect=min_effect)] if clean else []
+        levels = _levels(points, clean, starts)
+        found = []
+        for s in starts[1:]:
+            before_point = max(i for i in clean if i < s)
+            before, after = levels[before_point], levels[s]
+            causes = _causes(
+                self._heads[column.runs[positions[before_point]]],
+                self._heads[column.runs[positions[s]]],
+                column.model,
+            )
+            found.append(Step(s, before, after, (after - before) / before, causes))
+        return Series(
+            machine,
+            case_id,
+            metric,
+            points,
+            tuple(levels),
+            tuple(found),
+            identity,
+            changed,
+            column.unit,
+            column.model,
+        )
+
+    def metrics(self) -> list[tuple[str, str, int, int]]:
+        """Every metric collected: (name, unit, runs, cases), by name."""
+        seen: dict[str, tuple[str, set[int], set[str]]] = {}
+        for (_, case_id, _, metric), column in self._columns.items():
+            _, in_runs, in_cases = seen.setdefault(metric, (column.unit, set(), set()))
+            in_runs.update(column.runs)
+            in_cases.add(case_id)
+        return [(n, u, len(r), len(c)) for n, (u, r, c) in sorted(seen.items())]
+
+
+def _levels(points: Sequence[Point], clean: Sequence[int], starts: Sequence[int]) -> list[float]:
+    """Each point's fitted level: the median of its segment's clean points; a flagged point
+    takes the level of the segment it falls in."""
+    if not starts:
+        return [math.nan] * len(points)
+    bounds = [*starts, len(points)]
+    levels: list[float] = []
+    for a, b in itertools.pairwise(bounds):
+        level = statistics.median(points[i].median for i in clean if a <= i < b)
+        levels.extend([level] * (b - a))
+    return [levels[0]] * starts[0] + levels[: len(points) - starts[0]]
 
 
 def _causes(before: RunRecord, after: RunRecord, model: str) -> tuple[str, ...]:
@@ -147,62 +318,12 @@ def series(
     case_filter: str | None = None,
     min_effect: float = 0.05,
 ) -> list[Series]:
-    """One series per (machine, case) that has ``metric``, with fitted levels and steps."""
-    grouped: dict[tuple[str, str, str], list[tuple[RunRecord, Point, str]]] = {}
+    """One series per (machine, case, model identity) that has ``metric``, with fitted levels
+    and steps, from runs already read."""
+    collector = Collector(metric, case_filter)
     for run in runs:
-        for result in run.results:
-            if case_filter and case_filter not in result.case_id:
-                continue
-            found = result.metric(metric)
-            if found is None or not found.samples or found.median <= 0:
-                continue
-            point = Point(run.run_id, run.started_at, found.median, found.samples)
-            key = (machine_key(run.machine), result.case_id, identity_key(run, result.model))
-            grouped.setdefault(key, []).append((run, point, result.model))
-    out: list[Series] = []
-    last: dict[tuple[str, str], tuple[RunRecord, str]] = {}  # the series before, per case
-    for (machine, case_id, identity), entries in grouped.items():
-        previous = last.get((machine, case_id))
-        first_run, model = entries[0][0], entries[0][2]
-        changed = (
-            tuple(model_changes(previous[0], first_run, previous[1], model)) if previous else ()
-        )
-        last[(machine, case_id)] = (entries[-1][0], entries[-1][2])
-        logs = [math.log(p.median) for _, p, _ in entries]
-        noise = _noise(logs) if len(logs) >= 6 else _within_run_noise(entries)
-        # a BIC-like price per extra level, never below what a min_effect step would buy
-        penalty = max(
-            3 * noise * noise * math.log(max(len(logs), 3)), math.log1p(min_effect) ** 2 / 2
-        )
-        starts = fit_steps(logs, penalty)
-        levels = _levels(entries, starts)
-        steps = []
-        for s in starts[1:]:
-            before, after = levels[s - 1], levels[s]
-            change = (after - before) / before
-            if abs(change) >= min_effect:
-                steps.append(
-                    Step(
-                        s,
-                        before,
-                        after,
-                        change,
-                        _causes(entries[s - 1][0], entries[s][0], entries[s][2]),
-                    )
-                )
-        out.append(
-            Series(
-                machine,
-                case_id,
-                metric,
-                tuple(p for _, p, _ in entries),
-                tuple(levels),
-                tuple(steps),
-                identity,
-                changed,
-            )
-        )
-    return out
+        collector.add(digest_record(run, lambda name: name == metric))
+    return list(collector.series(min_effect))
 
 
 def identity_key(run: RunRecord, model: str) -> str:
@@ -225,26 +346,16 @@ def identity_key(run: RunRecord, model: str) -> str:
     return ", ".join([identity.backend, *parts])
 
 
-def _noise(logs: Sequence[float]) -> float:
-    """Robust run-to-run noise: median absolute successive difference / sqrt(2)."""
-    diffs = [abs(b - a) for a, b in itertools.pairwise(logs)]
-    return statistics.median(diffs) / math.sqrt(2) * 1.4826 if diffs else 0.0
-
-
-def _within_run_noise(entries: Sequence[tuple[RunRecord, Point, str]]) -> float:
-    """Noise of a run's median in log space, from the spread of its own samples."""
-    spreads = []
-    for _, point, _ in entries:
-        logs = [math.log(v) for v in point.samples if v > 0]
-        if len(logs) > 1:
-            spreads.append(statistics.stdev(logs) / math.sqrt(len(logs)))
-    return statistics.median(spreads) if spreads else 0.0
-
-
-def _levels(entries: Sequence[tuple[RunRecord, Point, str]], starts: Sequence[int]) -> list[float]:
-    bounds = [*starts, len(entries)]
-    levels: list[float] = []
-    for a, b in itertools.pairwise(bounds):
-        level = statistics.median(p.median for _, p, _ in entries[a:b])
-        levels.extend([level] * (b - a))
-    return levels
+def regression_in_effect(s: Series, higher_is_better: bool) -> Step | None:
+    """The series' latest step when it made the metric worse and its level still holds at the
+    last clean point (nearer the level after than before, in log space); else None."""
+    if not s.steps:
+        return None
+    step = s.steps[-1]
+    worse = step.change < 0 if higher_is_better else step.change > 0
+    last = next((p for p in reversed(s.points) if not p.dirty), None)
+    if not worse or last is None:
+        return None
+    at = math.log(last.median)
+    nearer_after = abs(at - math.log(step.after)) <= abs(at - math.log(step.before))
+    return step if nearer_after else None

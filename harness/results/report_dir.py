@@ -83,12 +83,13 @@ def make_dir(path: Path) -> None:
         raise os_error(path, exc) from None
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
     """Write ``text`` (UTF-8) to ``path`` so a reader sees the old file or the whole new one.
 
-    The text goes to a temporary name in the same folder, is fsync'd, then renamed over ``path``
-    (``os.replace``, atomic on POSIX). On any failure the temporary file is removed and ``path``
-    is left as it was.
+    The text goes to a temporary name in the same folder, is fsync'd (unless not ``durable``:
+    a page rebuilt from the records at will, written by the hundred), then renamed over
+    ``path`` (``os.replace``, atomic on POSIX). On any failure the temporary file is removed
+    and ``path`` is left as it was.
     """
     data = text.encode("utf-8", "replace")  # a lone surrogate from model text becomes ?
     tmp = temp_name(path)
@@ -98,7 +99,8 @@ def write_text_atomic(path: Path, text: str) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)

@@ -32,7 +32,7 @@ from harness.core.types import (
     SuiteInfo,
 )
 from harness.results.codec import EVENT_TYPES, DecodeError, decode_event, to_json
-from harness.results.record_lines import BadLine, RecordLine, read_record_lines
+from harness.results.record_lines import BadLine, RecordLine, RecordLines, read_record_lines
 from harness.results.report_dir import (
     ReportDirError,
     RunIdTaken,
@@ -58,6 +58,9 @@ __all__ = [
     "export_csv",
     "load_run",
     "metrics_frame",
+    "not_an_event",
+    "read_record",
+    "typed_event",
 ]
 
 SCHEMA_VERSION = 1
@@ -268,13 +271,9 @@ def _changes(before: Mapping[str, str | None], after: Mapping[str, str | None]) 
     ]
 
 
-def load_run(path: Path | str) -> RunRecord:
-    """Read a run record (a ``run.jsonl`` file or a directory holding one; a path or a str).
-
-    Every line is checked against the shared types; anything wrong is a :class:`RunFileError`
-    (``file:line: what; fix``). A case recorded twice (a resumed run re-ran it) keeps its last
-    result, in the order the cases first appeared. Events of an unknown kind are skipped.
-    """
+def read_record(path: Path | str) -> tuple[Path, RecordLines, dict[str, Any]]:
+    """The record file of ``path``, its lines (each parsed once) and its checked ``run_start``
+    event: what every reader of a record starts from. Raises :class:`RunFileError`."""
     file = _record_file(Path(path))
     try:
         read = read_record_lines(file)
@@ -284,9 +283,29 @@ def load_run(path: Path | str) -> RunRecord:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise RunFileError(f"{shown(file)}: cannot read the run record ({reason})") from None
+    return file, read, _typed(file, _head(file, read.lines, read.torn), "run_start")
+
+
+def typed_event(file: Path, line: RecordLine, kind: str) -> dict[str, Any]:
+    """``line`` checked against the shared types as a ``kind`` event; a :class:`RunFileError`
+    (``file:line: what; fix``) when it is not one."""
+    return _typed(file, line, kind)
+
+
+def not_an_event(file: Path, line: RecordLine) -> RunFileError:
+    """The error for a line without an event name."""
+    return RunFileError(f"{shown(file)}:{line.number}: not an event (no 'event' name); {CORRUPT}")
+
+
+def load_run(path: Path | str) -> RunRecord:
+    """Read a run record (a ``run.jsonl`` file or a directory holding one; a path or a str).
+
+    Every line is checked against the shared types; anything wrong is a :class:`RunFileError`
+    (``file:line: what; fix``). A case recorded twice (a resumed run re-ran it) keeps its last
+    result, in the order the cases first appeared. Events of an unknown kind are skipped.
+    """
+    file, read, head = read_record(path)
     notes = [f"{shown(file)}:{read.torn}"] if read.torn else []
-    head_line = _head(file, read.lines, read.torn)
-    head = _typed(file, head_line, "run_start")
     machine: Machine = head["machine"]
     packages = dict(head.get("packages") or {})
     models: dict[str, ModelIdentity] = {}
@@ -298,9 +317,7 @@ def load_run(path: Path | str) -> RunRecord:
     for line in read.lines[1:]:
         kind = line.value.get("event")
         if not isinstance(kind, str):
-            raise RunFileError(
-                f"{shown(file)}:{line.number}: not an event (no 'event' name); {CORRUPT}"
-            )
+            raise not_an_event(file, line)
         if kind not in EVENT_TYPES or kind == "run_start":
             continue  # written by a newer harness (or a second start): nothing we read
         event = _typed(file, line, kind)
