@@ -248,11 +248,14 @@ def build_site(
             found = list(collector.series(min_effect, only=(machine, case_id)))
             metrics = list(dict.fromkeys(s.metric for s in found))
             views = []
+            # a series of model files the case no longer runs holds no open regression
+            latest = max((s.points[-1].started_at for s in found if s.points), default="")
             for s in found:
                 higher = higher_is_better(s.metric, s.unit, specs)
                 views.append(_series_view(s, higher))
                 runs.update((p.run_id, p.started_at) for p in s.points)
-                step = regression_in_effect(s, higher)
+                current = bool(s.points) and s.points[-1].started_at == latest
+                step = regression_in_effect(s, higher) if current else None
                 if step is not None:
                     shown = _step_views(s, higher)[s.steps.index(step)]
                     regressions.append(Regression(case_id, page, s.metric, s.identity, shown))

@@ -87,6 +87,19 @@ def test_a_model_revision_starts_a_new_series_naming_the_change(tmp_path: Path) 
     assert "None: no series" in machine  # a new series is not a step
 
 
+def test_a_step_in_model_files_no_longer_run_is_not_open(tmp_path: Path) -> None:
+    """A slower mlx on revision a, then the case moved to revision b with no step: the step
+    stays on the case's page, but the machine's open regressions are those of what runs now."""
+    plan = Plan(nights=30, cases=1, step_at=10, revision_at=20)
+    write_nights(tmp_path / "reports", plan)
+    build_site([tmp_path / "reports"], tmp_path / "site")
+    case = _text(tmp_path / "site" / "machine-1" / "case-1.html")
+    assert "mlx: 0.32.4 -&gt; 0.33.0" in case  # the step is shown where it happened
+    machine = _text(tmp_path / "site" / "machine-1" / "index.html")
+    regressions = machine.split('id="regressions"')[1].split('id="cases"')[0]
+    assert DECODE not in regressions and TTFT not in regressions
+
+
 HOSTILE = ["<script>alert(1)</script>", "\"quoted\" & 'single'", "a&amp;b <b>bold</b>"]
 
 
