@@ -27,15 +27,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=0.05,
         help="smallest relative step that counts as a change (0.05: 5%%)",
     )
+    p.add_argument(
+        "--allow-dirty-machine",
+        action="store_true",
+        help="fit the runs measured on a busy, throttled or swapping machine too (they are "
+        "still marked)",
+    )
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.cli.policy import allow_dirty_machine
     from harness.results.history import Collector, read_digests
 
     paths = [Path(p) for p in args.paths]
-    collector = Collector(args.metric, args.case)
+    fit_dirty = allow_dirty_machine(args.allow_dirty_machine)
+    collector = Collector(args.metric, args.case, fit_dirty=fit_dirty)
     keep = (lambda _: True) if args.metric is None else (lambda name: name == args.metric)
     for digest in read_digests(paths, keep):  # one run at a time, reduced as it is read
         collector.add(digest)
@@ -55,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
                 step = steps[i]
                 mark = f"  <- step {step.change:+.1%}: {'; '.join(step.causes)}"
             if point.dirty:
-                mark += f"  (flagged, not fitted: {'; '.join(point.dirty)})"
+                fitted = "fitted anyway" if fit_dirty else "not fitted"
+                mark += f"  (flagged, {fitted}: {'; '.join(point.dirty)})"
             print(
                 f"  {point.started_at}  {point.run_id:<24} {point.median:12.4g}"
                 f"  level {level:.4g}{mark}"

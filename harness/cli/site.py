@@ -29,11 +29,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_false",
         help="read every record again (by default, only records not read before are read)",
     )
+    p.add_argument(
+        "--allow-dirty-machine",
+        action="store_true",
+        help="fit the runs measured on a busy, throttled or swapping machine too (they are "
+        "still marked)",
+    )
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.cli.policy import allow_dirty_machine
     from harness.report.site import build_site
 
     built = build_site(
@@ -41,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         Path(args.out),
         min_effect=args.min_effect,
         incremental=args.incremental,
+        fit_dirty=allow_dirty_machine(args.allow_dirty_machine),
     )
     if built.runs == 0:
         raise CliError(f"no readable run under {', '.join(args.paths)}; check the paths")

@@ -221,15 +221,21 @@ def _drop_stale(out: Path, machines: int, cases: Mapping[str, int]) -> None:
 
 
 def build_site(
-    paths: Iterable[Path], out: Path, *, min_effect: float = 0.05, incremental: bool = True
+    paths: Iterable[Path],
+    out: Path,
+    *,
+    min_effect: float = 0.05,
+    incremental: bool = True,
+    fit_dirty: bool = False,
 ) -> SiteResult:
-    """Build the site for the records under ``paths`` into ``out``; returns what it did."""
+    """Build the site for the records under ``paths`` into ``out``; returns what it did.
+    ``fit_dirty``: fit runs measured on a dirty machine too (still marked)."""
     make_dir(out)
     index = out / INDEX_FILE
     if not incremental:
         index.unlink(missing_ok=True)
     counts = IndexCounts()
-    collector = Collector()
+    collector = Collector(fit_dirty=fit_dirty)
     for digest in indexed_digests(paths, index, counts):
         collector.add(digest)
     specs = all_specs()

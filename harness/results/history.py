@@ -147,8 +147,13 @@ class _Column:
 class Collector:
     """Runs reduced one at a time into per-(machine, case, identity, metric) columns."""
 
-    def __init__(self, metric: str | None = None, case_filter: str | None = None) -> None:
+    def __init__(
+        self, metric: str | None = None, case_filter: str | None = None, *, fit_dirty: bool = False
+    ) -> None:
+        """``fit_dirty``: fit the points measured on a dirty machine too
+        (``--allow-dirty-machine``); they are still marked."""
         self._metric, self._case_filter = metric, case_filter
+        self._fit_dirty = fit_dirty
         self._heads: list[RunRecord] = []
         self._sources: list[str] = []
         self._seen: set[tuple[str, str]] = set()
@@ -247,7 +252,7 @@ class Collector:
             )
             for p in positions
         )
-        clean = [i for i, p in enumerate(points) if not p.dirty]
+        clean = [i for i, p in enumerate(points) if self._fit_dirty or not p.dirty]
         logs = [math.log(points[i].median) for i in clean]
         if len(logs) >= 6:
             noise = robust_noise(logs)

@@ -108,12 +108,18 @@ def test_a_damaged_index_is_started_afresh(nights: Path, tmp_path: Path) -> None
 
 
 def test_history_marks_flagged_runs_and_names_the_step(
-    nights: Path, capsys: pytest.CaptureFixture[str]
+    nights: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness.cli import main
+    from harness.cli.policy import ALLOW_DIRTY_ENV
 
+    monkeypatch.delenv(ALLOW_DIRTY_ENV)
     assert main(["history", str(nights), "--metric", DECODE]) == 0
     out = capsys.readouterr().out
     assert out.count(f"(flagged, not fitted: {BUSY})") == 3 * len(PLAN.flagged)
     assert out.count("<- step -") == 3 and out.count("mlx: 0.32.4 -> 0.33.0") == 3
     assert out.count("1 step(s) over 12 runs") == 3
+    # judged anyway when told: still marked
+    assert main(["history", str(nights), "--metric", DECODE, "--allow-dirty-machine"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(f"(flagged, fitted anyway: {BUSY})") == 3 * len(PLAN.flagged)
