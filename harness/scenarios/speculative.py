@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from harness.backends.base import BackendCapability, BackendError, DraftDecoding, LoadedModel
 from harness.core.metrics import MetricSpec
@@ -87,12 +87,20 @@ BASELINE_TTFT = MetricSpec(
 )
 
 
+TEXT_PROMPT_TOKENS = 64
+
+
 class SpeculativeParams(Params):
     draft: ModelRef = Field(
         description="the draft model, same tokenizer: `embedded: NAME` or `path: DIR`"
     )
     num_draft_tokens: int = Field(3, ge=1, le=64, description="tokens the draft proposes a round")
-    prompt_tokens: int = Field(64, ge=1, description="prompt length in tokens (without prompts)")
+    prompt_tokens: int | None = Field(
+        None,
+        ge=1,
+        description=f"prompt length in tokens of plain text (unset: {TEXT_PROMPT_TOKENS}); not "
+        "with prompts",
+    )
     gen_tokens: int = Field(32, ge=2, description="tokens to generate (EOS ignored)")
     prompts: list[str] | None = Field(
         None,
@@ -100,6 +108,17 @@ class SpeculativeParams(Params):
         description="user turns through the chat template, one per run in turn; unset: "
         "prompt_tokens tokens of plain text",
     )
+
+    @model_validator(mode="after")
+    def _one_prompt_source(self) -> SpeculativeParams:
+        if self.prompts is not None and self.prompt_tokens is not None:
+            raise ValueError("give prompt_tokens (plain text) or prompts (chat turns), not both")
+        return self
+
+    @property
+    def text_tokens(self) -> int:
+        """The plain-text prompt's length (and the workload's estimate with chat turns)."""
+        return self.prompt_tokens or TEXT_PROMPT_TOKENS
 
 
 @dataclass(frozen=True)
@@ -223,7 +242,7 @@ def mismatch_failure(model: LoadedModel, runs: list[SideBySide]) -> str | None:
 
 def _prompts(model: LoadedModel, params: SpeculativeParams) -> list[list[int]]:
     if params.prompts is None:
-        return [text_prompt(model, params.prompt_tokens)]
+        return [text_prompt(model, params.text_tokens)]
     return [model.chat_tokens([{"role": "user", "content": text}]) for text in params.prompts]
 
 
@@ -249,7 +268,7 @@ class SpeculativeScenario(BaseScenario[SpeculativeParams]):
         references: tuple[str, ...] = ()
         with contextlib.suppress(ModelRefError):  # else the case fails with the reason
             references = (str(model_ref_path(params.draft, "draft")),)
-        return Workload(params.prompt_tokens, params.gen_tokens, references)
+        return Workload(params.text_tokens, params.gen_tokens, references)
 
     def run(self, ctx: ScenarioContext, params: SpeculativeParams) -> ScenarioOutput:
         model = ctx.model

@@ -94,8 +94,22 @@ def test_params_need_a_draft_and_sweep_the_draft_length() -> None:
     with pytest.raises(ValidationError):
         SpeculativeParams.model_validate({"draft": {"embedded": "a", "path": "b"}})
     params = SpeculativeParams.model_validate({"draft": {"embedded": "zoo/llama-draft"}})
-    assert params.num_draft_tokens == 3
+    assert params.num_draft_tokens == 3 and params.text_tokens == 64
+    with pytest.raises(ValidationError, match="not both"):
+        SpeculativeParams.model_validate(
+            {"draft": {"path": "d"}, "prompt_tokens": 8, "prompts": ["hi"]}
+        )
     assert SCENARIOS.get("speculative") is SCENARIO
+
+
+def test_the_draft_is_in_the_workload_when_it_resolves(tmp_path: Path) -> None:
+    """The preflight's memory estimate counts the draft's weights beside the model's."""
+    found = SpeculativeParams(draft={"path": str(tmp_path)}, gen_tokens=8)
+    workload = SCENARIO.workload(found)
+    assert (workload.prompt_tokens, workload.generated_tokens) == (64, 8)
+    assert workload.references == (str(tmp_path),)
+    missing = SpeculativeParams(draft={"path": str(tmp_path / "none")})
+    assert SCENARIO.workload(missing).references == ()  # the case fails with the reason
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +132,9 @@ def _ctx(model: object, *, repeats: int = 2, warmup: int = 1, backend: str = "ml
 
 
 def _run(model: object, draft: Path, **params: Any) -> ScenarioOutput:
-    given = SpeculativeParams(draft={"path": str(draft)}, gen_tokens=12, prompt_tokens=16, **params)
-    return SCENARIO.run(_ctx(model), given)
+    prompt = {} if "prompts" in params else {"prompt_tokens": 16}
+    given = {"draft": {"path": str(draft)}, "gen_tokens": 12, **prompt, **params}
+    return SCENARIO.run(_ctx(model), SpeculativeParams.model_validate(given))
 
 
 def _samples(out: ScenarioOutput) -> dict[str, tuple[float, ...]]:
@@ -151,6 +166,19 @@ def test_the_model_as_its_own_draft_accepts_every_token(
     assert out.failures == ()
     assert _samples(out)["speculative.acceptance"] == pytest.approx((1.0, 1.0))
     assert out.artifacts["accepted_tokens"] == out.artifacts["drafted_tokens"]
+
+
+def test_chat_turns_take_turns_and_a_model_without_a_template_skips(
+    llama: MlxLmModel, llama_draft: Path
+) -> None:
+    out = _run(llama, llama_draft, prompts=["What is the sea?", "Name a colour."])
+    assert out.failures == ()
+    lengths = out.artifacts["prompt_tokens"]
+    assert isinstance(lengths, list) and len(lengths) == 2 and lengths[0] != lengths[1]
+    draft = BACKEND.load(llama_draft)[0]  # no chat template: a base model
+    out = _run(draft, llama_draft, prompts=["What is the sea?"])
+    assert out.skip_reason is not None
+    assert out.skip_reason.startswith("capability_mismatch: the model has no chat template")
 
 
 class FlipsToken(MlxLmModel):
