@@ -5,9 +5,10 @@ else. Modules under ``harness.*`` are internal and move without notice; the name
 A backend (entry-point group ``mlx_harness.backends``) has a ``name``, its ``capabilities`` (a
 frozenset of :class:`BackendCapability`) and ``load(path) -> (model, LoadInfo)``; the model
 implements the protocol of each capability it declares (:class:`LoadedModel` for text
-generation, :class:`PromptCaching`, :class:`ToolCalling`, ...). A scenario (group
-``mlx_harness.scenarios``) subclasses :class:`BaseScenario` with a :class:`Params` model and
-returns a :class:`ScenarioOutput` of :class:`Metric` values described by :class:`MetricSpec`.
+generation, :class:`PromptCaching`, :class:`ToolCalling`, :class:`DraftDecoding`, ...). A
+scenario (group ``mlx_harness.scenarios``) subclasses :class:`BaseScenario` with a
+:class:`Params` model and returns a :class:`ScenarioOutput` of :class:`Metric` values described
+by :class:`MetricSpec`.
 A report section (group ``mlx_harness.report_sections``) is a :class:`Section` whose
 ``templates`` folder holds ``<key>.md.j2`` and ``<key>.html.j2``; its ``build(run)`` returns the
 data they show (a :class:`Table` of :class:`Cell` rows renders with ``table.*.j2``).
@@ -21,6 +22,8 @@ from harness.backends.base import (
     Backend,
     BackendCapability,
     BackendError,
+    DraftDecoding,
+    DraftedToken,
     ImageInput,
     ImagePrompt,
     LoadedModel,
@@ -57,6 +60,8 @@ __all__ = [
     "Capability",
     "Cell",
     "Column",
+    "DraftDecoding",
+    "DraftedToken",
     "ImageInput",
     "ImagePrompt",
     "LoadInfo",

@@ -54,6 +54,7 @@ class BackendCapability(str, Enum):
     AUDIO_IN = "audio_in"  # takes audio (speech to text)
     AUDIO_OUT = "audio_out"  # makes audio (text to speech)
     HTTP = "http"  # served over HTTP (a server the runner started or was given)
+    DRAFT_DECODING = "draft_decoding"  # decodes with a draft model (:class:`DraftDecoding`)
 
     @property
     def label(self) -> str:
@@ -70,6 +71,7 @@ _LABELS = MappingProxyType(
         "audio_in": "audio input",
         "audio_out": "audio output",
         "http": "HTTP server",
+        "draft_decoding": "draft-model decoding",
     }
 )
 
@@ -205,6 +207,42 @@ class ToolCalling(LoadedModel, Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class DraftedToken:
+    """One token of speculative decoding: ``from_draft`` when the draft proposed it and the
+    target accepted it, False when the target gave it (a rejection's correction, or the token
+    after a fully accepted draft)."""
+
+    token: int
+    from_draft: bool
+
+
+@runtime_checkable
+class DraftDecoding(LoadedModel, Protocol):
+    """:attr:`BackendCapability.DRAFT_DECODING`: a text model that decodes speculatively with
+    a draft model over the same tokenizer (mlx-lm's ``draft_model``): the draft proposes
+    tokens, the model verifies them in one pass, so greedy output must be what the model
+    alone gives, token for token."""
+
+    def load_draft(self, path: Path) -> object:
+        """The draft model at ``path``, loaded beside this one (opaque to scenarios);
+        :class:`BackendError` (one line) when it cannot be loaded or its vocabulary is not
+        this model's."""
+        ...
+
+    def stream_drafted(
+        self,
+        prompt: Sequence[int],
+        draft: object,
+        *,
+        max_tokens: int,
+        num_draft_tokens: int,
+    ) -> Iterator[DraftedToken]:
+        """Greedy tokens for ``prompt``, EOS ignored, drafted ``num_draft_tokens`` at a time
+        by ``draft`` (from :meth:`load_draft`) and verified by this model."""
+        ...
+
+
 @runtime_checkable
 class Transcribing(Protocol):
     """:attr:`BackendCapability.AUDIO_IN`: a speech-to-text model (mlx-audio's Whisper is one)."""
@@ -333,6 +371,7 @@ MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
         BackendCapability.AUDIO_OUT: Synthesizing,
         BackendCapability.IMAGES: ImageInput,
         BackendCapability.HTTP: Served,
+        BackendCapability.DRAFT_DECODING: DraftDecoding,
     }
 )
 """The loaded-model interface of each capability that has one (the others: with the backends

@@ -49,6 +49,7 @@ def zoo_entries() -> tuple[ZooEntry, ...]:
     from harness.models.zoo.derive_vision_family import generated_families
     from harness.models.zoo.families import FAMILIES
     from harness.models.zoo.families_audio import AUDIO_FAMILIES
+    from harness.models.zoo.families_draft import DRAFT_FAMILIES
 
     return tuple(
         ZooEntry(family.name, family.backend, family.tags)
@@ -56,6 +57,7 @@ def zoo_entries() -> tuple[ZooEntry, ...]:
             *FAMILIES.values(),
             *AUDIO_FAMILIES.values(),
             *generated_families().values(),
+            *DRAFT_FAMILIES.values(),
         )
     )
 
@@ -111,6 +113,7 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
     from harness.models.zoo.derive_vision_family import generated_families
     from harness.models.zoo.families import FAMILIES
     from harness.models.zoo.families_audio import AUDIO_FAMILIES
+    from harness.models.zoo.families_draft import DRAFT_FAMILIES
 
     model = find_embedded(name)
     if model is None:
@@ -124,7 +127,12 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
     if name == whisper_ct2.MODEL_NAME:
         return whisper_ct2.prepare_whisper_tiny_en(model.path, force=force)
     key = name.removeprefix(ZOO_PREFIX)
-    family = FAMILIES.get(key) or AUDIO_FAMILIES.get(key) or generated_families()[key]
+    family = (
+        FAMILIES.get(key)
+        or AUDIO_FAMILIES.get(key)
+        or DRAFT_FAMILIES.get(key)
+        or generated_families()[key]
+    )
     if force or not is_current(model.path, family):
         build(family, model.path)
     return model.path

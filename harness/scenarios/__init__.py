@@ -27,6 +27,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "api_contracts": "harness.scenarios.api_contracts:SCENARIO",
         "http_throughput": "harness.scenarios.http_throughput:SCENARIO",
         "greedy_text": "harness.scenarios.greedy_text:SCENARIO",
+        "speculative": "harness.scenarios.speculative:SCENARIO",
         "http_prompt_cache": "harness.scenarios.http_prompt_cache:SCENARIO",
         "serving": "harness.scenarios.serving:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",

@@ -27,7 +27,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
 from harness.backends.base import BackendCapability, BackendError, LoadedModel
 from harness.backends.scoring import Scoring
@@ -43,6 +43,7 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
+from harness.scenarios.model_ref import ModelRef, ModelRefError, model_ref_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -86,22 +87,7 @@ def shipped_texts() -> Path:
     return Path(__file__).resolve().parents[2] / "suites" / "data" / "quality"
 
 
-class ReferenceModel(BaseModel):
-    """The model to compare against: an embedded model's name or a model directory."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    embedded: str | None = None
-    path: str | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> ReferenceModel:
-        if (self.embedded is None) == (self.path is None):
-            raise ValueError("give exactly one of `embedded: NAME` or `path: DIR`")
-        return self
-
-    @property
-    def label(self) -> str:
-        return f"embedded: {self.embedded}" if self.embedded else f"path: {self.path}"
+ReferenceModel = ModelRef  # the model to compare against: an embedded name or a directory
 
 
 class QualityParams(Params):
@@ -130,23 +116,10 @@ def text_path(name: str) -> Path:
 
 
 def reference_path(reference: ReferenceModel) -> Path:
-    if reference.path is not None:
-        path = Path(reference.path).expanduser()
-        if not path.is_dir():
-            raise QualityError(f"reference path {reference.path} is not a model directory")
-        return path
-    from harness.models.catalog import find_embedded
-
-    found = find_embedded(str(reference.embedded))
-    if found is None:
-        raise QualityError(
-            f"reference {reference.embedded!r} is no embedded model; see `mlx-harness models list`"
-        )
-    if not found.prepared:
-        raise QualityError(
-            f"reference {found.name} is not prepared; run `mlx-harness models prepare {found.name}`"
-        )
-    return found.path
+    try:
+        return model_ref_path(reference, "reference")
+    except ModelRefError as exc:
+        raise QualityError(str(exc)) from None
 
 
 def chunked(tokens: list[int], size: int, count: int) -> list[list[int]]:

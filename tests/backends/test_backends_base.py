@@ -16,6 +16,7 @@ from harness.backends.base import (
     BackendCapability,
     BackendContractError,
     BackendError,
+    DraftDecoding,
     LoadedModel,
     LoadInfo,
     Probing,
@@ -35,6 +36,7 @@ from harness.backends.openai_client import Endpoint
 TEXT = BackendCapability.TEXT_GENERATION
 CACHE = BackendCapability.PROMPT_CACHE
 TOOLS = BackendCapability.TOOL_PARSING
+DRAFT = BackendCapability.DRAFT_DECODING
 
 
 class TextOnly:
@@ -72,7 +74,7 @@ def _mlx_lm_model() -> MlxLmModel:
 # (backend registered as, what it declares)
 DECLARED = [
     ("fake", frozenset({TEXT})),
-    ("mlx_lm", frozenset({TEXT, CACHE, TOOLS})),
+    ("mlx_lm", frozenset({TEXT, CACHE, TOOLS, DRAFT})),
 ]
 
 
@@ -90,7 +92,7 @@ SATISFIES: list[tuple[str, Any, set[type]]] = [
     ("fake", FakeModel({}), {LoadedModel}),
     ("text_only", TextOnly(), {LoadedModel}),
     ("half_cache", HalfCache(), {LoadedModel}),
-    ("mlx_lm", _mlx_lm_model(), {LoadedModel, PromptCaching, ToolCalling}),
+    ("mlx_lm", _mlx_lm_model(), {LoadedModel, PromptCaching, ToolCalling, DraftDecoding}),
     ("nothing", object(), set()),
 ]
 
@@ -100,7 +102,7 @@ SATISFIES: list[tuple[str, Any, set[type]]] = [
 )
 def test_models_are_narrowed_by_their_protocols(model: Any, protocols: set[type]) -> None:
     assert {
-        p for p in (LoadedModel, PromptCaching, ToolCalling) if isinstance(model, p)
+        p for p in (LoadedModel, PromptCaching, ToolCalling, DraftDecoding) if isinstance(model, p)
     } == protocols
 
 
@@ -112,7 +114,7 @@ def test_the_fake_probes_its_own_files_and_mlx_lm_does_not() -> None:
 # (id, declared, model, error fragments: None when the model delivers)
 DELIVERY: list[tuple[str, frozenset[BackendCapability], Any, tuple[str, ...] | None]] = [
     ("text_delivered", frozenset({TEXT}), TextOnly(), None),
-    ("all_delivered", frozenset({TEXT, CACHE, TOOLS}), _mlx_lm_model(), None),
+    ("all_delivered", frozenset({TEXT, CACHE, TOOLS, DRAFT}), _mlx_lm_model(), None),
     (
         "http_delivered",
         frozenset({BackendCapability.HTTP}),
@@ -208,6 +210,7 @@ def test_declared_capabilities(
         ({CACHE}, "backend fake has no prompt cache"),
         ({TOOLS, TEXT}, "backend fake has no text generation or tool parsing"),
         ({BackendCapability.HTTP}, "backend fake has no HTTP server"),
+        ({DRAFT}, "backend fake has no draft-model decoding"),
     ],
 )
 def test_missing_capabilities_in_words(missing: set[BackendCapability], message: str) -> None:
@@ -242,3 +245,4 @@ def test_every_capability_has_words_and_protocols_extend_text_generation() -> No
     }
     assert "make_cache" in protocol_members(PromptCaching)
     assert "replay_server" in protocol_members(ToolCalling)
+    assert {"load_draft", "stream_drafted"} <= set(protocol_members(DraftDecoding))

@@ -402,6 +402,11 @@ LACKING: list[tuple[str, dict[str, Any], str]] = [
     ("prompt_cache", {"prompt_tokens": 16}, "capability_missing: backend fake has no prompt cache"),
     ("prompt_cache_lru", {}, "capability_missing: backend fake has no prompt cache"),
     ("tool_calls", {}, "capability_missing: backend fake has no tool parsing"),
+    (
+        "speculative",
+        {"draft": {"embedded": "zoo/llama-draft"}},
+        "capability_missing: backend fake has no draft-model decoding",
+    ),
 ]
 
 

@@ -22,6 +22,7 @@ from harness.scenarios.prompt_cache_lru import LruParams
 from harness.scenarios.pytest_benchmark import BenchmarkParams
 from harness.scenarios.quality import QualityParams
 from harness.scenarios.serving import ServingParams
+from harness.scenarios.speculative import SpeculativeParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
 from harness.scenarios.template_contracts import TemplateContractsParams
 from harness.scenarios.text_to_speech import TextToSpeechParams
@@ -44,6 +45,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("tool_calls", ToolCallsParams, {Capability.CHAT}, {TEXT, TOOLS}),
     ("toolcalls_corpus", CorpusParams, set(), set()),
     ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
+    ("speculative", SpeculativeParams, {Capability.TEXT},
+     {TEXT, BackendCapability.DRAFT_DECODING}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
     ("text_to_speech", TextToSpeechParams, {Capability.TTS}, {BackendCapability.AUDIO_OUT}),
     ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
