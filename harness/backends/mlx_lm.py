@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.backends.base import BackendCapability, BackendError, LoadInfo
 from harness.backends.chat_templating import TokenizerChatRendering
 from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
+from harness.backends.mlx_lm_kv import MlxLmKVRuns
 from harness.core.exception_line import exception_line
 
 if TYPE_CHECKING:
@@ -248,7 +249,9 @@ class MlxLmMeasures:
         return np.array(logprobs, dtype=np.float32)
 
 
-class MlxLmModel(MlxLmCaching, MlxLmToolCalling, MlxLmMeasures, TokenizerChatRendering):
+class MlxLmModel(
+    MlxLmCaching, MlxLmToolCalling, MlxLmMeasures, MlxLmKVRuns, TokenizerChatRendering
+):
     def __init__(self, model: Any, tokenizer: Any, path: Path | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
