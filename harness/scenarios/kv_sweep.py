@@ -127,7 +127,7 @@ ONCE: tuple[MetricSpec, ...] = (KV_BYTES, KV_RATIO, AGREEMENT, KL, DIVERGENCE)
 
 
 class KVSweepParams(Params):
-    kv_bits: int | None = Field(
+    kv_bits: int | Literal["none"] | None = Field(
         None, description="bits of the quantized KV cache (2-8; none: the unquantized cache)"
     )
     context_tokens: int = Field(1024, ge=2, description="tokens of context prefilled (depth)")
@@ -159,8 +159,13 @@ class KVSweepParams(Params):
         return value
 
     @property
+    def bits(self) -> int | None:
+        """``kv_bits`` as a number (None: the unquantized cache)."""
+        return self.kv_bits if isinstance(self.kv_bits, int) else None
+
+    @property
     def setting(self) -> KVSetting:
-        return KVSetting(self.kv_bits, self.kv_group_size, self.quantized_kv_start)
+        return KVSetting(self.bits, self.kv_group_size, self.quantized_kv_start)
 
 
 @dataclass(frozen=True)
@@ -316,7 +321,7 @@ class _Sweep:
         if need is None or quality.divergence_token >= min(need, self.params.gen_tokens):
             return ()
         return (
-            f"kv_bits {self.params.kv_bits or 'none'} changes the answer: the greedy output "
+            f"kv_bits {self.params.bits or 'none'} changes the answer: the greedy output "
             f"differs from the unquantized cache's at generated token {quality.divergence_token} "
             f"(require_same_tokens: {need}; KL {quality.kl:.3g} nats)",
         )
