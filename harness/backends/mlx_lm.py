@@ -11,6 +11,7 @@ from harness.backends.base import BackendCapability, BackendError, LoadInfo
 from harness.backends.chat_templating import TokenizerChatRendering
 from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
 from harness.backends.mlx_lm_draft import MlxLmDrafting
+from harness.backends.mlx_lm_kv import MlxLmKVRuns
 from harness.core.exception_line import exception_line
 
 if TYPE_CHECKING:
@@ -250,7 +251,12 @@ class MlxLmMeasures:
 
 
 class MlxLmModel(
-    MlxLmCaching, MlxLmToolCalling, MlxLmMeasures, MlxLmDrafting, TokenizerChatRendering
+    MlxLmCaching,
+    MlxLmToolCalling,
+    MlxLmMeasures,
+    MlxLmDrafting,
+    MlxLmKVRuns,
+    TokenizerChatRendering,
 ):
     def __init__(self, model: Any, tokenizer: Any, path: Path | None = None) -> None:
         self.model = model

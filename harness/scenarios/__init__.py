@@ -19,6 +19,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "tool_calls": "harness.scenarios.tool_calls:SCENARIO",
         "toolcalls_corpus": "harness.scenarios.toolcalls_corpus:SCENARIO",
         "quality": "harness.scenarios.quality:SCENARIO",
+        "kv_sweep": "harness.scenarios.kv_sweep:SCENARIO",
         "speech_to_text": "harness.scenarios.speech_to_text:SCENARIO",
         "text_to_speech": "harness.scenarios.text_to_speech:SCENARIO",
         "vision_throughput": "harness.scenarios.vision_throughput:SCENARIO",

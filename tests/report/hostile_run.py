@@ -257,6 +257,22 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
         ),
         _case(
             text,
+            "kv_sweep",
+            Status.FAILED,
+            point={"kv_bits": 4, "context_tokens": 256},
+            params={"gen_tokens": 8, "kv_bits": 4, "context_tokens": 256},
+            reason=text,
+            metrics=(
+                _metric("kv_sweep.kv_bytes", Unit.BYTES, 2.0 * MIB),
+                _metric("kv_sweep.kv_bytes_ratio", Unit.RATIO, 0.28),
+                _metric("kv_sweep.decode_tps", Unit.TOKENS_PER_SECOND, 90.0, 91.0),
+                _metric("kv_sweep.kl", Unit.SCORE, 0.05),
+                _metric("kv_sweep.divergence_token", Unit.TOKENS, 3.0),
+            ),
+            artifacts={"context_tokens": 256, "gen_tokens": 8, "kv": text, "cache_types": [text]},
+        ),
+        _case(
+            text,
             "toolcalls_corpus",
             Status.PASSED,
             artifacts={
