@@ -16,6 +16,7 @@ from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioConte
 from harness.scenarios.greedy_text import GreedyTextParams
 from harness.scenarios.http_prompt_cache import HttpPromptCacheParams
 from harness.scenarios.http_throughput import HttpThroughputParams
+from harness.scenarios.kv_sweep import KVSweepParams
 from harness.scenarios.load import LoadParams
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
@@ -47,6 +48,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
     ("speculative", SpeculativeParams, {Capability.TEXT},
      {TEXT, BackendCapability.DRAFT_DECODING}),
+    # a quantized cache is an optional protocol of the model (KVQuantizedRuns), checked when run
+    ("kv_sweep", KVSweepParams, {Capability.TEXT}, {TEXT}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
     ("text_to_speech", TextToSpeechParams, {Capability.TTS}, {BackendCapability.AUDIO_OUT}),
     ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
