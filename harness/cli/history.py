@@ -21,6 +21,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="metric name, e.g. throughput.decode_tps (without it: list the runs' metrics)",
     )
     p.add_argument("--case", default=None, help="only cases whose id contains this text")
+    add_fit_options(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def add_fit_options(p: argparse.ArgumentParser) -> None:
+    """How steps are fitted, for ``history`` and ``site`` alike."""
     p.add_argument(
         "--min-effect",
         type=float,
@@ -33,8 +40,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="fit the runs measured on a busy, throttled or swapping machine too (they are "
         "still marked)",
     )
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:

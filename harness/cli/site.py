@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.errors import CliError
+from harness.cli.history import add_fit_options
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -17,23 +18,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="+", help="directories holding run records")
     p.add_argument("--out", required=True, help="folder to write the site into")
-    p.add_argument(
-        "--min-effect",
-        type=float,
-        default=0.05,
-        help="smallest relative step that counts as a change (0.05: 5%%)",
-    )
+    add_fit_options(p)
     p.add_argument(
         "--no-incremental",
         dest="incremental",
         action="store_false",
         help="read every record again (by default, only records not read before are read)",
-    )
-    p.add_argument(
-        "--allow-dirty-machine",
-        action="store_true",
-        help="fit the runs measured on a busy, throttled or swapping machine too (they are "
-        "still marked)",
     )
     p.set_defaults(func=run)
     return p
