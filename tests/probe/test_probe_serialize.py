@@ -47,6 +47,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "smollm2-135m-instruct-f32": {"quantization": None, "dtype": "F32"},
     "gemma3-270m": {"quantization": None, "model_type": "gemma3_text"},
     "whisper-tiny-en": {"backend": "mlx_audio", "model_type": "whisper"},
+    "zoo/llama-draft": {"model_type": "llama", "quantization": None},  # a llama, smaller
 }
 
 
