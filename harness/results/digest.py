@@ -32,7 +32,13 @@ from harness.results.codec import EVENT_TYPES
 from harness.results.machine_flags import dirty_reasons
 from harness.results.record_lines import RecordLine
 from harness.results.report_dir import shown
-from harness.results.store import RunReadWarning, not_an_event, read_record, typed_event
+from harness.results.store import (
+    ModelEvents,
+    RunReadWarning,
+    not_an_event,
+    read_record,
+    typed_event,
+)
 
 _STATUSES = frozenset(s.value for s in Status)
 _UNITS = frozenset(u.value for u in Unit)
@@ -176,10 +182,8 @@ def digest_run(path: Path | str, keep: Callable[[str], bool] = lambda _: True) -
     unknown events are skipped. Raises :class:`~harness.results.store.RunFileError`.
     """
     file, read, head = read_record(path)
-    machine: Machine = head["machine"]
-    models: dict[str, ModelIdentity] = {}
+    seen = ModelEvents(head["machine"])
     cases: dict[str, list[Summary]] = {}
-    observed_device = observed_blas = False
     for line in read.lines[1:]:
         kind = line.value.get("event")
         if not isinstance(kind, str):
@@ -191,14 +195,7 @@ def digest_run(path: Path | str, keep: Callable[[str], bool] = lambda _: True) -
             continue
         event = typed_event(file, line, kind)  # few and small: checked whole
         if kind == "model":
-            identity: ModelIdentity = event["identity"]
-            models[identity.key] = identity
-            if event.get("device") and not observed_device:
-                observed_device = True
-                machine = dataclasses.replace(machine, mlx_device=event["device"])
-            if event.get("blas") and not observed_blas:
-                observed_blas = True
-                machine = dataclasses.replace(machine, blas=event["blas"])
+            seen.add(event)
     notes = (f"{shown(file)}:{read.torn}",) if read.torn else ()
     for note in notes:
         warnings.warn(note, RunReadWarning, stacklevel=2)
@@ -206,10 +203,10 @@ def digest_run(path: Path | str, keep: Callable[[str], bool] = lambda _: True) -
         schema_version=head["schema_version"],
         run_id=head["run_id"],
         started_at=head["started_at"],
-        machine=machine,
+        machine=seen.machine,
         packages=dict(head.get("packages") or {}),
         git_sha=head.get("git_sha"),
-        models=models,
+        models=seen.models,
         read_warnings=notes,
     )
     return RunDigest(run, tuple(s for found in cases.values() for s in found), str(file))

@@ -17,6 +17,7 @@ import json
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -297,6 +298,28 @@ def not_an_event(file: Path, line: RecordLine) -> RunFileError:
     return RunFileError(f"{shown(file)}:{line.number}: not an event (no 'event' name); {CORRUPT}")
 
 
+@dataclass
+class ModelEvents:
+    """The models a record's ``model`` events name, and its machine as the workers observed
+    it: the first event with a device (and the first with a BLAS) replaces the planned one,
+    since what a worker saw mapped beats what was planned."""
+
+    machine: Machine
+    models: dict[str, ModelIdentity] = field(default_factory=dict)
+    _device_seen: bool = False
+    _blas_seen: bool = False
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        identity: ModelIdentity = event["identity"]
+        self.models[identity.key] = identity
+        if event.get("device") and not self._device_seen:
+            self._device_seen = True
+            self.machine = dataclasses.replace(self.machine, mlx_device=event["device"])
+        if event.get("blas") and not self._blas_seen:
+            self._blas_seen = True
+            self.machine = dataclasses.replace(self.machine, blas=event["blas"])
+
+
 def load_run(path: Path | str) -> RunRecord:
     """Read a run record (a ``run.jsonl`` file or a directory holding one; a path or a str).
 
@@ -306,14 +329,12 @@ def load_run(path: Path | str) -> RunRecord:
     """
     file, read, head = read_record(path)
     notes = [f"{shown(file)}:{read.torn}"] if read.torn else []
-    machine: Machine = head["machine"]
+    seen = ModelEvents(head["machine"])
     packages = dict(head.get("packages") or {})
-    models: dict[str, ModelIdentity] = {}
     probes: dict[str, dict[str, Any]] = {}
     results: dict[str, CaseResult] = {}  # a resumed run's re-run of a case replaces it
     finished_at: str | None = None
     interrupted: str | None = None
-    observed_device = observed_blas = False
     for line in read.lines[1:]:
         kind = line.value.get("event")
         if not isinstance(kind, str):
@@ -322,14 +343,7 @@ def load_run(path: Path | str) -> RunRecord:
             continue  # written by a newer harness (or a second start): nothing we read
         event = _typed(file, line, kind)
         if kind == "model":
-            identity: ModelIdentity = event["identity"]
-            models[identity.key] = identity
-            if event.get("device") and not observed_device:
-                observed_device = True
-                machine = dataclasses.replace(machine, mlx_device=event["device"])
-            if event.get("blas") and not observed_blas:
-                observed_blas = True  # what a worker saw mapped beats what was planned
-                machine = dataclasses.replace(machine, blas=event["blas"])
+            seen.add(event)
         elif kind == "probe":
             probes[event["model"]] = dict(event.get("probe") or {})
         elif kind == "case":
@@ -353,11 +367,11 @@ def load_run(path: Path | str) -> RunRecord:
         schema_version=head["schema_version"],
         run_id=head["run_id"],
         started_at=head["started_at"],
-        machine=machine,
+        machine=seen.machine,
         packages=packages,
         git_sha=head.get("git_sha"),
         suites=tuple(head.get("suites") or ()),
-        models=models,
+        models=seen.models,
         results=tuple(results.values()),
         finished_at=finished_at,
         interrupted=interrupted,
