@@ -2,7 +2,8 @@
 (``pytest SUITE`` in a subprocess): vision through mlx-vlm on the zoo VLMs, speech to text
 through mlx-audio (the clean clip set and the zoo Whisper; the noisy sets run in the suite) and
 text to speech on the zoo Soprano, the workloads on the zoo (``-m zoo``: speculative decoding
-and the quantized KV cache sweep), and the servers (``-m ci``: mlx_lm.server and mlx_vlm.server on the zoo, llama-server on SmolLM2).
+and the quantized KV cache sweep), and the servers (``-m ci``: mlx_lm.server and mlx_vlm.server
+on the zoo, llama-server on SmolLM2).
 
 llama-server comes from the set-up (``make llama-server``); without it the server suite is
 skipped here, except in CI (``CI`` set), where its absence is a failure: CI must prove it."""

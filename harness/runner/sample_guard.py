@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -291,11 +291,3 @@ class SampleGuard:
         elif tokens:
             out["joules_per_token"] = total / tokens
         return out
-
-
-def measured_tokens(artifacts: Mapping[str, Any]) -> int | None:
-    """Tokens the measured runs generated (the ``generated_tokens`` artifact), if known."""
-    counts = artifacts.get("generated_tokens")
-    if isinstance(counts, list) and counts and all(isinstance(c, int) for c in counts):
-        return sum(counts)
-    return None

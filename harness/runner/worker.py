@@ -101,8 +101,8 @@ class Worker:
         from harness.core.types import AutoRepeats
         from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
         from harness.runner.repeat_loop import headline_names, run_repeats
-        from harness.runner.repeat_progress import RepeatCounter, RepeatProgress
-        from harness.runner.sample_guard import SampleGuard, cpu_reading, measured_tokens
+        from harness.runner.repeat_progress import RepeatCounter, RepeatProgress, batch_tokens
+        from harness.runner.sample_guard import SampleGuard, cpu_reading
         from harness.scenarios import SCENARIOS
         from harness.scenarios.base import ScenarioContext
 
@@ -161,7 +161,7 @@ class Worker:
         elapsed = time.perf_counter() - start
         if not applies:  # no progress from the repeat loop: the case as one span
             guard.progress(1, False)
-        machine_state = guard.finish(measured_tokens(output.artifacts))
+        machine_state = guard.finish(batch_tokens(output.artifacts))
         memory = device.snapshot(rss_view)
         timing = {"load_s": self.load_s, "scenario_s": elapsed}  # time inside backend calls
         self.load_s = 0.0
