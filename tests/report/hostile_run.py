@@ -273,6 +273,42 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
         ),
         _case(
             text,
+            "session",
+            Status.FAILED,
+            reason=text,
+            metrics=(
+                _metric("session.ttft_s", Unit.SECONDS, 0.02, 0.03),
+                _metric("session.reuse_share", Unit.RATIO, 0.0, 1.0),
+            ),
+            artifacts={
+                "engine": text,
+                "sessions": [text],
+                "turns": [
+                    [
+                        {
+                            "turn": 1,
+                            "kind": text,
+                            "prompt_tokens": 600,
+                            "reusable_tokens": 0,
+                            "reused_tokens": 0,
+                            "new_tokens": 600,
+                            "ttft_s": [0.1],
+                            "cold_ttft_s": [0.1],
+                            "prefill_tps": [6000.0],
+                            "identical": False,
+                            "differs_at": text,
+                            "missed": True,
+                            "miss_reason": text,
+                            "history_rewritten_at": text,
+                            "cache_fault": text,
+                            "answer": text,
+                        }
+                    ]
+                ],
+            },
+        ),
+        _case(
+            text,
             "toolcalls_corpus",
             Status.PASSED,
             artifacts={
