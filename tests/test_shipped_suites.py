@@ -48,8 +48,9 @@ SUITES = [
         ("zoo/llama", "zoo/llama-draft", "zoo/qwen3"),
         # speculative: a random draft at 1 and 3 tokens, the model as its own draft (gated);
         # kv_sweep: none/8/4-bit at 256 and 1024 tokens; session: in process (llama, qwen3 with
-        # <think>), mlx_lm.server, and mlx_lm.server keeping no cache (planted: xfailed)
-        {Status.PASSED: 12, Status.XFAILED: 1},
+        # <think>, recorded sessions), mlx_lm.server, and mlx_lm.server keeping no cache
+        # (planted: xfailed)
+        {Status.PASSED: 13, Status.XFAILED: 1},
     ),
     (
         "server",

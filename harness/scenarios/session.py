@@ -255,7 +255,8 @@ def _failures(replays: list[list[list[TurnResult]]], params: SessionParams) -> l
     missed = [(r, t) for r, t in turns if t.reuse.missed(params.reuse_slack_tokens)]
     if missed and params.require_reuse:
         r, t = missed[0]
-        why = f" ({t.miss_reason})" if t.miss_reason else ""
+        why = "; ".join(w for w in (t.miss_reason, t.parted_at and f"parted at {t.parted_at}") if w)
+        why = f" ({why})" if why else ""
         out.append(
             f"cache miss in {len(missed)} of {len(turns)} turns: first turn {t.turn} ({t.kind}, "
             f"replay {r + 1}) could reuse {t.reuse.reusable} of {t.reuse.prompt} prompt tokens "
@@ -311,6 +312,7 @@ def _turn_rows(
                 "miss_reason": turn.miss_reason,
                 "history_rewritten_at": turn.departure_text,
                 "cache_fault": turn.cache_fault,
+                "parted_at": turn.parted_at,
                 "answer": turn.answer,
             }
         )

@@ -78,6 +78,7 @@ class LocalReplay:
         prompt = self.prompt(turn)
         departure = None if self.previous is None else history_departure(self.previous, prompt)
         reusable = reusable_tokens(self.held, prompt)
+        parted = self._parted(prompt) if turn else None
         reused, miss_reason, fault = self._reuse(reusable)
         cold = self._cold(prompt) if self.check_identical and cold_first else None
         warm = timed(
@@ -103,6 +104,7 @@ class LocalReplay:
             departure_text=self._departure_text(departure),
             miss_reason=miss_reason,
             cache_fault=fault,
+            parted_at=parted,
         )
 
     def _reuse(self, reusable: int) -> tuple[int, str | None, str | None]:
@@ -121,6 +123,17 @@ class LocalReplay:
         if after != reusable:  # the cache holds what we did not leave in it
             return reusable, None, f"trimmed to {reusable} tokens, the cache holds {after}"
         return reusable, None, None
+
+    def _parted(self, prompt: list[int]) -> str | None:
+        """Where the cache's tokens and this prompt part (None: the cache is all prompt)."""
+        at = common_prefix(self.held, prompt)
+        if at >= len(self.held):
+            return None
+        new = prompt[at] if at < len(prompt) else None
+        return (
+            f"token {at}: the cache holds {shown(self.model, self.held[at])}, the prompt has "
+            f"{shown(self.model, new)}"
+        )
 
     def _cold(self, prompt: list[int]) -> Timed:
         fresh = self.model.make_cache()

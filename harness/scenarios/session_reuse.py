@@ -99,6 +99,7 @@ class TurnResult:
     departure_text: str | None = None  # the departure's tokens shown, one line
     miss_reason: str | None = None  # why the cache could not be used, when known
     cache_fault: str | None = None  # the cache does not hold what it should, one line
+    parted_at: str | None = None  # where the cache's tokens and the prompt part, one line
 
     @property
     def prefill_tps(self) -> float | None:

@@ -244,6 +244,26 @@ def test_a_cache_whose_trim_does_nothing_fails_the_case(llama: MlxLmModel) -> No
     assert "trimmed to" in fault[0] and "the cache holds" in fault[0]
 
 
+class NeverTrimmable(MlxLmModel):
+    """A planted cache that cannot be rewound (as recurrent state cannot): every later turn
+    starts from an empty cache."""
+
+    def untrimmable(self, cache: Any) -> str | None:
+        return "planted: cannot be trimmed"
+
+
+def test_a_cache_that_cannot_be_trimmed_misses_every_later_turn(llama: MlxLmModel) -> None:
+    out = _run(NeverTrimmable(llama.model, llama.tokenizer, llama.path))
+    assert len(out.failures) == 1
+    line = out.failures[0]
+    assert line.startswith("cache miss in 3 of 4 turns: first turn 2 (tool, replay 1) could reuse ")
+    assert "and reused 0 (planted: cannot be trimmed; parted at token " in line
+    assert "the cache holds " in line and "the prompt has " in line
+    turns = _turns(out)
+    assert [t["reused_tokens"] for t in turns] == [0, 0, 0, 0]
+    assert all(t["identical"] is True for t in turns)  # a cold start answers the same
+
+
 def test_qwen3_drops_think_from_earlier_turns_and_the_turn_is_named() -> None:
     folder = models_dir() / "zoo" / "qwen3"
     if not (folder / "config.json").is_file():
