@@ -95,7 +95,7 @@ class SessionParams(Params):
     sessions_file: str | None = Field(
         None,
         description='JSONL of recorded conversations, {"messages": [...], "tools": [...]} a '
-        "line; replaces the generated session",
+        "line (a path from the working directory); replaces the generated session",
     )
     max_tokens: int = Field(16, ge=1, le=4096, description="tokens each turn generates at most")
     check_identical: bool = Field(
