@@ -50,7 +50,7 @@ from harness.scenarios.session_script import (
     generated_session,
     sessions_from_file,
 )
-from harness.scenarios.session_served import ServedReplay, TurnFailed
+from harness.scenarios.session_served import OutOfTime, ServedReplay, TurnFailed
 
 PREFIX = "session"
 TTFT = MetricSpec(
@@ -146,6 +146,7 @@ class SessionScenario(BaseScenario[SessionParams]):
         except SessionFileError as exc:
             return ScenarioOutput((), failures=(str(exc),))
         replays: list[list[list[TurnResult]]] = []  # [replay][session][turn]
+        timed_out = None
         try:
             for index in range(ctx.warmup + ctx.repeats):
                 nonce = secrets.token_hex(3)
@@ -157,19 +158,23 @@ class SessionScenario(BaseScenario[SessionParams]):
                 ctx.run_done(None)
         except TurnFailed as exc:
             return ScenarioOutput((), {"sessions": _sources(sessions)}, failures=(str(exc),))
+        except OutOfTime as exc:  # what the whole replays measured is kept
+            timed_out = (
+                f"the case's time limit (timeout_s) ran out in replay {len(replays) + 1} of "
+                f"{ctx.warmup + ctx.repeats}: {exc}"
+            )
         except BackendError as exc:  # the template cannot render the session
             return ScenarioOutput(
                 (), skip_reason=f"capability_mismatch: {exc}; give a model with a chat template"
             )
         measured = replays[ctx.warmup :]
-        metrics = _metrics(measured)
-        failures = _failures(replays, params)
         artifacts = {
             "engine": model.engine if isinstance(model, Served) else ctx.backend,
             "sessions": _sources(sessions),
             "turns": [_turn_rows(measured, i, params) for i in range(len(sessions))],
         }
-        return ScenarioOutput(metrics, artifacts, failures=tuple(failures))
+        failures = tuple(_failures(replays, params))
+        return ScenarioOutput(_metrics(measured), artifacts, failures, timed_out=timed_out)
 
     def _replay(
         self,
@@ -196,6 +201,9 @@ class SessionScenario(BaseScenario[SessionParams]):
             else:
                 replay = _local(model, session, params)
             for turn in range(turns):
+                left = ctx.time_left_s()
+                if left is not None and left <= 0:
+                    raise OutOfTime(f"before turn {turn + 1}")
                 yield replay(turn, (turn + index) % 2 == 0)
 
 

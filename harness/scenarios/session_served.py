@@ -36,6 +36,10 @@ class TurnFailed(Exception):
     """A request of the session got no answer: one line."""
 
 
+class OutOfTime(Exception):
+    """The case's time limit came before the session's end: one line."""
+
+
 def no_cache_fields(engine: str) -> Mapping[str, Any] | None:
     """The request fields that make ``engine`` answer one request without its prompt cache
     (None: it has none)."""
@@ -107,7 +111,8 @@ class ServedReplay:
         body.update(extra or {})
         reply = stream(self.client, self.model.endpoint, CHAT, body, case_end=self.case_end)
         if not reply.ok:
-            raise TurnFailed(f"turn {turn + 1}: {request_failure(reply, 'chat')}")
+            line = f"turn {turn + 1}: {request_failure(reply, 'chat')}"
+            raise OutOfTime(line) if reply.out_of_case_time else TurnFailed(line)
         return reply
 
     def turn(self, turn: int, cold_first: bool) -> TurnResult:

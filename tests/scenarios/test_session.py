@@ -229,6 +229,21 @@ def test_every_turn_reuses_the_previous_one_and_answers_the_same(llama: MlxLmMod
     assert len(samples["session.ttft_s"]) == len(samples["session.cold_ttft_s"]) == 6
 
 
+def test_the_case_time_running_out_keeps_the_whole_replays(llama: MlxLmModel) -> None:
+    import dataclasses
+    import time
+
+    ctx = dataclasses.replace(_ctx(llama, repeats=200), case_end=time.monotonic() + 1.0)
+    params = SessionParams.model_validate({"turns": 4, "context_tokens": 512, "max_tokens": 4})
+    out = SCENARIO.run(ctx, params)
+    assert out.timed_out is not None
+    assert out.timed_out.startswith("the case's time limit (timeout_s) ran out in replay ")
+    kept = len(out.artifacts["turns"][0][0]["ttft_s"])  # type: ignore[index]
+    assert 1 <= kept < 200
+    samples = {m.name: m.samples for m in out.metrics}
+    assert len(samples["session.ttft_s"]) == 3 * kept  # the later turns of the whole replays
+
+
 class NoTrim(MlxLmModel):
     """A planted cache bug: trimming does nothing, so the next turn runs on stale tokens."""
 
