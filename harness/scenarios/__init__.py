@@ -29,6 +29,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "http_throughput": "harness.scenarios.http_throughput:SCENARIO",
         "greedy_text": "harness.scenarios.greedy_text:SCENARIO",
         "speculative": "harness.scenarios.speculative:SCENARIO",
+        "structured_output": "harness.scenarios.structured_output:SCENARIO",
         "http_prompt_cache": "harness.scenarios.http_prompt_cache:SCENARIO",
         "serving": "harness.scenarios.serving:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
