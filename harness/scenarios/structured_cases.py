@@ -24,9 +24,7 @@ class SchemaCase(BaseModel):
 
     name: str = Field(min_length=1, max_length=64, description="names the request in reports")
     prompt: str = Field(min_length=1, description="the user turn")
-    json_schema: dict[str, Any] = Field(
-        alias="schema", description="the JSON Schema the answer must conform to"
-    )
+    json_schema: dict[str, Any] = Field(description="the JSON Schema the answer must conform to")
     reference: dict[str, Any] | None = Field(
         None, min_length=1, description="field values of a right answer (unset: not checked)"
     )
@@ -63,7 +61,7 @@ BUILTIN: tuple[SchemaCase, ...] = (
     SchemaCase(
         name="city_year",
         prompt="Extract the city and the year: 'The bridge in Lisbon opened in 1966.'",
-        schema=_object(
+        json_schema=_object(
             {
                 "city": {"type": "string", "minLength": 1, "maxLength": 24},
                 "year": {"type": "integer", "minimum": 1000, "maximum": 2100},
@@ -75,13 +73,13 @@ BUILTIN: tuple[SchemaCase, ...] = (
         name="sentiment",
         prompt="Is this review positive, negative or neutral? 'The soup was cold and the "
         "waiter was rude.'",
-        schema=_object({"sentiment": {"enum": ["positive", "negative", "neutral"]}}),
+        json_schema=_object({"sentiment": {"enum": ["positive", "negative", "neutral"]}}),
         reference={"sentiment": "negative"},
     ),
     SchemaCase(
         name="person",
         prompt="Extract the person's name and age: 'Maria is 34 years old and lives in Porto.'",
-        schema=_object(
+        json_schema=_object(
             {
                 "name": {"type": "string", "minLength": 1, "maxLength": 24},
                 "age": {"type": "integer", "minimum": 0, "maximum": 130},
@@ -92,7 +90,7 @@ BUILTIN: tuple[SchemaCase, ...] = (
     SchemaCase(
         name="fact_check",
         prompt="True or false: 'Water boils at 100 degrees Celsius at sea level.'",
-        schema=_object({"answer": {"type": "boolean"}}),
+        json_schema=_object({"answer": {"type": "boolean"}}),
         reference={"answer": True},
     ),
 )

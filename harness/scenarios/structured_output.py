@@ -119,7 +119,7 @@ class StructuredOutputParams(Params):
     schemas: list[SchemaCase] = Field(
         default_factory=lambda: list(BUILTIN),
         min_length=1,
-        description="requests: {name, prompt, schema, reference (field values, optional)}; "
+        description="requests: {name, prompt, json_schema, reference (field values, optional)}; "
         "unset: four built-in ones",
     )
     max_tokens: int = Field(64, ge=4, le=4096, description="tokens per answer at most")
@@ -235,8 +235,8 @@ class StructuredOutput(BaseScenario[StructuredOutputParams]):
                 )
                 if broken is not None:
                     raise _RequestFailed(f"request failed ({case.name}): {broken.failure}")
-                ctx.run_done(done.constrained.tokens + done.unconstrained.tokens)
                 pairs.append(done)
+            ctx.run_done(sum(p.constrained.tokens + p.unconstrained.tokens for p in pairs))
             yield pairs
             if all(p.honour is Honour.REJECTED for p in pairs):
                 return  # nothing more to learn from a server that refuses the parameter

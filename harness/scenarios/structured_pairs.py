@@ -79,7 +79,7 @@ class Pair:
 
     def excerpt(self) -> str:
         """The constrained answer, escaped and cut (model output is untrusted)."""
-        return repr(visible(self.constrained.text, EXCERPT_CHARS))
+        return f'"{visible(self.constrained.text, EXCERPT_CHARS)}"'
 
     def record(self) -> dict[str, object]:
         """The pair in the record: the verdicts and both texts (raw: escaped where shown)."""
