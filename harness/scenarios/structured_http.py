@@ -51,7 +51,9 @@ def served_answer(
     body = request_body(case, max_tokens, constrained=constrained)
     reply = stream(client, model.endpoint, CHAT, body, case_end=case_end)
     if not reply.ok:
-        return Answer("", 0, False, math.nan, math.nan, reply.status, reply.failure)
+        return Answer(
+            "", 0, False, math.nan, math.nan, reply.status, reply.failure, reply.out_of_case_time
+        )
     arrivals = token_arrivals(reply.chunks, model.token_counter)
     used = reply.usage.get("completion_tokens")
     tokens = used if isinstance(used, int) and used >= 0 else arrivals.tokens

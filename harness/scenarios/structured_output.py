@@ -178,14 +178,14 @@ class StructuredOutput(BaseScenario[StructuredOutputParams]):
             return lacks(ctx, BackendCapability.CONSTRAINED_DECODING)
         try:
             library = model.constraint_library()
+        except BackendError as exc:  # the library is not installed
+            return ScenarioOutput((), skip_reason=f"{ReasonCode.CAPABILITY_MISSING.value}: {exc}")
+        try:
             prompts = [
                 model.chat_tokens([{"role": "user", "content": s.prompt}]) for s in params.schemas
             ]
-        except BackendError as exc:  # the library is not installed, or no chat template
-            code = ReasonCode.CAPABILITY_MISSING.value
-            if "chat template" in str(exc):
-                code = ReasonCode.CAPABILITY_MISMATCH.value
-            return ScenarioOutput((), skip_reason=f"{code}: {exc}")
+        except BackendError as exc:  # no chat template: a base model
+            return ScenarioOutput((), skip_reason=f"{ReasonCode.CAPABILITY_MISMATCH.value}: {exc}")
         return self._judged(ctx, params, _in_process(model, library, params, prompts))
 
     def _judged(
@@ -233,6 +233,8 @@ class StructuredOutput(BaseScenario[StructuredOutputParams]):
                 broken = next(
                     (a for a in (done.constrained, done.unconstrained) if _broken(a)), None
                 )
+                if broken is not None and broken.out_of_time:
+                    raise _OutOfTime(f"ran out after {index} of {total} runs: {broken.failure}")
                 if broken is not None:
                     raise _RequestFailed(f"request failed ({case.name}): {broken.failure}")
                 pairs.append(done)

@@ -35,6 +35,7 @@ class Answer:
     decode_tps: float
     status: int | None = None
     failure: str | None = None
+    out_of_time: bool = False  # cut because the case's time limit came first
 
     @property
     def rejected(self) -> bool:

@@ -234,7 +234,7 @@ PROSE = "Here you go: the answer is in the sentence."
 class Planted(ThreadingHTTPServer):
     """An OpenAI-ish chat server; ``mode`` says what it does with ``response_format``:
     honours (answers each built-in schema's reference), ignores (prose either way),
-    rejects (a 400 with its message) or empty (answers ``{}``)."""
+    rejects (a 400 with its message), empty (answers ``{}``); breaks: a 500 for everything."""
 
     mode = "honours"
 
@@ -250,6 +250,9 @@ class Handler(BaseHTTPRequestHandler):
         wanted = body.get("response_format")
         if wanted is not None and self.server.mode == "rejects":
             self._send(400, {"error": {"message": "response_format is not supported"}})
+            return
+        if self.server.mode == "breaks":
+            self._send(500, {"error": {"message": "out of memory"}})
             return
         text = PROSE
         if wanted is not None and self.server.mode == "honours":
@@ -359,3 +362,63 @@ def test_a_server_that_ignores_it_fails_unless_nothing_is_required() -> None:
         out = _run(model, _ctx(model, backend="http"), require="nothing")
     assert (out.failures, out.skip_reason) == ((), None)
     assert out.artifacts["honour"]["ignored"] == 4
+
+
+def test_a_broken_server_fails_the_case_with_its_message_and_time_running_out_keeps_it() -> None:
+    with planted("breaks") as model:
+        out = _run(model, _ctx(model, backend="http"))
+    assert out.failures == (
+        "request failed (city_year): HTTP 500 at POST /v1/chat/completions: 'out of memory'",
+    )
+    with planted("honours") as model:
+        info = LoadInfo(0.0, 0, "cpu")
+        ctx = ScenarioContext(model, info, 2, 0, lambda: (model, info), "http", case_end=0.0)
+        out = _run(model, ctx)
+    assert out.timed_out == "ran out after 0 of 2 runs (warm-ups included)"
+    assert (out.failures, out.metrics) == ((), ())
+
+
+# -- a real server, through the runner ----------------------------------------------------------
+
+REAL_SUITE_HEAD = """\
+schema_version: 1
+defaults: {repeats: 1, warmup: 0, timeout_s: 300}
+models:
+  - name: smollm2@llama-server
+    embedded: smollm2-135m-instruct
+    serve: llama_server
+scenarios:
+  - scenario: structured_output
+    params:
+      max_tokens: 32
+      schemas:
+        - name: city_year
+          prompt: "Extract the city and the year: 'The bridge in Lisbon opened in 1966.'"
+          reference: {city: Lisbon, year: 1966}
+          json_schema: """
+REAL_SUITE = REAL_SUITE_HEAD + json.dumps(CITY.json_schema) + "\n"
+
+
+@pytest.mark.real_model
+@pytest.mark.slow
+def test_llama_server_honours_a_json_schema(tmp_path: Path) -> None:
+    from harness.cli import main
+    from harness.core.types import Status
+    from harness.models.catalog import embedded_models
+    from harness.models.llama_server import find_llama_server
+    from harness.results.store import load_run
+
+    if find_llama_server() is None:
+        pytest.skip("llama-server is not built (run `make llama-server`)")
+    if not any(m.name == "smollm2-135m-instruct" and m.prepared for m in embedded_models()):
+        pytest.skip("not prepared: smollm2-135m-instruct (run `mlx-harness models prepare`)")
+    suite = tmp_path / "so.suite.yaml"
+    suite.write_text(REAL_SUITE)
+    reports = tmp_path / "reports"
+    assert main(["run", str(suite), "--report-dir", str(reports), "--run-id", "so"]) == 0
+    (result,) = load_run(reports / "so").results
+    assert result.status is Status.PASSED, result.reason
+    assert result.artifacts["engine"] == "llama-server"
+    assert result.artifacts["honour"] == {"honoured": 1, "rejected": 0, "ignored": 0}
+    (answer,) = result.artifacts["answers"]
+    assert answer["verdict"] in ("correct", "conforms"), answer
