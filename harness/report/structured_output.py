@@ -13,11 +13,12 @@ from harness.core.types import CaseResult, RunRecord
 from harness.report.formatting import Scale, choose_scale, status_css, status_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
+from harness.scenarios import structured_metrics as sm
 from harness.scenarios import structured_output as so
 from harness.scenarios.structured_verdicts import Honour, Verdict
 
 PREFIX = "structured_output."
-SPEED = (so.DECODE, so.FREE_DECODE, so.COST, so.TTFT)
+SPEED = (sm.DECODE, sm.FREE_DECODE, sm.COST, sm.TTFT)
 SPEED_LABELS = ("decode", "unconstrained", "cost", "TTFT")
 
 

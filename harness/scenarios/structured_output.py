@@ -26,11 +26,9 @@ speed per request.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
@@ -39,7 +37,6 @@ from pydantic import Field, field_validator
 from harness.backends.base import BackendCapability, BackendError, ConstrainedDecoding, Served
 from harness.backends.openai_client import sync_client
 from harness.core.metrics import MetricSpec
-from harness.core.types import Metric, Unit
 from harness.probe.types import ReasonCode
 from harness.scenarios.base import (
     BaseScenario,
@@ -48,71 +45,23 @@ from harness.scenarios.base import (
     ScenarioOutput,
     Workload,
     lacks,
-    metric,
 )
 from harness.scenarios.structured_cases import BUILTIN, SchemaCase
 from harness.scenarios.structured_http import served_answer
 from harness.scenarios.structured_local import constrained_answer, unconstrained_answer
+from harness.scenarios.structured_metrics import (
+    METRICS,
+    PREFIX,
+    metrics_of,
+)
 from harness.scenarios.structured_pairs import Answer, Pair, pair
+from harness.scenarios.structured_policy import Require, failures_and_skip
 from harness.scenarios.structured_verdicts import Honour, Verdict
 
 if TYPE_CHECKING:
     import httpx
 
-PREFIX = "structured_output"
-PARSE_RATE = MetricSpec(
-    f"{PREFIX}.parse_rate", Unit.RATIO, True, "constrained answers that are JSON, per run"
-)
-CONFORM_RATE = MetricSpec(
-    f"{PREFIX}.conform_rate",
-    Unit.RATIO,
-    True,
-    "constrained answers that conform to their schema, per run",
-)
-CORRECT_RATE = MetricSpec(
-    f"{PREFIX}.correct_rate",
-    Unit.RATIO,
-    True,
-    "constrained answers whose fields equal the reference, per run (schemas with one)",
-)
-DECODE = MetricSpec(
-    f"{PREFIX}.decode_tps", Unit.TOKENS_PER_SECOND, True, "decode tokens/s with the constraint"
-)
-FREE_DECODE = MetricSpec(
-    f"{PREFIX}.unconstrained_decode_tps",
-    Unit.TOKENS_PER_SECOND,
-    True,
-    "decode tokens/s of the same prompt without the constraint, same run",
-)
-COST = MetricSpec(
-    f"{PREFIX}.cost_x",
-    Unit.RATIO,
-    False,
-    "unconstrained decode tokens/s / constrained (1: the constraint costs nothing)",
-)
-TTFT = MetricSpec(
-    f"{PREFIX}.ttft_s",
-    Unit.SECONDS,
-    False,
-    "time to first token with the constraint (compiling it included)",
-    noise_floor=0.05,
-)
-FREE_TTFT = MetricSpec(
-    f"{PREFIX}.unconstrained_ttft_s",
-    Unit.SECONDS,
-    False,
-    "time to first token without the constraint",
-    noise_floor=0.05,
-)
 PROMPT_TOKENS = 96  # a chat-templated prompt of the built-in size, for the memory estimate
-
-
-class Require(str, Enum):
-    """What a server must do with ``response_format`` for the case to pass."""
-
-    HONOURED = "honoured"  # ignoring or rejecting it fails the case
-    NOT_IGNORED = "not_ignored"  # rejecting every request skips the case; ignoring fails it
-    NOTHING = "nothing"  # verdicts recorded; none fails the case
 
 
 class StructuredOutputParams(Params):
@@ -154,16 +103,7 @@ class StructuredOutput(BaseScenario[StructuredOutputParams]):
     name: ClassVar[str] = PREFIX
     version: ClassVar[int] = 1
     params_model = StructuredOutputParams
-    metrics: ClassVar[tuple[MetricSpec, ...]] = (
-        PARSE_RATE,
-        CONFORM_RATE,
-        CORRECT_RATE,
-        DECODE,
-        FREE_DECODE,
-        COST,
-        TTFT,
-        FREE_TTFT,
-    )
+    metrics: ClassVar[tuple[MetricSpec, ...]] = METRICS
     # in process (constrained decoding) or served (HTTP): either will do, checked when it runs
 
     def workload(self, params: StructuredOutputParams) -> Workload:
@@ -202,8 +142,10 @@ class StructuredOutput(BaseScenario[StructuredOutputParams]):
             return ScenarioOutput((), {"engine": requester.engine}, failures=(str(exc),))
         measured = runs[ctx.warmup :] or runs[-1:]
         artifacts = _facts(requester, params, measured)
-        metrics = _metrics(measured if runs[ctx.warmup :] else [], runs[: ctx.warmup])
-        failures, skip = _policy(requester, params.require, [p for r in runs for p in r])
+        metrics = metrics_of(measured if runs[ctx.warmup :] else [], runs[: ctx.warmup])
+        failures, skip = failures_and_skip(
+            requester.engine, requester.served, params.require, [p for r in runs for p in r]
+        )
         return ScenarioOutput(
             metrics,
             artifacts,
@@ -286,54 +228,6 @@ def _in_process(
     return Requester(f"in process ({library})", False, constrained, unconstrained)
 
 
-def _rates(pairs: Sequence[Pair]) -> dict[MetricSpec, float]:
-    """The run's shares over its judged answers (a rejected request has none)."""
-    judged = [(p.case, p.judged) for p in pairs if p.judged is not None]
-    if not judged:
-        return {}
-    rates = {
-        PARSE_RATE: sum(j.verdict.parsed for _, j in judged) / len(judged),
-        CONFORM_RATE: sum(j.verdict.conforms for _, j in judged) / len(judged),
-    }
-    checked = [j for case, j in judged if case.reference is not None]
-    if checked:
-        rates[CORRECT_RATE] = sum(j.correct is True for j in checked) / len(checked)
-    return rates
-
-
-def _speeds(p: Pair) -> dict[MetricSpec, float]:
-    return {
-        DECODE: p.constrained.decode_tps,
-        FREE_DECODE: p.unconstrained.decode_tps,
-        COST: p.cost_x,
-        TTFT: p.constrained.ttft_s,
-        FREE_TTFT: p.unconstrained.ttft_s,
-    }
-
-
-def _samples(runs: Sequence[Sequence[Pair]]) -> dict[MetricSpec, list[float]]:
-    samples: dict[MetricSpec, list[float]] = {}
-    for run in runs:
-        for spec, value in _rates(run).items():
-            samples.setdefault(spec, []).append(value)
-        for p in run:
-            for spec, value in _speeds(p).items():
-                if math.isfinite(value):
-                    samples.setdefault(spec, []).append(value)
-    return samples
-
-
-def _metrics(
-    measured: Sequence[Sequence[Pair]], warm: Sequence[Sequence[Pair]]
-) -> tuple[Metric, ...]:
-    got, warmed = _samples(measured), _samples(warm)
-    return tuple(
-        metric(spec, got[spec], warmed.get(spec))
-        for spec in StructuredOutput.metrics
-        if got.get(spec)
-    )
-
-
 def _facts(
     requester: Requester, params: StructuredOutputParams, measured: Sequence[Sequence[Pair]]
 ) -> dict[str, object]:
@@ -351,49 +245,5 @@ def _facts(
         "answers": [p.record() for p in measured[0]] if measured else [],
     }
 
-
-def _policy(
-    requester: Requester, require: Require, pairs: Sequence[Pair]
-) -> tuple[tuple[str, ...], str | None]:
-    """(failures, skip reason) of the case's pairs, warm-ups included."""
-    if not requester.served:
-        broken = [p for p in pairs if p.judged and p.judged.verdict in _BROKEN]
-        if not broken:
-            return (), None
-        first = broken[0]
-        assert first.judged is not None
-        return (
-            f"{requester.engine}: constrained decoding gave {first.judged.verdict.value} "
-            f"output in {len(broken)} of {len(pairs)} requests; first {first.case.name}: "
-            f"{first.judged.why}: {first.excerpt()}",
-        ), None
-    if require is Require.NOTHING:
-        return (), None
-    failures: list[str] = []
-    ignored = [p for p in pairs if p.honour is Honour.IGNORED]
-    rejected = [p for p in pairs if p.honour is Honour.REJECTED]
-    if ignored:
-        first = ignored[0]
-        why = first.judged.why if first.judged else ""
-        failures.append(
-            f"{requester.engine} ignored response_format (json_schema) in {len(ignored)} of "
-            f"{len(pairs)} requests; first {first.case.name}: {why}: {first.excerpt()}"
-        )
-    message = rejected[0].constrained.failure if rejected else None
-    if rejected and require is Require.HONOURED:
-        failures.append(
-            f"{requester.engine} rejected response_format (json_schema) in {len(rejected)} of "
-            f"{len(pairs)} requests: {message}"
-        )
-    skip = None
-    if rejected and len(rejected) == len(pairs):
-        skip = (
-            f"{ReasonCode.CAPABILITY_MISSING.value}: {requester.engine} rejects "
-            f"response_format (json_schema): {message}"
-        )
-    return tuple(failures), skip
-
-
-_BROKEN = (Verdict.NONCONFORMING, Verdict.NOT_JSON)
 
 SCENARIO = StructuredOutput()
