@@ -55,6 +55,8 @@ class BackendCapability(str, Enum):
     AUDIO_OUT = "audio_out"  # makes audio (text to speech)
     HTTP = "http"  # served over HTTP (a server the runner started or was given)
     DRAFT_DECODING = "draft_decoding"  # decodes with a draft model (:class:`DraftDecoding`)
+    # decodes under a JSON Schema (:class:`ConstrainedDecoding`)
+    CONSTRAINED_DECODING = "constrained_decoding"
 
     @property
     def label(self) -> str:
@@ -72,6 +74,7 @@ _LABELS = MappingProxyType(
         "audio_out": "audio output",
         "http": "HTTP server",
         "draft_decoding": "draft-model decoding",
+        "constrained_decoding": "JSON-Schema-constrained decoding",
     }
 )
 
@@ -244,6 +247,26 @@ class DraftDecoding(LoadedModel, Protocol):
 
 
 @runtime_checkable
+class ConstrainedDecoding(LoadedModel, Protocol):
+    """:attr:`BackendCapability.CONSTRAINED_DECODING`: a text model that decodes under a JSON
+    Schema, each token masked to those the schema still allows (mlx-lm's, through
+    llguidance), so the text it makes is JSON that conforms, or was cut by ``max_tokens``."""
+
+    def constraint_library(self) -> str:
+        """The library that builds the masks, with its version (``llguidance 1.9.1``);
+        :class:`BackendError` (one line, with the fix) when it is not installed."""
+        ...
+
+    def stream_constrained(
+        self, prompt: Sequence[int], schema: Mapping[str, Any], *, max_tokens: int
+    ) -> Iterator[int]:
+        """Greedy tokens for ``prompt``, each one ``schema`` allows, until the JSON is complete
+        (the EOS that ends it is not yielded) or ``max_tokens``; :class:`BackendError` (one
+        line) when the schema cannot be compiled."""
+        ...
+
+
+@runtime_checkable
 class Transcribing(Protocol):
     """:attr:`BackendCapability.AUDIO_IN`: a speech-to-text model (mlx-audio's Whisper is one)."""
 
@@ -372,6 +395,7 @@ MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
         BackendCapability.IMAGES: ImageInput,
         BackendCapability.HTTP: Served,
         BackendCapability.DRAFT_DECODING: DraftDecoding,
+        BackendCapability.CONSTRAINED_DECODING: ConstrainedDecoding,
     }
 )
 """The loaded-model interface of each capability that has one (the others: with the backends

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.backends.base import BackendCapability, BackendError, LoadInfo
 from harness.backends.chat_templating import TokenizerChatRendering
 from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
+from harness.backends.mlx_lm_constrained import MlxLmConstrained
 from harness.backends.mlx_lm_draft import MlxLmDrafting
 from harness.backends.mlx_lm_kv import MlxLmKVRuns
 from harness.core.exception_line import exception_line
@@ -255,6 +256,7 @@ class MlxLmModel(
     MlxLmToolCalling,
     MlxLmMeasures,
     MlxLmDrafting,
+    MlxLmConstrained,
     MlxLmKVRuns,
     TokenizerChatRendering,
 ):
@@ -326,6 +328,7 @@ class MlxLmBackend:
             BackendCapability.PROMPT_CACHE,
             BackendCapability.TOOL_PARSING,
             BackendCapability.DRAFT_DECODING,
+            BackendCapability.CONSTRAINED_DECODING,
         }
     )
 

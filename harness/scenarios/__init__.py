@@ -30,6 +30,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "greedy_text": "harness.scenarios.greedy_text:SCENARIO",
         "speculative": "harness.scenarios.speculative:SCENARIO",
         "session": "harness.scenarios.session:SCENARIO",
+        "structured_output": "harness.scenarios.structured_output:SCENARIO",
         "http_prompt_cache": "harness.scenarios.http_prompt_cache:SCENARIO",
         "serving": "harness.scenarios.serving:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",

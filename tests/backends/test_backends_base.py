@@ -37,6 +37,7 @@ TEXT = BackendCapability.TEXT_GENERATION
 CACHE = BackendCapability.PROMPT_CACHE
 TOOLS = BackendCapability.TOOL_PARSING
 DRAFT = BackendCapability.DRAFT_DECODING
+CONSTRAINED = BackendCapability.CONSTRAINED_DECODING
 
 
 class TextOnly:
@@ -74,7 +75,7 @@ def _mlx_lm_model() -> MlxLmModel:
 # (backend registered as, what it declares)
 DECLARED = [
     ("fake", frozenset({TEXT})),
-    ("mlx_lm", frozenset({TEXT, CACHE, TOOLS, DRAFT})),
+    ("mlx_lm", frozenset({TEXT, CACHE, TOOLS, DRAFT, CONSTRAINED})),
 ]
 
 

@@ -309,6 +309,23 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
         ),
         _case(
             text,
+            "structured_output",
+            Status.FAILED,
+            reason=text,
+            metrics=(
+                _metric("structured_output.conform_rate", Unit.RATIO, 0.5),
+                _metric("structured_output.cost_x", Unit.RATIO, 1.2, 1.3),
+            ),
+            artifacts={
+                "engine": text,
+                "requests": 2,
+                "verdicts": {"correct": 1, text: 1},
+                "honour": {"honoured": 1, "ignored": 1, text: 1},
+                "answers": [{"schema": text, "text": text, "unconstrained_text": text}],
+            },
+        ),
+        _case(
+            text,
             "toolcalls_corpus",
             Status.PASSED,
             artifacts={

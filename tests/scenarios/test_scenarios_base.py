@@ -25,6 +25,7 @@ from harness.scenarios.quality import QualityParams
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.speculative import SpeculativeParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
+from harness.scenarios.structured_output import StructuredOutputParams
 from harness.scenarios.template_contracts import TemplateContractsParams
 from harness.scenarios.text_to_speech import TextToSpeechParams
 from harness.scenarios.throughput import ThroughputParams
@@ -48,6 +49,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
     ("speculative", SpeculativeParams, {Capability.TEXT},
      {TEXT, BackendCapability.DRAFT_DECODING}),
+    # in process (constrained decoding) or served (HTTP): either will do, checked when it runs
+    ("structured_output", StructuredOutputParams, set(), set()),
     # a quantized cache is an optional protocol of the model (KVQuantizedRuns), checked when run
     ("kv_sweep", KVSweepParams, {Capability.TEXT}, {TEXT}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
