@@ -23,6 +23,7 @@ from harness.scenarios.prompt_cache_lru import LruParams
 from harness.scenarios.pytest_benchmark import BenchmarkParams
 from harness.scenarios.quality import QualityParams
 from harness.scenarios.serving import ServingParams
+from harness.scenarios.session import SessionParams
 from harness.scenarios.speculative import SpeculativeParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
 from harness.scenarios.structured_output import StructuredOutputParams
@@ -51,6 +52,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
      {TEXT, BackendCapability.DRAFT_DECODING}),
     # in process (constrained decoding) or served (HTTP): either will do, checked when it runs
     ("structured_output", StructuredOutputParams, set(), set()),
+    # in process (a prompt cache) or served (HTTP): either will do, checked when it runs
+    ("session", SessionParams, set(), set()),
     # a quantized cache is an optional protocol of the model (KVQuantizedRuns), checked when run
     ("kv_sweep", KVSweepParams, {Capability.TEXT}, {TEXT}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
