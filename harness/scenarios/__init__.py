@@ -31,6 +31,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "speculative": "harness.scenarios.speculative:SCENARIO",
         "http_prompt_cache": "harness.scenarios.http_prompt_cache:SCENARIO",
         "serving": "harness.scenarios.serving:SCENARIO",
+        "context_limit": "harness.scenarios.context_limit:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
     },
     group="mlx_harness.scenarios",
