@@ -32,6 +32,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "http_prompt_cache": "harness.scenarios.http_prompt_cache:SCENARIO",
         "serving": "harness.scenarios.serving:SCENARIO",
         "context_limit": "harness.scenarios.context_limit:SCENARIO",
+        "http_speculative": "harness.scenarios.http_speculative:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
     },
     group="mlx_harness.scenarios",

@@ -7,8 +7,9 @@
         ...  # http://127.0.0.1:PORT
 
 Each request gets ``answer(method, path, parsed JSON body or None)`` back as JSON with its
-status: enough to plant one misbehaviour (a truncated count, a context shift, a draft that
-changes the text) where a real engine does not show it."""
+status (a list: a stream of those events, then ``[DONE]``): enough to plant one misbehaviour
+(a truncated count, a context shift, a draft that changes the text) where a real engine does
+not show it."""
 
 from __future__ import annotations
 
@@ -35,12 +36,24 @@ def _handler(answer: Answer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             status, out = answer(method, self.path, body)
+            if isinstance(out, list):  # a stream: each item one event, then [DONE]
+                self._events(status, out)
+                return
             data = json.dumps(out).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _events(self, status: int, events: list[Any]) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for event in [*(json.dumps(e) for e in events), "[DONE]"]:
+                self.wfile.write(f"data: {event}\n\n".encode())
+                self.wfile.flush()
+            self.close_connection = True
 
         def do_GET(self) -> None:
             self._reply("GET")
@@ -78,3 +91,14 @@ def completion(text: str, prompt_tokens: int, completion_tokens: int, **extra: A
         },
         **extra,
     }
+
+
+def stream_chunks(pieces: list[str], usage: Any = None, **extra: Any) -> list[Any]:
+    """The events of a streamed ``/v1/completions`` answer: one per piece of text, the last
+    with ``finish_reason``, then one with ``usage`` and ``extra`` (llama-server's ``timings``)."""
+    events: list[Any] = [
+        {"choices": [{"index": 0, "text": piece, "finish_reason": None}]} for piece in pieces
+    ]
+    events.append({"choices": [{"index": 0, "text": "", "finish_reason": "length"}]})
+    events.append({"choices": [], "usage": usage or {}, **extra})
+    return events
