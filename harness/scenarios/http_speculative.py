@@ -16,6 +16,12 @@ server serves it (drafted), and with the draft turned off for that one request (
   (decode only: the second request of a pair may find the prompt in the server's cache);
 - time to first token of each.
 
+The two sides must differ by the draft alone: start the server without its prompt cache
+(mlx_lm.server ``--prompt-cache-size 0``). With it on, the second request of a pair reuses the
+first's prompt from the cache, and a cached prefill rounds differently from a cold one, which
+can flip a near-tie greedy token (the zoo's random weights have many: seen on zoo/llama with
+mlx-lm 0.32.2, 1 run in 6) and would be blamed on the draft.
+
 A server whose engine has no per-request switch (llama-server) gets no baseline: the drafted
 figures and acceptance are recorded, the comparison is left out and the record says why
 (``baseline``); ``baseline_body`` names the fields of a switch the harness does not know.
