@@ -2,8 +2,8 @@
 (``pytest SUITE`` in a subprocess): vision through mlx-vlm on the zoo VLMs, speech to text
 through mlx-audio (the clean clip set and the zoo Whisper; the noisy sets run in the suite) and
 text to speech on the zoo Soprano, the workloads on the zoo (``-m zoo``: speculative decoding
-and the quantized KV cache sweep), and the servers (``-m ci``: mlx_lm.server and mlx_vlm.server
-on the zoo, llama-server on SmolLM2).
+in process and over HTTP, the quantized KV cache sweep and context limits), and the servers
+(``-m ci``: mlx_lm.server and mlx_vlm.server on the zoo, llama-server on SmolLM2).
 
 llama-server comes from the set-up (``make llama-server``); without it the server suite is
 skipped here, except in CI (``CI`` set), where its absence is a failure: CI must prove it."""
@@ -47,8 +47,10 @@ SUITES = [
         ("-m", "zoo"),
         ("zoo/llama", "zoo/llama-draft", "zoo/qwen3"),
         # speculative: a random draft at 1 and 3 tokens, the model as its own draft (gated);
-        # kv_sweep: none/8/4-bit at 256 and 1024 tokens
-        {Status.PASSED: 9},
+        # kv_sweep: none/8/4-bit at 256 and 1024 tokens; context_limit in process;
+        # http_speculative through mlx_lm.server (random draft, own draft); context_limit
+        # through mlx_lm.server xfails (it enforces no window, see the suite's ledger)
+        {Status.PASSED: 12, Status.XFAILED: 1},
     ),
     (
         "server",
