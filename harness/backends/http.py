@@ -198,6 +198,8 @@ class HttpBackend:
                 "served_file": str(launched.served_file),
                 "server_log": str(log),
                 "server_pid": process.pid,
+                "server_engine": engine.value,
+                "server_args": list(server.args),
                 **({"server_draft": str(draft.path)} if draft is not None else {}),
             },
         )

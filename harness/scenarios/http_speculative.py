@@ -22,9 +22,12 @@ first's prompt from the cache, and a cached prefill rounds differently from a co
 can flip a near-tie greedy token (the zoo's random weights have many: seen on zoo/llama with
 mlx-lm 0.32.2, 1 run in 6) and would be blamed on the draft.
 
-A server whose engine has no per-request switch (llama-server) gets no baseline: the drafted
-figures and acceptance are recorded, the comparison is left out and the record says why
-(``baseline``); ``baseline_body`` names the fields of a switch the harness does not know.
+A server whose engine has no per-request switch (llama-server) gets a twin for its baseline
+(``twin``, :mod:`harness.backends.server_twin`): a second server of the same files and
+arguments without the draft, started for the case and stopped after it, each run's two
+requests going one to each. Without either (a ``url:`` server and no ``baseline_body``) the
+drafted figures and acceptance are recorded, the comparison is left out, and ``baseline``
+says why.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from harness.backends.base import BackendCapability, Served
+from harness.backends.base import BackendCapability, BackendError, Served
 from harness.backends.openai_client import (
+    Endpoint,
     StreamReply,
     generation_body,
     request_failure,
@@ -44,6 +48,7 @@ from harness.backends.openai_client import (
     sync_client,
     token_arrivals,
 )
+from harness.backends.server_twin import twin_problem, undrafted_twin
 from harness.core.metrics import MetricSpec
 from harness.core.types import Metric, Unit
 from harness.probe.types import ReasonCode
@@ -118,6 +123,11 @@ class HttpSpeculativeParams(Params):
     ignore_eos: bool = Field(
         True, description="ask the server to keep going past EOS (llama-server's ignore_eos)"
     )
+    twin: bool = Field(
+        True,
+        description="without a per-request switch (llama-server), start a second server of the "
+        "same files without the draft for the baseline",
+    )
     baseline_body: dict[str, Any] | None = Field(
         None,
         description="request fields that turn the server's draft off for one request; unset: "
@@ -129,6 +139,14 @@ class HttpSpeculativeParams(Params):
         if self.prompts is not None and self.prompt_tokens is not None:
             raise ValueError("give prompt_tokens (plain text) or prompts (chat turns), not both")
         return self
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Where the baseline requests go, and the fields that turn the draft off there."""
+
+    endpoint: Endpoint
+    fields: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -202,29 +220,50 @@ class HttpSpeculative(BaseScenario[HttpSpeculativeParams]):
                 skip_reason=f"{ReasonCode.CAPABILITY_MISMATCH.value}: the server was started "
                 "without a draft model; give serve: {draft: {embedded: NAME}}",
             )
+        artifacts: dict[str, object] = {"engine": model.engine, "draft": draft}
         switch = draft_off(model.engine, params.baseline_body)
-        artifacts: dict[str, object] = {
-            "engine": model.engine,
-            "draft": draft,
-            "baseline": dict(switch) if switch is not None else why_no_baseline(model.engine),
-        }
+        if switch is not None:
+            artifacts["baseline"] = {"same server, per request": dict(switch)}
+            return self._measure(ctx, model, params, artifacts, Baseline(model.endpoint, switch))
+        why_not = twin_problem(ctx.load_info.details) if params.twin else "params.twin is false"
+        if why_not is not None:
+            artifacts["baseline"] = f"none: {why_no_baseline(model.engine)}; no twin: {why_not}"
+            return self._measure(ctx, model, params, artifacts, None)
+        artifacts["baseline"] = (
+            f"a second {model.engine} of the same files without the draft (its engine has no "
+            "per-request switch)"
+        )
+        try:
+            with undrafted_twin(ctx.load_info.details) as twin:
+                return self._measure(ctx, model, params, artifacts, Baseline(twin, {}))
+        except BackendError as exc:
+            return ScenarioOutput((), artifacts, failures=(f"the baseline twin: {exc}",))
+
+    def _measure(
+        self,
+        ctx: ScenarioContext,
+        model: Served,
+        params: HttpSpeculativeParams,
+        artifacts: dict[str, object],
+        target: Baseline | None,
+    ) -> ScenarioOutput:
         pairs: list[Pair] = []
         with sync_client(REQUEST_TIMEOUT_S) as client:
 
-            def send(body: Mapping[str, Any], path: str) -> StreamReply:
-                return stream(client, model.endpoint, path, body, case_end=ctx.case_end)
+            def send(endpoint: Endpoint, body: Mapping[str, Any], path: str) -> StreamReply:
+                return stream(client, endpoint, path, body, case_end=ctx.case_end)
 
             for index in range(ctx.warmup + ctx.repeats):
                 path, body = self._request(model, params, index)
-                off = {**body, **switch} if switch is not None else None
                 drafted: StreamReply | None = None
                 baseline: StreamReply | None = None
-                if off is not None and index % 2 == 1:  # the order alternates run to run
-                    baseline = send(off, path)
-                    drafted = send(body, path) if baseline.ok else None
+                if target is not None and index % 2 == 1:  # the order alternates run to run
+                    baseline = send(target.endpoint, {**body, **target.fields}, path)
+                    drafted = send(model.endpoint, body, path) if baseline.ok else None
                 else:
-                    drafted = send(body, path)
-                    baseline = send(off, path) if off is not None and drafted.ok else None
+                    drafted = send(model.endpoint, body, path)
+                    if target is not None and drafted.ok:
+                        baseline = send(target.endpoint, {**body, **target.fields}, path)
                 broken = next((r for r in (drafted, baseline) if r and not r.ok), None)
                 if broken is not None or drafted is None:
                     why = request_failure(broken) if broken else "no drafted request"

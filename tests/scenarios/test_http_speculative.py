@@ -159,7 +159,9 @@ def test_without_a_switch_the_comparison_is_left_out_and_said() -> None:
     with scripted_server(scripted("anything else")) as url:
         out = run_against(url)  # a url: server, no baseline_body: no switch known
     assert out.failures == ()
-    assert "give params.baseline_body" in str(out.artifacts["baseline"])
+    baseline = str(out.artifacts["baseline"])
+    assert baseline.startswith("none: no known per-request switch turns url's draft off")
+    assert "no twin: the load recorded no server_engine" in baseline
     names = {m.name for m in out.metrics}
     assert "http_speculative.acceptance" in names and "http_speculative.speedup" not in names
 
@@ -191,9 +193,43 @@ def test_mlx_lm_server_with_its_draft_keeps_the_greedy_output(tmp_path: Path) ->
         in (tmp_path / next(p.name for p in tmp_path.glob("server-*.log"))).read_text()
     )
     assert out.failures == ()
-    assert out.artifacts["baseline"] == {"num_draft_tokens": 0}
+    assert out.artifacts["baseline"] == {"same server, per request": {"num_draft_tokens": 0}}
     assert str(out.artifacts["acceptance_source"]).startswith("unknown: mlx_lm.server")
     assert {m.name for m in out.metrics} >= {
         "http_speculative.speedup",
         "http_speculative.decode_tps",
     }
+
+
+def test_no_twin_without_a_started_server() -> None:
+    from harness.backends.server_twin import twin_problem
+
+    assert twin_problem({"server": "http://127.0.0.1:9"}) == (
+        "the load recorded no server_engine: only a server the harness started has a twin"
+    )
+    started = {"server_engine": "llama_server", "served_file": "/m.gguf", "server_log": "/l"}
+    assert twin_problem(started) is None
+
+
+@pytest.mark.real_model
+def test_the_twin_serves_the_same_files_and_stops(tmp_path: Path) -> None:
+    from harness.backends.openai_client import get, sync_client
+    from harness.backends.server_twin import undrafted_twin
+    from harness.models.catalog import find_embedded
+
+    found = find_embedded("zoo/llama")
+    if found is None or not found.prepared:
+        pytest.skip("needs zoo/llama prepared")
+    details = {
+        "server_engine": "mlx_lm",
+        "served_file": str(found.path),
+        "server_args": ["--prompt-cache-size", "0"],
+        "server_log": str(tmp_path / "server-mlx_lm-1.log"),
+    }
+    with undrafted_twin(details) as endpoint, sync_client(30.0) as client:
+        assert get(client, endpoint, "/v1/models").ok
+    (log,) = tmp_path.glob("server-mlx_lm-*-twin.log")
+    argv = log.read_text().splitlines()[0]
+    assert "--prompt-cache-size 0" in argv and "--draft-model" not in argv
+    with sync_client(5.0) as client:
+        assert not get(client, endpoint, "/v1/models").ok  # stopped with the block
