@@ -3,9 +3,9 @@
 in-process ``speculative``: the draft must not change the greedy output.
 
 Per run, the same streamed greedy request twice, side by side, the order alternating: as the
-server serves it (drafted), and with the draft turned off for that one request (the baseline:
-:mod:`harness.scenarios.http_draft` names the switch per engine; mlx_lm.server's
-``num_draft_tokens: 0``). Then:
+server serves it (drafted), and without the draft (the baseline: the same server with the draft
+turned off for that one request, :mod:`harness.scenarios.http_draft` naming the switch per
+engine, mlx_lm.server's ``num_draft_tokens: 0``; else a twin server, below). Then:
 
 - the two texts must be identical: a difference fails the case, naming the first differing
   token (by the model's tokenizer) and both texts from there (escaped);
