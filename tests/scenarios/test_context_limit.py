@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.backends.base import LoadInfo
+from harness.backends.base import BackendError, LoadInfo
 from harness.backends.http import ServedModel
 from harness.backends.openai_client import Endpoint
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
@@ -212,3 +212,58 @@ def test_llama_server_context_shift_is_caught(tmp_path: Path) -> None:
         "exceeds the available context size (256 tokens)" in out.artifacts["probes"]["past_window"]
     )
     assert [f.split(":")[0] for f in out.failures] == ["silently shifted past the window"]
+
+
+class InProcessModel:
+    """A text model in process with a 64-token window in its config.json: it computes past the
+    window (as mlx-lm does), or with ``refuses`` raises a BackendError there."""
+
+    eos_token_ids = frozenset({0})
+
+    def __init__(self, path: Path, refuses: bool = False) -> None:
+        self.path = path
+        self.refuses = refuses
+
+    def encode(self, text: str) -> list[int]:
+        return [len(w) + 1 for w in text.split()]
+
+    def decode(self, tokens: Any) -> str:
+        return " ".join("x" * t for t in tokens)
+
+    def chat_tokens(self, messages: Any, *, tools: Any = None) -> list[int]:
+        return [1]
+
+    def stream_tokens(self, prompt: Any, *, max_tokens: int, **_: Any) -> Any:
+        for step in range(max_tokens):
+            if self.refuses and len(prompt) + step >= 64:
+                raise BackendError(f"position {len(prompt) + step} past the 64 the model has")
+            yield 5
+
+    def vocab_size(self) -> int:
+        return 100
+
+
+@pytest.mark.parametrize(
+    ("refuses", "outcomes", "failed"),
+    [
+        (
+            False,
+            {"inside": "ok", "past_window": "accepted", "generation_past_window": "accepted"},
+            False,
+        ),
+        (True, {"inside": "ok", "past_window": "error", "generation_past_window": "error"}, False),
+    ],
+)
+def test_in_process_the_window_comes_from_the_model_files(
+    tmp_path: Path, refuses: bool, outcomes: dict[str, str], failed: bool
+) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 64}))
+    model = InProcessModel(tmp_path, refuses)
+    ctx = ScenarioContext(model, LoadInfo(0.0, 0, "cpu"), 1, 0, lambda: (model, None))  # type: ignore[arg-type,return-value]
+    out = SCENARIO.run(ctx, ContextLimitParams(max_tokens=4, margin_tokens=8, overrun_tokens=8))
+    assert out.artifacts["outcomes"] == outcomes
+    assert out.artifacts["require"] == "no_silent_loss"  # the in-process default
+    assert bool(out.failures) is failed
+    assert ("finding" in out.artifacts) is not refuses
+    strict = SCENARIO.run(ctx, ContextLimitParams(max_tokens=4, margin_tokens=8, require="error"))
+    assert bool(strict.failures) is not refuses  # accepted fails under require: error
