@@ -29,7 +29,7 @@ from harness.backends.base import (
     SpeechChunk,
 )
 from harness.backends.openai_client import Endpoint, Reply, get, sync_client
-from harness.backends.server_engines import ServerEngine, launch
+from harness.backends.server_engines import Draft, ServerEngine, launch
 from harness.backends.server_memory import (
     Listener,
     find_listener,
@@ -171,9 +171,12 @@ class HttpBackend:
         if server.engine is None or path is None:
             raise BackendError("a serve: model needs a local model (path:, embedded: or hub:)")
         engine = ServerEngine(server.engine)
+        if server.draft_problem is not None:
+            raise BackendError(server.draft_problem)
+        draft = Draft(Path(server.draft), server.draft_tokens) if server.draft else None
         port = free_port()
         launched = launch(
-            engine, path, port, server.args, log_dir / "server-state", dict(server.env)
+            engine, path, port, server.args, log_dir / "server-state", dict(server.env), draft
         )
         log = log_dir / f"server-{engine.value}-{port}.log"
         process = ServerProcess(launched.command, log)
@@ -195,6 +198,9 @@ class HttpBackend:
                 "served_file": str(launched.served_file),
                 "server_log": str(log),
                 "server_pid": process.pid,
+                "server_engine": engine.value,
+                "server_args": list(server.args),
+                **({"server_draft": str(draft.path)} if draft is not None else {}),
             },
         )
         return model, info

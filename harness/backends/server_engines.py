@@ -75,6 +75,31 @@ def llama_server_binary() -> Path:
     return found
 
 
+@dataclass(frozen=True)
+class Draft:
+    """A draft model for speculative decoding (``serve: {draft: ...}``): its folder or file,
+    and the tokens it proposes a round (None: the engine's default)."""
+
+    path: Path
+    tokens: int | None = None
+
+
+def draft_args(engine: ServerEngine, draft: Draft) -> tuple[str, ...]:
+    """The flags that give ``engine`` the draft: mlx_lm.server ``--draft-model DIR
+    [--num-draft-tokens N]``; llama-server ``-md FILE.gguf --spec-type draft-simple
+    [--spec-draft-n-max N]`` (without ``--spec-type`` llama-server loads the draft and never
+    uses it)."""
+    if engine is ServerEngine.MLX_LM:
+        argv: tuple[str, ...] = ("--draft-model", str(draft.path))
+        count = ("--num-draft-tokens",)
+    elif engine is ServerEngine.LLAMA_SERVER:
+        argv = ("-md", str(gguf_of(draft.path)), "--spec-type", "draft-simple")
+        count = ("--spec-draft-n-max",)
+    else:
+        raise BackendError(f"{engine.label} takes no draft model (mlx_lm and llama_server do)")
+    return argv if draft.tokens is None else (*argv, *count, str(draft.tokens))
+
+
 def launch(
     engine: ServerEngine,
     path: Path,
@@ -82,9 +107,13 @@ def launch(
     args: Sequence[str],
     state_dir: Path,
     extra_env: Mapping[str, str] | None = None,
+    draft: Draft | None = None,
 ) -> EngineLaunch:
     """The command that serves ``path`` with ``engine`` on ``127.0.0.1:port`` (``extra_env``:
-    the suite's environment for it, over the harness's own)."""
+    the suite's environment for it, over the harness's own; ``draft``: a draft model, its
+    flags before the suite's ``args``)."""
+    if draft is not None:
+        args = (*draft_args(engine, draft), *args)
     found = _launch(engine, path, port, args, state_dir)
     if not extra_env:
         return found

@@ -90,6 +90,9 @@ class ServerRef:
     api_key_env: str | None = None  # environment variable holding its API key
     request_model: str | None = None  # the ``model`` its requests name (None: the default)
     startup_timeout_s: float = 300.0
+    draft: str | None = None  # the draft model's folder or file (``serve: {draft: ...}``)
+    draft_problem: str | None = None  # why the suite's draft did not resolve (the load fails)
+    draft_tokens: int | None = None  # tokens the draft proposes a round (None: the default)
 
     @property
     def label(self) -> str:

@@ -20,6 +20,8 @@ from harness.probe import ProbeError, detect_stack, probe_model
 from harness.probe.source import installed_versions
 from harness.results.ci_policy import FailOn
 from harness.scenarios import SCENARIOS
+from harness.scenarios.model_ref import ModelRef as DraftRef
+from harness.scenarios.model_ref import ModelRefError, model_ref_path
 from harness.spec.fields import names_model
 from harness.spec.gates import parse_gate
 from harness.spec.ledger import expectation_for, ledger_entries, needs_family, needs_versions
@@ -103,17 +105,31 @@ def _model_ref(sourced: SourcedModel, allow_download: bool) -> tuple[ModelRef, s
 
 def _server_ref(entry: ModelEntry) -> ServerRef | None:
     if entry.serve is not None:
+        draft, problem = _draft_path(entry.serve.draft)
         return ServerRef(
             engine=entry.serve.engine.value,
             args=tuple(entry.serve.args),
             env=tuple(sorted(entry.serve.env.items())),
             startup_timeout_s=entry.serve.startup_timeout_s,
+            draft=draft,
+            draft_problem=problem,
+            draft_tokens=entry.serve.draft_tokens,
         )
     if entry.url is not None:
         return ServerRef(
             url=entry.url, api_key_env=entry.api_key_env, request_model=entry.served_model
         )
     return None
+
+
+def _draft_path(ref: DraftRef | None) -> tuple[str | None, str | None]:
+    """The served draft's folder or file, or why it does not resolve (the load fails with it)."""
+    if ref is None:
+        return None, None
+    try:
+        return str(model_ref_path(ref, "serve draft")), None
+    except ModelRefError as exc:
+        return None, str(exc)
 
 
 def _families(refs: Sequence[ModelRef]) -> dict[str, str | None]:

@@ -19,6 +19,7 @@ from harness.core.value_errors import value_error
 from harness.probe.types import Capability
 from harness.probe.types import Library as ProbeBackend
 from harness.results.ci_policy import FailOn
+from harness.scenarios.model_ref import ModelRef as DraftRef
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 from harness.spec.marker_names import tag_problem
 from harness.spec.pin_sets import PinSet, unique_names
@@ -162,6 +163,9 @@ class ServeEngine(str, Enum):
     MLX_AUDIO = "mlx_audio"  # mlx_audio.server (speech: transcriptions and speech)
 
 
+DRAFT_ENGINES = frozenset({ServeEngine.MLX_LM, ServeEngine.LLAMA_SERVER})
+
+
 class Serve(Strict):
     """Start a server for the model on a free loopback port and run its cases over HTTP."""
 
@@ -175,11 +179,35 @@ class Serve(Strict):
         default_factory=dict, description="extra environment variables for the server"
     )
     startup_timeout_s: float = Field(300.0, gt=0, description="time allowed to become healthy")
+    draft: DraftRef | None = Field(
+        None,
+        description="a draft model for speculative decoding (mlx_lm, llama_server): "
+        "`embedded: NAME` or `path: DIR`; mlx_lm gets --draft-model DIR, llama_server -md "
+        "FILE.gguf --spec-type draft-simple",
+    )
+    draft_tokens: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="tokens the draft proposes a round (mlx_lm --num-draft-tokens, "
+        "llama_server --spec-draft-n-max); unset: the engine's default",
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _shorthand(cls, value: Any) -> Any:
         return {"engine": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _draft_engine(self) -> Serve:
+        if self.draft is not None and self.engine not in DRAFT_ENGINES:
+            raise value_error(
+                f"serve engine {self.engine.value} takes no draft",
+                "a draft model works with mlx_lm and llama_server",
+            )
+        if self.draft_tokens is not None and self.draft is None:
+            raise value_error("'draft_tokens' needs a 'draft'", "name the draft model")
+        return self
 
 
 def _check_url(url: str) -> None:
