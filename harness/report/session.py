@@ -147,11 +147,12 @@ def _chart(result: CaseResult, rows: Sequence[Mapping[str, Any]], key: str) -> C
 
 def _notes(result: CaseResult, rows: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     notes = list(result.reason.split("\n")) if result.reason else []
+    reference = result.artifacts.get("reference")
     if rows and all(row.get("identical") is None for row in rows):
-        notes.append(
-            "answers with and without the cache not compared: the engine cannot skip its "
-            "prompt cache for one request"
-        )
+        why = reference if isinstance(reference, str) else "no cache-less answer to compare"
+        notes.append(f"answers with and without the cache not compared ({why})")
+    elif isinstance(reference, str):
+        notes.append(f"answers without the cache from {reference}")
     rewritten = [row for row in rows if row.get("history_rewritten_at")]
     if rewritten:
         first = rewritten[0]

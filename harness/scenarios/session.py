@@ -50,7 +50,14 @@ from harness.scenarios.session_script import (
     generated_session,
     sessions_from_file,
 )
-from harness.scenarios.session_served import OutOfTime, ServedReplay, TurnFailed
+from harness.scenarios.session_served import (
+    OutOfTime,
+    Reference,
+    ServedReplay,
+    TurnFailed,
+    no_cache_fields,
+    twin_args,
+)
 
 PREFIX = "session"
 TTFT = MetricSpec(
@@ -147,17 +154,27 @@ class SessionScenario(BaseScenario[SessionParams]):
             return ScenarioOutput((), failures=(str(exc),))
         replays: list[list[list[TurnResult]]] = []  # [replay][session][turn]
         timed_out = None
+        artifacts: dict[str, Any] = {
+            "engine": model.engine if isinstance(model, Served) else ctx.backend,
+            "sessions": _sources(sessions),
+        }
         try:
-            for index in range(ctx.warmup + ctx.repeats):
-                nonce = secrets.token_hex(3)
-                done = [
-                    list(self._replay(ctx, model, s.with_nonce(nonce), params, index))
-                    for s in sessions
-                ]
-                replays.append(done)
-                ctx.run_done(None)
+            with contextlib.ExitStack() as stack:
+                reference = None
+                if isinstance(model, Served) and params.check_identical:
+                    reference, artifacts["reference"] = _reference(ctx, model, stack)
+                for index in range(ctx.warmup + ctx.repeats):
+                    nonce = secrets.token_hex(3)
+                    done = [
+                        list(
+                            self._replay(ctx, model, s.with_nonce(nonce), params, index, reference)
+                        )
+                        for s in sessions
+                    ]
+                    replays.append(done)
+                    ctx.run_done(None)
         except TurnFailed as exc:
-            return ScenarioOutput((), {"sessions": _sources(sessions)}, failures=(str(exc),))
+            return ScenarioOutput((), artifacts, failures=(str(exc),))
         except OutOfTime as exc:  # what the whole replays measured is kept
             timed_out = (
                 f"the case's time limit (timeout_s) ran out in replay {len(replays) + 1} of "
@@ -168,11 +185,7 @@ class SessionScenario(BaseScenario[SessionParams]):
                 (), skip_reason=f"capability_mismatch: {exc}; give a model with a chat template"
             )
         measured = replays[ctx.warmup :]
-        artifacts = {
-            "engine": model.engine if isinstance(model, Served) else ctx.backend,
-            "sessions": _sources(sessions),
-            "turns": [_turn_rows(measured, i, params) for i in range(len(sessions))],
-        }
+        artifacts["turns"] = [_turn_rows(measured, i, params) for i in range(len(sessions))]
         failures = tuple(_failures(replays, params))
         return ScenarioOutput(_metrics(measured), artifacts, failures, timed_out=timed_out)
 
@@ -183,6 +196,7 @@ class SessionScenario(BaseScenario[SessionParams]):
         session: Session,
         params: SessionParams,
         index: int,
+        reference: Reference | None,
     ) -> Iterator[TurnResult]:
         count = len(session.request_points)
         turns = min(params.turns or count, count)
@@ -195,7 +209,7 @@ class SessionScenario(BaseScenario[SessionParams]):
                     session,
                     client,
                     max_tokens=params.max_tokens,
-                    check_identical=params.check_identical,
+                    reference=reference,
                     case_end=ctx.case_end,
                 ).turn
             else:
@@ -205,6 +219,31 @@ class SessionScenario(BaseScenario[SessionParams]):
                 if left is not None and left <= 0:
                     raise OutOfTime(f"before turn {turn + 1}")
                 yield replay(turn, (turn + index) % 2 == 0)
+
+
+def _reference(
+    ctx: ScenarioContext, model: Served, stack: contextlib.ExitStack
+) -> tuple[Reference | None, str]:
+    """Where the turns are answered without the cache, and what the record says of it; a twin
+    is started on ``stack`` (stopped with the case). :class:`TurnFailed` when it cannot start."""
+    fields = no_cache_fields(model.engine)
+    if fields is not None:
+        shown = ", ".join(f"{k}: {str(v).lower()}" for k, v in fields.items())
+        return Reference(model.endpoint, f"the same server, {shown}", fields), shown
+    from harness.backends.server_twin import twin_problem, undrafted_twin
+
+    details = ctx.load_info.details
+    extra = twin_args(str(details.get("server_engine", "")))
+    problem = twin_problem(details)
+    if extra is None or problem is not None:
+        why = problem or f"{model.engine} has no way to answer without its prompt cache"
+        return None, f"not checked: {why}"
+    try:
+        endpoint = stack.enter_context(undrafted_twin(details, extra_args=extra))
+    except BackendError as exc:
+        raise TurnFailed(f"the cache-less twin server: {exc}") from None
+    label = f"a twin server of the same files{' with ' + ' '.join(extra) if extra else ''}"
+    return Reference(endpoint, label), label
 
 
 def _local(model: PromptCaching, session: Session, params: SessionParams) -> Replay:

@@ -8,19 +8,23 @@ prompt (as the server counted it): the conversation only grows. A chat template 
 the earlier turns differently on the next one (Qwen3's dropped ``<think>`` blocks) makes that
 less; the in-process case on the same files names the token where it happens.
 
-Answers with and without the cache are compared where the engine can skip its cache for one
-request (llama-server: ``cache_prompt: false``); mlx_lm.server cannot, so its turns say "not
-checked" rather than pass.
+Answers with and without the cache are compared against a :class:`Reference`: the same server
+told to skip its cache for that request where the engine can (llama-server: ``cache_prompt:
+false``), else a twin server of the same files that keeps no cache, started by the case
+(:mod:`harness.backends.server_twin`: mlx_lm.server with ``--prompt-cache-size 0``; mlx_vlm.server
+without its ``APC_ENABLED``); a server the harness did not start (``url:``) has no twin, so its
+turns say "not checked" rather than pass.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.backends.base import Served
-from harness.backends.openai_client import StreamReply, request_failure, stream
+from harness.backends.openai_client import Endpoint, StreamReply, request_failure, stream
 from harness.core.visible_text import visible
 from harness.scenarios.server_timings import cached_tokens, read_timings
 from harness.scenarios.session_reuse import TurnResult, TurnReuse
@@ -40,10 +44,26 @@ class OutOfTime(Exception):
     """The case's time limit came before the session's end: one line."""
 
 
+@dataclass(frozen=True)
+class Reference:
+    """Where a turn is answered without the prompt cache: an endpoint and the request fields
+    that say so; ``label`` for the record."""
+
+    endpoint: Endpoint
+    label: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
 def no_cache_fields(engine: str) -> Mapping[str, Any] | None:
     """The request fields that make ``engine`` answer one request without its prompt cache
     (None: it has none)."""
     return {"cache_prompt": False} if engine.startswith("llama-server") else None
+
+
+def twin_args(server_engine: str) -> list[str] | None:
+    """The extra arguments of a twin of a ``server_engine`` (the load's record) that keeps no
+    prompt cache (None: no twin makes one)."""
+    return {"mlx_lm": ["--prompt-cache-size", "0"], "mlx_vlm": []}.get(server_engine)
 
 
 def first_token_s(reply: StreamReply) -> float | None:
@@ -89,18 +109,24 @@ class ServedReplay:
         client: httpx.Client,
         *,
         max_tokens: int,
-        check_identical: bool,
+        reference: Reference | None,
         case_end: float | None,
     ) -> None:
         self.model = model
         self.session = session
         self.client = client
         self.max_tokens = max_tokens
-        self.no_cache = no_cache_fields(model.engine) if check_identical else None
+        self.reference = reference
         self.case_end = case_end
         self.previous_prompt = 0
 
-    def _send(self, turn: int, extra: Mapping[str, Any] | None = None) -> StreamReply:
+    def _cold(self, turn: int) -> StreamReply:
+        assert self.reference is not None
+        return self._send(turn, self.reference.fields, self.reference.endpoint)
+
+    def _send(
+        self, turn: int, extra: Mapping[str, Any] | None = None, endpoint: Endpoint | None = None
+    ) -> StreamReply:
         body: dict[str, Any] = {
             "messages": self.session.prompt(turn),
             "max_tokens": self.max_tokens,
@@ -109,17 +135,18 @@ class ServedReplay:
         if self.session.tools:
             body["tools"] = list(self.session.tools)
         body.update(extra or {})
-        reply = stream(self.client, self.model.endpoint, CHAT, body, case_end=self.case_end)
+        where = endpoint or self.model.endpoint
+        reply = stream(self.client, where, CHAT, body, case_end=self.case_end)
         if not reply.ok:
             line = f"turn {turn + 1}: {request_failure(reply, 'chat')}"
             raise OutOfTime(line) if reply.out_of_case_time else TurnFailed(line)
         return reply
 
     def turn(self, turn: int, cold_first: bool) -> TurnResult:
-        cold = self._send(turn, self.no_cache) if self.no_cache and cold_first else None
+        cold = self._cold(turn) if self.reference and cold_first else None
         warm = self._send(turn)
-        if self.no_cache and cold is None:
-            cold = self._send(turn, self.no_cache)
+        if self.reference and cold is None:
+            cold = self._cold(turn)
         total = prompt_tokens(warm)
         reused = cached_tokens(read_timings(warm.timings), warm.usage)
         prompt = total if total is not None else 0

@@ -35,6 +35,7 @@ from harness.scenarios.session_script import (
     sessions_from_file,
     template_messages,
 )
+from harness.scenarios.session_served import no_cache_fields, twin_args
 from tests.servers.planted_openai import make_server
 from tests.servers.planted_requests import Plant
 from tests.servers.toy_model import MODEL_ID
@@ -320,7 +321,25 @@ def test_a_server_that_reuses_each_turn_passes(planted: str) -> None:
     assert out.failures == (), out.failures
     turns = _turns(out)
     assert all(t["reused_tokens"] >= t["reusable_tokens"] - 16 for t in turns[1:])
-    assert all(t["identical"] is None for t in turns)  # no per-request switch: not checked
+    assert all(t["identical"] is None for t in turns)  # a url: server has no twin: not checked
+    assert str(out.artifacts["reference"]).startswith("not checked: the load recorded no ")
+
+
+# (engine as served, the load's server_engine, request fields, twin arguments)
+REFERENCES = [
+    ("llama-server version: 1 (abc)", "llama_server", {"cache_prompt": False}, None),
+    ("mlx_lm.server 0.32.2", "mlx_lm", None, ["--prompt-cache-size", "0"]),
+    ("mlx_vlm.server 0.7.10", "mlx_vlm", None, []),  # its cache needs APC_ENABLED; twins have none
+    ("mlx_audio.server", "mlx_audio", None, None),
+]
+
+
+@pytest.mark.parametrize(("engine", "server_engine", "fields", "twin"), REFERENCES)
+def test_each_engine_answers_without_its_cache_its_own_way(
+    engine: str, server_engine: str, fields: object, twin: object
+) -> None:
+    assert no_cache_fields(engine) == fields
+    assert twin_args(server_engine) == twin
 
 
 @pytest.mark.parametrize("planted", [Plant.NO_CACHED_TOKENS], indirect=True)
