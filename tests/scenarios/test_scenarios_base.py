@@ -13,8 +13,10 @@ from harness.probe.types import Capability
 from harness.scenarios import SCENARIOS
 from harness.scenarios.api_contracts import ApiContractsParams
 from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioContext, lacks
+from harness.scenarios.context_limit import ContextLimitParams
 from harness.scenarios.greedy_text import GreedyTextParams
 from harness.scenarios.http_prompt_cache import HttpPromptCacheParams
+from harness.scenarios.http_speculative import HttpSpeculativeParams
 from harness.scenarios.http_throughput import HttpThroughputParams
 from harness.scenarios.kv_sweep import KVSweepParams
 from harness.scenarios.load import LoadParams
@@ -54,6 +56,9 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("structured_output", StructuredOutputParams, set(), set()),
     # in process (a prompt cache) or served (HTTP): either will do, checked when it runs
     ("session", SessionParams, set(), set()),
+    # in process (text generation) or served (HTTP): either will do, checked when it runs
+    ("context_limit", ContextLimitParams, set(), set()),
+    ("http_speculative", HttpSpeculativeParams, set(), {BackendCapability.HTTP}),
     # a quantized cache is an optional protocol of the model (KVQuantizedRuns), checked when run
     ("kv_sweep", KVSweepParams, {Capability.TEXT}, {TEXT}),
     ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
