@@ -143,6 +143,10 @@ class ServedReplay:
         return reply
 
     def turn(self, turn: int, cold_first: bool) -> TurnResult:
+        # the same server answering without its cache still leaves that answer in its slot:
+        # the turn itself goes first there, so what it reuses is what the last turn left
+        same_server = self.reference is not None and self.reference.endpoint == self.model.endpoint
+        cold_first = cold_first and not same_server
         cold = self._cold(turn) if self.reference and cold_first else None
         warm = self._send(turn)
         if self.reference and cold is None:
