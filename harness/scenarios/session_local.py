@@ -11,9 +11,8 @@ the turn's cold figure. After each turn the cache must hold exactly the tokens w
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from harness.backends.base import PromptCaching
@@ -26,28 +25,11 @@ from harness.scenarios.session_reuse import (
     reusable_tokens,
 )
 from harness.scenarios.session_script import Session, template_messages
+from harness.scenarios.token_timing import Stamped, stamped
 
 
-@dataclass(frozen=True)
-class Timed:
-    tokens: list[int]
-    ttft_s: float | None
-    decode_tps: float | None
-
-
-def timed(steps: Iterator[int]) -> Timed:
-    """Drain a token stream, timing the first token and the rest."""
-    start = time.perf_counter()
-    stamps: list[float] = []
-    tokens: list[int] = []
-    for token in steps:
-        stamps.append(time.perf_counter() - start)
-        tokens.append(token)
-    ttft = stamps[0] if stamps else None
-    decode = None
-    if len(stamps) >= 2 and stamps[-1] > stamps[0]:
-        decode = (len(stamps) - 1) / (stamps[-1] - stamps[0])
-    return Timed(tokens, ttft, decode)
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def shown(model: PromptCaching, token: int | None) -> str:
@@ -81,23 +63,23 @@ class LocalReplay:
         parted = self._parted(prompt) if turn else None
         reused, miss_reason, fault = self._reuse(reusable)
         cold = self._cold(prompt) if self.check_identical and cold_first else None
-        warm = timed(
+        warm = stamped(
             self.model.generate_cached(self.cache, prompt[reused:], max_tokens=self.max_tokens)
         )
         if self.check_identical and cold is None:
             cold = self._cold(prompt)
         held = self.model.cache_offset(self.cache)
-        self.held = (prompt + warm.tokens)[:held]
+        self.held = (prompt + list(warm.tokens))[:held]
         self.previous = prompt
         identical, differs = self._same(warm.tokens, cold.tokens) if cold else (None, None)
         return TurnResult(
             turn=turn + 1,
             kind=self.session.turn_kind(turn),
             reuse=TurnReuse(len(prompt), reusable, reused),
-            ttft_s=warm.ttft_s,
-            decode_tps=warm.decode_tps,
+            ttft_s=_finite(warm.ttft_s),
+            decode_tps=_finite(warm.decode_tps),
             answer=self.model.decode(warm.tokens),
-            cold_ttft_s=cold.ttft_s if cold else None,
+            cold_ttft_s=_finite(cold.ttft_s) if cold else None,
             identical=identical,
             differs_at=differs,
             departure=departure,
@@ -135,11 +117,11 @@ class LocalReplay:
             f"{shown(self.model, new)}"
         )
 
-    def _cold(self, prompt: list[int]) -> Timed:
+    def _cold(self, prompt: list[int]) -> Stamped:
         fresh = self.model.make_cache()
-        return timed(self.model.generate_cached(fresh, prompt, max_tokens=self.max_tokens))
+        return stamped(self.model.generate_cached(fresh, prompt, max_tokens=self.max_tokens))
 
-    def _same(self, warm: list[int], cold: list[int]) -> tuple[bool, str | None]:
+    def _same(self, warm: Sequence[int], cold: Sequence[int]) -> tuple[bool, str | None]:
         at = common_prefix(warm, cold)
         if at == len(warm) == len(cold):
             return True, None

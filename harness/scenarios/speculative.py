@@ -24,7 +24,6 @@ through the chat template, one per run in turn (a real model drafts its chat ans
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -48,6 +47,7 @@ from harness.scenarios.base import (
 from harness.scenarios.draft_checks import Acceptance, Mismatch, acceptance, first_mismatch
 from harness.scenarios.model_ref import ModelRef, ModelRefError, model_ref_path
 from harness.scenarios.prompts import text_prompt
+from harness.scenarios.token_timing import Stamped, stamped
 
 DECODE = MetricSpec(
     "speculative.decode_tps", Unit.TOKENS_PER_SECOND, True, "decode tokens/s with the draft"
@@ -122,54 +122,33 @@ class SpeculativeParams(Params):
 
 
 @dataclass(frozen=True)
-class Timed:
+class Timed(Stamped):
     """One request: its tokens, the time (s) each was ready since the call, and which the
     draft proposed (empty without a draft)."""
 
-    tokens: tuple[int, ...]
-    stamps: tuple[float, ...]
     from_draft: tuple[bool, ...] = ()
-
-    @property
-    def ttft_s(self) -> float:
-        return self.stamps[0] if self.stamps else float("nan")
-
-    @property
-    def e2e_s(self) -> float:
-        return self.stamps[-1] if self.stamps else float("nan")
-
-    @property
-    def decode_tps(self) -> float:
-        if len(self.stamps) < 2 or self.stamps[-1] <= self.stamps[0]:
-            return float("nan")
-        return (len(self.stamps) - 1) / (self.stamps[-1] - self.stamps[0])
 
 
 def baseline_request(model: LoadedModel, prompt: list[int], gen_tokens: int) -> Timed:
-    start = time.perf_counter()
-    tokens: list[int] = []
-    stamps: list[float] = []
-    for token in model.stream_tokens(prompt, max_tokens=gen_tokens, ignore_eos=True):
-        stamps.append(time.perf_counter() - start)
-        tokens.append(token)
-    return Timed(tuple(tokens), tuple(stamps))
+    run = stamped(model.stream_tokens(prompt, max_tokens=gen_tokens, ignore_eos=True))
+    return Timed(run.tokens, run.stamps)
 
 
 def drafted_request(
     model: DraftDecoding, draft: object, prompt: list[int], params: SpeculativeParams
 ) -> Timed:
-    start = time.perf_counter()
-    tokens: list[int] = []
-    stamps: list[float] = []
     flags: list[bool] = []
     steps = model.stream_drafted(
         prompt, draft, max_tokens=params.gen_tokens, num_draft_tokens=params.num_draft_tokens
     )
-    for step in steps:
-        stamps.append(time.perf_counter() - start)
-        tokens.append(step.token)
-        flags.append(step.from_draft)
-    return Timed(tuple(tokens), tuple(stamps), tuple(flags))
+
+    def tokens() -> Iterator[int]:
+        for step in steps:
+            flags.append(step.from_draft)
+            yield step.token
+
+    run = stamped(tokens())
+    return Timed(run.tokens, run.stamps, tuple(flags))
 
 
 @dataclass(frozen=True)

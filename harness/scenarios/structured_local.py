@@ -4,27 +4,22 @@ greedily with the backend's constrained decoding (:class:`ConstrainedDecoding`) 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from harness.backends.base import ConstrainedDecoding
-from harness.scenarios.structured_pairs import Answer, decode_rate
+from harness.scenarios.structured_pairs import Answer
+from harness.scenarios.token_timing import stamped
 
 
 def timed(model: ConstrainedDecoding, tokens: Iterator[int], max_tokens: int) -> Answer:
-    start = time.perf_counter()
-    out: list[int] = []
-    stamps: list[float] = []
-    for token in tokens:
-        stamps.append(time.perf_counter() - start)
-        out.append(token)
+    run = stamped(tokens)
     return Answer(
-        text=model.decode(out),
-        tokens=len(out),
-        cut=len(out) >= max_tokens,
-        ttft_s=stamps[0] if stamps else float("nan"),
-        decode_tps=decode_rate(stamps),
+        text=model.decode(run.tokens),
+        tokens=len(run.tokens),
+        cut=len(run.tokens) >= max_tokens,
+        ttft_s=run.ttft_s,
+        decode_tps=run.decode_tps,
     )
 
 

@@ -12,7 +12,7 @@ constrained token takes, in unconstrained tokens: 1 costs nothing, above 1 slows
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.core.visible_text import visible
@@ -40,13 +40,6 @@ class Answer:
     @property
     def rejected(self) -> bool:
         return self.status is not None and 400 <= self.status < 500
-
-
-def decode_rate(stamps: Sequence[float]) -> float:
-    """(tokens - 1) / (last - first) for tokens ready at ``stamps`` (NaN under two)."""
-    if len(stamps) < 2 or stamps[-1] <= stamps[0]:
-        return math.nan
-    return (len(stamps) - 1) / (stamps[-1] - stamps[0])
 
 
 @dataclass(frozen=True)
