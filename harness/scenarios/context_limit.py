@@ -25,6 +25,7 @@ enforces no window in process: a case there records ``accepted``).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import ClassVar, Literal, Protocol
 
@@ -130,7 +131,9 @@ class ContextLimit(BaseScenario[ContextLimitParams]):
                 skip_reason="no context window known: the server tells none and the model "
                 "files state none; set params: {context_tokens: N}",
             )
-        return judge(sender, window, require, params)
+        output = judge(sender, window, require, params)
+        engine = model.engine if isinstance(model, Served) else "in process"
+        return dataclasses.replace(output, artifacts={"engine": engine, **output.artifacts})
 
 
 def judge(

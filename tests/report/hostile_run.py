@@ -326,6 +326,38 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
         ),
         _case(
             text,
+            "http_speculative",
+            Status.FAILED,
+            reason=text,
+            metrics=(
+                _metric("http_speculative.acceptance", Unit.RATIO, 1.0),
+                _metric("http_speculative.speedup", Unit.RATIO, 0.5, 0.6),
+            ),
+            artifacts={
+                "engine": text,
+                "draft": text,
+                "acceptance_source": text,
+                "accepted_tokens": [3],
+                "drafted_tokens": [3],
+                "first_mismatch": {"run": 1, "text": text},
+                "baseline": text,
+            },
+        ),
+        _case(
+            text,
+            "context_limit",
+            Status.FAILED,
+            reason=text,
+            metrics=(_metric("context_limit.window_tokens", Unit.TOKENS, 256.0),),
+            artifacts={
+                "engine": text,
+                "outcomes": {"inside": text, "past_window": "shifted", text: text},
+                "probes": {"inside": text, "past_window": text},
+                "finding": text,
+            },
+        ),
+        _case(
+            text,
             "toolcalls_corpus",
             Status.PASSED,
             artifacts={

@@ -187,8 +187,8 @@ def realistic_run(*, finished: bool = True) -> RunRecord:
                 model,
                 "prompt_cache",
                 metrics=[
-                    metric("speculative.acceptance", Unit.RATIO, 3.1, 3.3, 3.2),
-                    metric("speculative.draft_tokens", Unit.TOKENS, 1920, 1920, 1920),
+                    metric("plugin_draft.acceptance", Unit.RATIO, 3.1, 3.3, 3.2),
+                    metric("plugin_draft.draft_tokens", Unit.TOKENS, 1920, 1920, 1920),
                 ],
             )
         )

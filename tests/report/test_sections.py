@@ -222,7 +222,7 @@ def test_other_metrics_catch_what_no_section_shows() -> None:
     data = unclaimed.build(realistic_run(), claims)
     assert data is not None
     names = {c.text for c in column(data.table, "metric")}
-    assert names == {"speculative.acceptance", "speculative.draft_tokens"}
+    assert names == {"plugin_draft.acceptance", "plugin_draft.draft_tokens"}  # no section claims
     assert unclaimed.build(make_run([case("m", "t")]), claims) is None
 
 

@@ -1,0 +1,81 @@
+"""Context limits section: one row per case, what the engine did with a request just inside its
+context window, one past it, and one whose answer runs past it: refused (the only safe answer
+past the window), stopped at the window, or silently truncated, shifted or computed past a
+window nothing enforces. The numbers behind each outcome are one hover away."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from harness.core.types import CaseResult, RunRecord
+from harness.report.formatting import MISSING, status_css, status_label
+from harness.report.sections import Section
+from harness.report.table import Cell, Column, Table, stats
+from harness.scenarios import context_limit as cl
+from harness.scenarios.context_outcome import Outcome, Probe
+
+PREFIX = f"{cl.SCENARIO.name}."
+SAFE = {Outcome.OK.value, Outcome.ERROR.value, Outcome.STOPPED.value}
+LOST = {Outcome.TRUNCATED.value, Outcome.SHIFTED.value, Outcome.NO_ANSWER.value}
+
+
+@dataclass(frozen=True)
+class ContextLimits:
+    table: Table
+    findings: tuple[str, ...]  # the cases' findings and reasons, one line each (untrusted)
+
+
+def _outcome(result: CaseResult, probe: Probe) -> Cell:
+    outcomes = result.artifacts.get("outcomes")
+    probes = result.artifacts.get("probes")
+    value = outcomes.get(probe.value) if isinstance(outcomes, Mapping) else None
+    if not isinstance(value, str):
+        return Cell(MISSING)
+    detail = probes.get(probe.value) if isinstance(probes, Mapping) else None
+    css = "st-failed" if value in LOST else None if value in SAFE else "st-skipped"
+    return Cell(value, title=str(detail) if detail else None, css=css)
+
+
+def _window(result: CaseResult) -> Cell:
+    metric = result.metric(cl.WINDOW.name)
+    if metric is None:
+        return Cell(MISSING)
+    tokens = stats(metric).median
+    return Cell(f"{tokens:.0f}", sort=tokens)
+
+
+def build(run: RunRecord) -> ContextLimits | None:
+    results = [r for r in run.results if r.scenario == cl.SCENARIO.name]
+    if not results:
+        return None
+    columns = (
+        Column("model", css="nowrap"),
+        Column("engine"),
+        Column("window (tokens)", numeric=True, title=cl.WINDOW.description),
+        Column("status"),
+        Column("just inside", title="a prompt just inside the window"),
+        Column("past the window", title="a prompt past the window: it must be refused"),
+        Column("answer past it", title="a prompt inside whose answer runs past the window"),
+    )
+    rows = tuple(
+        (
+            Cell(r.model),
+            Cell(str(r.artifacts.get("engine") or MISSING)),
+            _window(r),
+            Cell(status_label(r.status), css=status_css(r.status)),
+            _outcome(r, Probe.INSIDE),
+            _outcome(r, Probe.PAST),
+            _outcome(r, Probe.GENERATION),
+        )
+        for r in sorted(results, key=lambda r: r.model)
+    )
+    findings = []
+    for r in results:
+        for line in (r.artifacts.get("finding"), r.reason):
+            if isinstance(line, str) and line:
+                findings.append(f"{r.model}: {line}")
+    return ContextLimits(Table(columns, rows), tuple(dict.fromkeys(findings)))
+
+
+SECTION = Section("context_limit", "Context limits", build, claims=(PREFIX,))
