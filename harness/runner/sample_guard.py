@@ -10,11 +10,13 @@ counts the model itself and so judges nothing on its own.
 
 A measured run is flagged when other processes took more than :data:`BUSY_OTHERS_PCT` of the
 machine's CPU time while it ran (runs shorter than :data:`MIN_JUDGED_S` are judged together, as
-the counters tick in 10 ms); the case is dirty when a run was flagged, the whole measured span
-was busy, the state before or after is dirty (throttled, thermal warning, on battery, Low Power
-Mode, memory pressure), or swap grew over it. The record's ``machine_state`` artifact
-(:mod:`harness.results.machine_flags` reads it) holds all of it; gates and compare refuse to
-judge a dirty case unless told to (``--allow-dirty-machine``).
+the counters tick in 10 ms, and any span needs :data:`MIN_OTHERS_CPU_S` of others' CPU time, so
+a tick or two of a kernel thread over a few milliseconds is not "busy"); the case is dirty when
+a run was flagged, the whole measured span was busy, the state before or after is dirty
+(throttled, thermal warning, on battery, Low Power Mode, memory pressure), or swap grew over it.
+The record's ``machine_state`` artifact (:mod:`harness.results.machine_flags` reads it) holds
+all of it; gates and compare refuse to judge a dirty case unless told to
+(``--allow-dirty-machine``).
 
 Before the case, ``cooldown_s`` of sleep and up to ``wait_for_quiet_s`` of waiting for the
 other processes to leave the CPU; both count towards the case's ``timeout_s``.
@@ -35,6 +37,9 @@ from harness.runner.machine_state import MachineState, read_state, swapped
 
 BUSY_OTHERS_PCT = 25.0  # other processes took more than this share of every CPU's time
 MIN_JUDGED_S = 0.5  # a run shorter than this is too short for the 10 ms CPU counters alone
+# and however short the span, "busy" needs more CPU time from others than a few 10 ms ticks:
+# over a 20 ms span one tick of a kernel thread reads as 50% of two CPUs
+MIN_OTHERS_CPU_S = 0.05
 QUIET_WINDOW_S = 1.0  # wait-for-quiet: the machine is quiet after a window this long
 QUIET_POLL_S = 0.25
 
@@ -96,6 +101,7 @@ class Span:
     steal_pct: float | None
     load1: float | None  # at its end
     joules: float | None = None
+    others_s: float | None = None  # other processes' CPU seconds (None: not known)
 
     @classmethod
     def between(cls, start: CpuReading, end: CpuReading, cpus: int) -> Span:
@@ -113,10 +119,15 @@ class Span:
             min(100.0 * steal / capacity, 100.0),
             end.load1,
             joules_between(start.energy, end.energy),
+            others,
         )
 
     def busy(self) -> bool:
-        return self.others_pct is not None and self.others_pct > BUSY_OTHERS_PCT
+        """Others took more than :data:`BUSY_OTHERS_PCT` of the CPUs, and more than a few
+        counter ticks of CPU time (a span too short for the share alone)."""
+        if self.others_pct is None or self.others_pct <= BUSY_OTHERS_PCT:
+            return False
+        return self.others_s is None or self.others_s >= MIN_OTHERS_CPU_S
 
 
 def busy_reason(others_pct: float, load1: float | None, where: str = "") -> str:
@@ -271,6 +282,7 @@ class SampleGuard:
             return sum(v * w for v, w in values) / seconds
 
         joules = [s.joules for s in spans]
+        others = [s.others_s for s in spans]
         return Span(
             seconds,
             weighted("others_pct"),
@@ -278,6 +290,7 @@ class SampleGuard:
             weighted("steal_pct"),
             spans[-1].load1,
             None if any(j is None for j in joules) else sum(j for j in joules if j is not None),
+            None if any(o is None for o in others) else sum(o for o in others if o is not None),
         )
 
     def _energy(self, tokens: int | None) -> dict[str, Any]:

@@ -88,6 +88,24 @@ def test_short_runs_are_judged_together() -> None:
     assert state["others_pct"] == pytest.approx(50.0)
 
 
+@pytest.mark.parametrize(
+    ("seconds", "others_cpu_s", "busy"),
+    [
+        (0.02, 0.04, False),  # 100% of two CPUs over 20 ms: four 10 ms ticks, not "busy"
+        (0.25, 0.5, True),  # 100% over a quarter second: a burner per core
+    ],
+)
+def test_a_tick_or_two_over_a_tiny_span_is_not_busy(
+    seconds: float, others_cpu_s: float, busy: bool
+) -> None:
+    """A whole measured span of a few milliseconds (a tiny model's load): one or two counter
+    ticks of a kernel thread read as a large share; busy needs real CPU time from others."""
+    marks = [reading(0.0, 0.0, 0.0), reading(seconds, others_cpu_s, 0.0)]
+    state = _run(_guard(marks), 1)
+    assert (state["dirty"] != []) is busy
+    assert state["others_pct"] == pytest.approx(100.0)
+
+
 def test_a_quiet_machine_is_clean_and_warmups_are_not_measured() -> None:
     # a 5 s warm-up with other work, then two quiet runs
     marks = [reading(0, 0, 0), reading(5, 10, 0), reading(6, 12, 2), reading(7, 14, 4)]
