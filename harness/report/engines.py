@@ -29,6 +29,7 @@ from harness.scenarios import greedy_text
 from harness.scenarios import http_prompt_cache as hpc
 from harness.scenarios import http_throughput as http
 from harness.scenarios import throughput as local
+from harness.scenarios.prefix import common_prefix
 
 COLUMNS: tuple[MetricColumn, ...] = (
     MetricColumn("prefill", (local.PREFILL.name, http.PREFILL.name), "prompt tokens/s"),
@@ -74,12 +75,6 @@ def engine_of(run: RunRecord, model: str) -> str:
         return identity.server
     version = run.packages.get(identity.backend.replace("_", "-"))
     return f"in process: {identity.backend}" + (f" {version}" if version else "")
-
-
-def common_prefix(a: str, b: str) -> int:
-    return next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
 
 
 def agreement_table(answers: Mapping[str, Sequence[str]]) -> Table:

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from harness.backends.base import BackendCapability, BackendError, Served
 from harness.backends.openai_client import (
@@ -54,7 +54,6 @@ from harness.core.types import Metric, Unit
 from harness.probe.types import ReasonCode
 from harness.scenarios.base import (
     BaseScenario,
-    Params,
     ScenarioContext,
     ScenarioOutput,
     Workload,
@@ -70,7 +69,7 @@ from harness.scenarios.http_draft import (
     text_mismatch,
     why_no_baseline,
 )
-from harness.scenarios.prompts import text_of_about
+from harness.scenarios.prompts import PromptSource, text_of_about
 
 REQUEST_TIMEOUT_S = 600.0
 PREFIX = "http_speculative"
@@ -103,22 +102,12 @@ BASELINE_TTFT = MetricSpec(
     "time to first token with the draft off",
     noise_floor=0.05,
 )
-TEXT_PROMPT_TOKENS = 64
 
 
-class HttpSpeculativeParams(Params):
-    prompt_tokens: int | None = Field(
-        None,
-        ge=1,
-        description=f"prompt length in tokens of plain text to /v1/completions (unset: "
-        f"{TEXT_PROMPT_TOKENS}); not with prompts",
-    )
-    prompts: list[str] | None = Field(
-        None,
-        min_length=1,
-        description="user turns to /v1/chat/completions, one per run in turn; unset: "
-        "prompt_tokens tokens of plain text",
-    )
+class HttpSpeculativeParams(PromptSource):
+    """``prompt_tokens`` go to /v1/completions as plain text, ``prompts`` to
+    /v1/chat/completions."""
+
     gen_tokens: int = Field(32, ge=2, description="tokens to ask for (max_tokens)")
     ignore_eos: bool = Field(
         True, description="ask the server to keep going past EOS (llama-server's ignore_eos)"
@@ -133,12 +122,6 @@ class HttpSpeculativeParams(Params):
         description="request fields that turn the server's draft off for one request; unset: "
         "the engine's own (mlx_lm.server: num_draft_tokens: 0; llama-server has none)",
     )
-
-    @model_validator(mode="after")
-    def _one_prompt_source(self) -> HttpSpeculativeParams:
-        if self.prompts is not None and self.prompt_tokens is not None:
-            raise ValueError("give prompt_tokens (plain text) or prompts (chat turns), not both")
-        return self
 
 
 @dataclass(frozen=True)
@@ -207,7 +190,7 @@ class HttpSpeculative(BaseScenario[HttpSpeculativeParams]):
     )
 
     def workload(self, params: HttpSpeculativeParams) -> Workload:
-        return Workload(params.prompt_tokens or TEXT_PROMPT_TOKENS, params.gen_tokens)
+        return Workload(params.text_tokens, params.gen_tokens)
 
     def run(self, ctx: ScenarioContext, params: HttpSpeculativeParams) -> ScenarioOutput:
         model = ctx.model
@@ -281,7 +264,7 @@ class HttpSpeculative(BaseScenario[HttpSpeculativeParams]):
             text = params.prompts[index % len(params.prompts)]
             endpoint = "chat"
         else:
-            text = text_of_about(params.prompt_tokens or TEXT_PROMPT_TOKENS, model.token_counter)
+            text = text_of_about(params.text_tokens, model.token_counter)
             endpoint = "completions"
         body = generation_body(
             endpoint, text, max_tokens=params.gen_tokens, ignore_eos=params.ignore_eos

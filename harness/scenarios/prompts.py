@@ -1,10 +1,17 @@
-"""Deterministic prompts of an exact token length, built from real text."""
+"""Deterministic prompts of an exact token length, built from real text, and the params of a
+case whose prompt is either plain text of a length or chat turns (:class:`PromptSource`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Self
+
+from pydantic import Field, model_validator
 
 from harness.backends.base import LoadedModel
+from harness.scenarios.base import Params
+
+TEXT_PROMPT_TOKENS = 64
 
 FILLER = (
     "The harness measures how fast a local model reads a prompt and writes an answer. "
@@ -51,3 +58,32 @@ def numbered(marker: str, index: int, text: str) -> str:
     """The prompt of a case's ``index``-th request: a distinct start each (``marker`` is new
     every run), so no request reuses a server's prompt cache."""
     return f"{marker}-{index}: {text}"
+
+
+class PromptSource(Params):
+    """A prompt of ``prompt_tokens`` tokens of plain text, or ``prompts``: user turns through
+    the chat template, one per run in turn; not both."""
+
+    prompt_tokens: int | None = Field(
+        None,
+        ge=1,
+        description=f"prompt length in tokens of plain text (unset: {TEXT_PROMPT_TOKENS}); not "
+        "with prompts",
+    )
+    prompts: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="user turns through the chat template, one per run in turn; unset: "
+        "prompt_tokens tokens of plain text",
+    )
+
+    @model_validator(mode="after")
+    def _one_prompt_source(self) -> Self:
+        if self.prompts is not None and self.prompt_tokens is not None:
+            raise ValueError("give prompt_tokens (plain text) or prompts (chat turns), not both")
+        return self
+
+    @property
+    def text_tokens(self) -> int:
+        """The plain-text prompt's length (and the workload's estimate with chat turns)."""
+        return self.prompt_tokens or TEXT_PROMPT_TOKENS

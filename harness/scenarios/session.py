@@ -37,6 +37,7 @@ from pydantic import Field
 
 from harness.backends.base import BackendError, PromptCaching, Served
 from harness.backends.openai_client import sync_client
+from harness.backends.server_twin import twin_problem, undrafted_twin
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.core.visible_text import visible
@@ -230,8 +231,6 @@ def _reference(
     if fields is not None:
         shown = ", ".join(f"{k}: {str(v).lower()}" for k, v in fields.items())
         return Reference(model.endpoint, f"the same server, {shown}", fields), shown
-    from harness.backends.server_twin import twin_problem, undrafted_twin
-
     details = ctx.load_info.details
     extra = twin_args(str(details.get("server_engine", "")))
     problem = twin_problem(details)

@@ -17,13 +17,8 @@ from typing import Any
 
 from harness.backends.base import PromptCaching
 from harness.core.visible_text import visible
-from harness.scenarios.session_reuse import (
-    TurnResult,
-    TurnReuse,
-    common_prefix,
-    history_departure,
-    reusable_tokens,
-)
+from harness.scenarios.prefix import common_prefix, reusable_tokens
+from harness.scenarios.session_reuse import TurnResult, TurnReuse, history_departure
 from harness.scenarios.session_script import Session, template_messages
 from harness.scenarios.token_timing import Stamped, stamped
 

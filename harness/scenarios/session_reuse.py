@@ -1,8 +1,9 @@
 """What a turn of a session could take from the prompt cache and what it took, in tokens.
 
-- ``reusable``: the tokens a prefix cache holding the previous turn (its prompt and the answer
-  it generated) has in common with this turn's prompt, counted from the start; at most the
-  prompt less one token (something must be processed to get the next token).
+- ``reusable`` (:func:`harness.scenarios.prefix.reusable_tokens`): the tokens a prefix cache
+  holding the previous turn (its prompt and the answer it generated) has in common with this
+  turn's prompt, counted from the start; at most the prompt less one token (something must be
+  processed to get the next token).
 - ``reused``: what the engine took from its cache (our own accounting in process; the server's
   ``cached_tokens`` over HTTP).
 - a **miss** is a turn that reused fewer than ``reusable`` less the slack: the cache had the
@@ -17,19 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many tokens ``a`` and ``b`` share from the start."""
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
-def reusable_tokens(held: Sequence[int], prompt: Sequence[int]) -> int:
-    """Tokens of ``prompt`` a cache holding ``held`` can serve (at most all but the last)."""
-    return min(common_prefix(held, prompt), max(len(prompt) - 1, 0))
+from harness.scenarios.prefix import common_prefix
 
 
 @dataclass(frozen=True)

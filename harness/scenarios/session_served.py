@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from harness.backends.base import Served
 from harness.backends.openai_client import Endpoint, StreamReply, request_failure, stream
 from harness.core.visible_text import visible
+from harness.scenarios.prefix import common_prefix
 from harness.scenarios.server_timings import cached_tokens, read_timings
 from harness.scenarios.session_reuse import TurnResult, TurnReuse
 from harness.scenarios.session_script import Session
@@ -176,10 +177,7 @@ class ServedReplay:
 
 
 def _parting(with_cache: str, without: str) -> str:
-    at = next(
-        (i for i, (a, b) in enumerate(zip(with_cache, without, strict=False)) if a != b),
-        min(len(with_cache), len(without)),
-    )
+    at = common_prefix(with_cache, without)
     return (
         f"character {at}: with the cache {visible(with_cache[at : at + 30], 30)!r}, without "
         f"it {visible(without[at : at + 30], 30)!r}"

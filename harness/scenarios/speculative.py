@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from harness.backends.base import BackendCapability, BackendError, DraftDecoding, LoadedModel
 from harness.core.metrics import MetricSpec
@@ -37,7 +37,6 @@ from harness.core.visible_text import visible
 from harness.probe.types import Capability, ReasonCode
 from harness.scenarios.base import (
     BaseScenario,
-    Params,
     ScenarioContext,
     ScenarioOutput,
     Workload,
@@ -46,7 +45,7 @@ from harness.scenarios.base import (
 )
 from harness.scenarios.draft_checks import Acceptance, Mismatch, acceptance, first_mismatch
 from harness.scenarios.model_ref import ModelRef, ModelRefError, model_ref_path
-from harness.scenarios.prompts import text_prompt
+from harness.scenarios.prompts import PromptSource, text_prompt
 from harness.scenarios.token_timing import Stamped, stamped
 
 DECODE = MetricSpec(
@@ -87,38 +86,12 @@ BASELINE_TTFT = MetricSpec(
 )
 
 
-TEXT_PROMPT_TOKENS = 64
-
-
-class SpeculativeParams(Params):
+class SpeculativeParams(PromptSource):
     draft: ModelRef = Field(
         description="the draft model, same tokenizer: `embedded: NAME` or `path: DIR`"
     )
     num_draft_tokens: int = Field(3, ge=1, le=64, description="tokens the draft proposes a round")
-    prompt_tokens: int | None = Field(
-        None,
-        ge=1,
-        description=f"prompt length in tokens of plain text (unset: {TEXT_PROMPT_TOKENS}); not "
-        "with prompts",
-    )
     gen_tokens: int = Field(32, ge=2, description="tokens to generate (EOS ignored)")
-    prompts: list[str] | None = Field(
-        None,
-        min_length=1,
-        description="user turns through the chat template, one per run in turn; unset: "
-        "prompt_tokens tokens of plain text",
-    )
-
-    @model_validator(mode="after")
-    def _one_prompt_source(self) -> SpeculativeParams:
-        if self.prompts is not None and self.prompt_tokens is not None:
-            raise ValueError("give prompt_tokens (plain text) or prompts (chat turns), not both")
-        return self
-
-    @property
-    def text_tokens(self) -> int:
-        """The plain-text prompt's length (and the workload's estimate with chat turns)."""
-        return self.prompt_tokens or TEXT_PROMPT_TOKENS
 
 
 @dataclass(frozen=True)

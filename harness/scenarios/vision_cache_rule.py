@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from harness.scenarios.prefix import reusable_tokens
+
 
 class ReuseVerdict(str, Enum):
     REUSE = "reuse"
@@ -68,15 +70,6 @@ def image_spans(tokens: Sequence[int], image_ids: Iterable[int]) -> list[tuple[i
     return spans
 
 
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def decide(
     slot: CacheSlot | None,
     tokens: Sequence[int],
@@ -87,7 +80,7 @@ def decide(
     ids = frozenset(image_ids)
     if slot is None:
         return ReuseDecision(ReuseVerdict.EMPTY, 0, "nothing cached")
-    prefix = min(common_prefix(slot.tokens, tokens), len(tokens) - 1)
+    prefix = reusable_tokens(slot.tokens, tokens)
     if prefix <= 0:
         return ReuseDecision(ReuseVerdict.EMPTY, 0, "no common prefix")
     spans = image_spans(tokens, ids)

@@ -21,14 +21,9 @@ from harness.backends.mlx_lm import BACKEND, MlxLmModel
 from harness.backends.openai_client import Endpoint
 from harness.models.cache_dir import models_dir
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
+from harness.scenarios.prefix import common_prefix, reusable_tokens
 from harness.scenarios.session import SCENARIO, SessionParams
-from harness.scenarios.session_reuse import (
-    Departure,
-    TurnReuse,
-    common_prefix,
-    history_departure,
-    reusable_tokens,
-)
+from harness.scenarios.session_reuse import Departure, TurnReuse, history_departure
 from harness.scenarios.session_script import (
     SessionFileError,
     generated_session,
