@@ -13,6 +13,7 @@ import shutil
 import uuid
 from pathlib import Path
 
+from harness.models.zoo.common import BuiltModel
 from harness.models.zoo.families import FAMILIES, Family
 
 MARKER = "harness-model.json"
@@ -26,8 +27,10 @@ def build(family: Family, out_dir: Path, *, seed: int = 0) -> Path:
     tmp = out_dir.parent / f".{out_dir.name}-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()  # mode from the umask, unlike mkdtemp's 0700
     try:
-        n_params = _write_model(family, tmp, seed=seed)
-        marker = {**_marker(family, seed), "parameters": n_params}
+        built = _write_model(family, tmp, seed=seed)
+        marker: dict[str, object] = {**_marker(family, seed), "parameters": built.parameters}
+        if built.content is not None:
+            marker["content"] = dict(built.content)
         (tmp / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
@@ -50,6 +53,7 @@ def is_current(out_dir: Path, family: Family, *, seed: int = 0) -> bool:
     if not isinstance(data, dict):
         return False
     data.pop("parameters", None)
+    data.pop("content", None)
     return bool(data == _marker(family, seed))
 
 
@@ -71,7 +75,7 @@ def _marker(family: Family, seed: int) -> dict[str, object]:
     }
 
 
-def _write_model(family: Family, out_dir: Path, *, seed: int) -> int:
+def _write_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
     if family.backend == "mlx_lm":
         from harness.models.zoo.build_text import write_text_model
 
@@ -79,9 +83,9 @@ def _write_model(family: Family, out_dir: Path, *, seed: int) -> int:
     if family.backend == "mlx_vlm":
         from harness.models.zoo.build_vision import write_vision_model
 
-        return write_vision_model(family, out_dir, seed=seed)
+        return BuiltModel(write_vision_model(family, out_dir, seed=seed))
     if family.backend == "mlx_audio":
         from harness.models.zoo.build_audio import write_audio_model
 
-        return write_audio_model(family, out_dir, seed=seed)
+        return BuiltModel(write_audio_model(family, out_dir, seed=seed))
     raise ValueError(f"{family.name}: unknown backend {family.backend!r}")

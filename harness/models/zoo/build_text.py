@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.models.zoo.common import (
+    BuiltModel,
     check_float32,
     model_config,
     seeded_init,
@@ -15,23 +16,34 @@ from harness.models.zoo.common import (
 from harness.models.zoo.family import Family
 
 
-def write_text_model(family: Family, out_dir: Path, *, seed: int) -> int:
-    """Write tokenizer, config and seeded float32 weights of ``family``; return the parameter count.
+def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
+    """Write tokenizer, config and seeded float32 weights of ``family``; return the parameter count
+    (and, for a content-bearing family, what its probes showed).
 
     The model class comes from ``mlx_lm.utils._get_classes``, the way ``mlx_lm.load`` resolves
     ``model_type`` (including remappings such as mistral -> llama). A derived family's config is
-    completed from the installed mlx-lm first (:meth:`Family.resolved`).
+    completed from the installed mlx-lm first (:meth:`Family.resolved`). A content-bearing
+    family's weights are then made to answer from the whole prompt
+    (:func:`harness.models.zoo.content.make_content_bearing`), which raises when they cannot be.
     """
-    from mlx_lm.utils import _get_classes, save_model
+    from mlx_lm.utils import _get_classes, load_tokenizer, save_model
 
     family = family.resolved()
     vocab = write_tokenizer(family, out_dir)
     config = model_config(family, vocab)
+    write_json(out_dir / "config.json", config)
     model_cls, args_cls = _get_classes(config)
     seeded_init(seed)
     model = model_cls(args_cls.from_dict(config))
     n_params = check_float32(model)
+    content = None
+    if family.content_bearing:
+        from harness.models.zoo.content import make_content_bearing
+
+        tokenizer = load_tokenizer(out_dir)
+        vocab_size = int(config["vocab_size"])
+        report = make_content_bearing(model, tokenizer, vocab_size=vocab_size, name=family.name)
+        content = report.as_dict()
     save_model(out_dir, model)
-    write_json(out_dir / "config.json", config)
     write_extra_files(family, out_dir)
-    return n_params
+    return BuiltModel(n_params, content)

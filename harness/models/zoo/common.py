@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -12,6 +13,15 @@ from harness.models.zoo.tokenizer import train_tokenizer, write_tokenizer_config
 
 if TYPE_CHECKING:
     import mlx.nn as nn
+
+
+@dataclass(frozen=True)
+class BuiltModel:
+    """What a builder wrote: the parameter count, and a content-bearing text model's probe report
+    (:meth:`harness.models.zoo.content.ContentReport.as_dict`), both kept in the model's marker."""
+
+    parameters: int
+    content: Mapping[str, object] | None = None
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -32,6 +32,7 @@ LLAMA_DRAFT = dataclasses.replace(
     config=frozen({**plain(LLAMA.config), **_LLAMA_DRAFT_SIZES}),
     chat_template=None,
     expected_parser=None,
+    content_bearing=False,
     tags=("text", "tiny", "random", "draft"),
     notes="a draft for zoo/llama: its tokenizer, half its width, one layer",
 )

@@ -18,7 +18,7 @@ from typing import Any
 from harness.models.zoo import templates as t
 from harness.models.zoo.family import VOCAB_SIZE, Family, frozen
 
-TEXT_TAGS = ("text", "chat", "tiny", "random")
+TEXT_TAGS = ("text", "chat", "tiny", "random", "content")
 
 
 def generated(model_type: str) -> dict[str, Any]:
@@ -31,6 +31,7 @@ def generated(model_type: str) -> dict[str, Any]:
 LLAMA = Family(
     name="llama",
     backend="mlx_lm",
+    content_bearing=True,
     config=frozen({"model_type": "llama", "architectures": ["LlamaForCausalLM"]}),
     generator=generated,
     chat_template=t.CHATML_TOOLS,
@@ -46,6 +47,7 @@ LLAMA = Family(
 QWEN2 = Family(
     name="qwen2",
     backend="mlx_lm",
+    content_bearing=True,
     config=frozen(
         {
             "model_type": "qwen2",
@@ -77,6 +79,7 @@ _QWEN3_CONFIG = {
 QWEN3 = Family(
     name="qwen3",
     backend="mlx_lm",
+    content_bearing=True,
     config=frozen({"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], **_QWEN3_CONFIG}),
     generator=generated,
     checkpoint_keys=("attention_bias",),
@@ -95,6 +98,7 @@ QWEN3 = Family(
 QWEN3_MOE = Family(
     name="qwen3_moe",
     backend="mlx_lm",
+    content_bearing=True,
     config=frozen(
         {
             "model_type": "qwen3_moe",
@@ -119,6 +123,7 @@ QWEN3_MOE = Family(
 GEMMA3_TEXT = Family(
     name="gemma3_text",
     backend="mlx_lm",
+    content_bearing=True,
     config=frozen(
         {
             "model_type": "gemma3_text",
@@ -156,6 +161,7 @@ GEMMA3_TEXT = Family(
 MISTRAL = Family(
     name="mistral",
     backend="mlx_lm",
+    content_bearing=True,
     config=frozen(
         {
             "model_type": "mistral",
@@ -191,6 +197,7 @@ MISTRAL = Family(
 PHI3 = Family(
     name="phi3",
     backend="mlx_lm",
+    content_bearing=True,
     config=frozen(
         {
             "model_type": "phi3",
@@ -220,6 +227,7 @@ PHI3 = Family(
 LFM2 = Family(
     name="lfm2",
     backend="mlx_lm",
+    content_bearing=True,
     config=frozen(
         {
             "model_type": "lfm2",

@@ -66,6 +66,9 @@ class Family:
     checkpoints carry but the model type's ``ModelArgs`` does not read (beside
     ``architectures``). A hand-made family's ``config`` is the whole configuration, and
     ``origin_reason`` says why a text family could not be derived.
+
+    ``content_bearing``: after its random initialisation the model is made to answer from its
+    whole prompt (:mod:`harness.models.zoo.content`), so checks that compare answers can fail.
     """
 
     name: str
@@ -87,6 +90,7 @@ class Family:
     generator: Callable[[str], Mapping[str, Any]] | None = None
     origin_reason: str = ""
     checkpoint_keys: tuple[str, ...] = ()
+    content_bearing: bool = False
 
     @property
     def model_type(self) -> str:
@@ -124,7 +128,7 @@ class Family:
         """The JSON-able content that determines the generated files (for staleness checks); a
         derived family's holds its full config, so a change in the generator or in the installed
         mlx-lm's ``ModelArgs`` that changes the config changes it."""
-        return {
+        fingerprint = {
             "config": plain(self.full_config()),
             "chat_template": self.chat_template,
             "special_tokens": list(self.special_tokens),
@@ -135,6 +139,11 @@ class Family:
             "token_ids": plain(self.token_ids),
             "files": plain(self.files),
         }
+        if self.content_bearing:  # only then: the other families' files stay current
+            from harness.models.zoo.content import VERSION
+
+            fingerprint["content_bearing"] = VERSION
+        return fingerprint
 
 
 def plain(value: Any) -> Any:
