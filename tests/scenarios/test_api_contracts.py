@@ -44,6 +44,7 @@ CAUGHT_BY: Mapping[Plant, str] = {
     Plant.MIN_P_IGNORED: "min_p",
     Plant.THINK_LEAK: "reasoning",
     Plant.SHARED_KV_CACHE: "concurrent",
+    Plant.BATCH_LEAVES_KV: "concurrent",  # only on the requests asked again after the batch
     Plant.TOOL_FINISH_STOP: "tool_call_finish_reason",
     Plant.TOOL_ARGS_OBJECT: "tool_call_arguments",
     Plant.TOOL_STREAM_DIFFERS: "tool_call_stream_merge",
@@ -79,8 +80,22 @@ def _not_passed(results: tuple[CheckResult, ...]) -> dict[str, str]:
     }
 
 
+# what a server answering every prompt alike leaves not judged: each check that passes on two
+# texts being the same
+COMPARES_TEXTS = {
+    "stream_equals_nonstream",
+    "seed",
+    "top_k",
+    "top_p",
+    "min_p",
+    "temperature_zero",
+    "disconnect",
+    "concurrent",
+}
+
+
 def test_every_plant_names_the_check_that_catches_it() -> None:
-    assert set(CAUGHT_BY) == set(Plant)
+    assert set(CAUGHT_BY) == set(Plant) - {Plant.PROMPT_BLIND}
     assert set(CAUGHT_BY.values()) <= set(CHECK_NAMES)
     # every check has a bug that proves it can fail
     assert set(CAUGHT_BY.values()) == set(CHECK_NAMES)
@@ -110,6 +125,64 @@ def test_each_planted_bug_fails_exactly_its_check(verdicts: Verdicts, plant: Pla
     (failing,) = [r for r in results if r.verdict is Verdict.FAIL]
     assert failing.evidence, "a failure carries its evidence"
     assert all(e.request.startswith("POST /v1/") for e in failing.evidence)
+
+
+def test_batch_leftovers_show_only_when_asked_again(verdicts: Verdicts) -> None:
+    (concurrent,) = [r for r in verdicts[Plant.BATCH_LEAVES_KV.value] if r.name == "concurrent"]
+    assert "asked again after the 4 and alone" in concurrent.reason
+    assert "among 4 and alone" not in concurrent.reason
+
+
+def test_a_prompt_blind_model_leaves_text_comparisons_not_judged(verdicts: Verdicts) -> None:
+    """Answers alike for every prompt: no text comparison passes, each says why, and the case
+    fails naming them (never a pass)."""
+    from harness.scenarios.api_contracts import summary
+
+    results = verdicts[Plant.PROMPT_BLIND.value]
+    unjudged = {r.name: r.reason for r in results if r.verdict is Verdict.UNJUDGED}
+    assert set(unjudged) == COMPARES_TEXTS
+    assert all(
+        reason.startswith("not judged: the model's answer does not depend on the prompt")
+        for reason in unjudged.values()
+    )
+    assert {r.name for r in results if r.verdict is Verdict.FAIL} == set()
+    output = summary(results)
+    assert output.timed_out is None
+    assert output.failures[-1].startswith("API contract checks not judged: ")
+    assert all(name in output.failures[-1] for name in COMPARES_TEXTS)
+    clean = {r.name for r in verdicts[CLEAN] if r.verdict is Verdict.PASS}
+    assert clean >= COMPARES_TEXTS  # the same checks pass where the answer depends on the prompt
+
+
+def test_disconnect_judges_against_the_warm_control(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold answer that differs from the warm ones is drift, named, not a hang-up's doing; an
+    answer after the hang-up that differs from the warm control fails."""
+    from harness.backends.openai_client import Reply, StreamReply
+    from harness.scenarios.api_contracts import checks_server
+    from harness.scenarios.api_contracts.verdicts import Exchange
+
+    def run(texts: list[str]) -> CheckResult:
+        answers = iter(texts)
+
+        def ask(ctx: object, payload: object) -> tuple[Reply, Exchange]:
+            body = {"choices": [{"message": {"content": next(answers)}}]}
+            reply = Reply(200, body, "", 0.0)
+            return reply, Exchange("POST /v1/chat/completions {}", "")
+
+        def ask_stream(ctx: object, payload: object, **_: object) -> tuple[StreamReply, Exchange]:
+            return StreamReply(200, (), 0.0, done=False), Exchange("POST", "")
+
+        monkeypatch.setattr(checks_server, "ask", ask)
+        monkeypatch.setattr(checks_server, "ask_stream", ask_stream)
+        ctx = CheckContext(None, Endpoint("http://x"), Api.CHAT, LIMITS, "n")  # type: ignore[arg-type]
+        return checks_server.check_disconnect(ctx)
+
+    drift = run(["cold text", "warm text", "warm text"])
+    assert drift.verdict is Verdict.PASS
+    assert "not a hang-up's doing" in drift.reason
+    broken = run(["same", "same", "other"])
+    assert broken.verdict is Verdict.FAIL
+    assert "warm control" in broken.reason
 
 
 def test_reasons_are_one_line_and_evidence_is_kept_as_text(verdicts: Verdicts) -> None:

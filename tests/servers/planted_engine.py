@@ -93,6 +93,8 @@ class Engine:
     shared_kv: KV = field(default_factory=lambda: KV(b""))
     dirty: list[str] = field(default_factory=list)  # disconnect_corrupts: a hung-up stream's
     requests: int = 0
+    in_flight: int = 0
+    stale: list[str] = field(default_factory=list)  # batch_leaves_kv: left by a batch
 
     def has(self, plant: Plant) -> bool:
         return self.plant is plant
@@ -110,7 +112,10 @@ class Engine:
                 self.cache.remove(key)
             self.cache = [*self.cache, key][-CACHE_ENTRIES:]
             dirty, self.dirty = self.dirty, []
-            start = state_of([*dirty, *pieces])
+            if self.has(Plant.BATCH_LEAVES_KV) and self.in_flight == 0 and self.stale:
+                dirty, self.stale = [*dirty, *self.stale], []
+            self.in_flight += 1
+            start = state_of(dirty if self.has(Plant.PROMPT_BLIND) else [*dirty, *pieces])
             if self.has(Plant.SHARED_KV_CACHE):
                 self.shared_kv.state = start
                 kv = self.shared_kv
@@ -137,12 +142,20 @@ class Engine:
         source = generate(kv, sampling, rng, think=request.think and request.chat, calls=calls)
 
         def tokens() -> Iterator[tuple[int, str]]:
-            for position, piece in enumerate(source):
-                if position >= limit:
-                    return
-                if self.token_delay_s > 0:
-                    time.sleep(self.token_delay_s)
-                yield position, piece
+            produced: list[str] = []
+            try:
+                for position, piece in enumerate(source):
+                    if position >= limit:
+                        return
+                    if self.token_delay_s > 0:
+                        time.sleep(self.token_delay_s)
+                    produced.append(piece)
+                    yield position, piece
+            finally:
+                with self.lock:
+                    self.in_flight -= 1
+                    if self.has(Plant.BATCH_LEAVES_KV) and self.in_flight > 0:
+                        self.stale = produced  # finished while others run: left in the batch
 
         return len(pieces), cached, tokens()
 

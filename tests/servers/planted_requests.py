@@ -35,6 +35,8 @@ class Plant(str, Enum):
     MIN_P_IGNORED = "min_p_ignored"
     THINK_LEAK = "think_leak"  # streamed: <think>...</think> left in the content
     SHARED_KV_CACHE = "shared_kv_cache"  # concurrent requests share one generator state
+    BATCH_LEAVES_KV = "batch_leaves_kv"  # a batch leaves one request's tokens for the next alone
+    PROMPT_BLIND = "prompt_blind"  # every prompt answered alike: texts compared prove nothing
     TOOL_FINISH_STOP = "tool_finish_stop"  # finish_reason "stop" after tool calls
     TOOL_ARGS_OBJECT = "tool_args_object"  # non-streamed arguments a JSON object, not a string
     TOOL_STREAM_DIFFERS = "tool_stream_differs"  # streamed: each call sent again, new index

@@ -22,8 +22,10 @@ from harness.backends.openai_client import Reply, StreamReply, sync_client
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.core.value_errors import value_error
+from harness.scenarios.api_contracts.asking import prompt_independence
 from harness.scenarios.api_contracts.catalog import CHECK_NAMES, CHECKS
 from harness.scenarios.api_contracts.verdicts import (
+    PROMPT_INDEPENDENT,
     Api,
     CheckContext,
     CheckResult,
@@ -131,6 +133,10 @@ def run_checks(ctx: CheckContext, names: list[str]) -> tuple[CheckResult, ...]:
         except Exception as exc:  # a bug in a check must not hide the other verdicts
             result = CheckResult(name, Verdict.FAIL, f"the check raised {exception_line(exc)}")
         result = _answered(result, list(ctx.answers))
+        if result.verdict is Verdict.PASS and CHECKS[name].compares_texts:
+            independent = prompt_independence(ctx)
+            if independent is not None:
+                result = unjudged(name, independent, result.evidence)
         results.append(replace(result, seconds=time.perf_counter() - start))
     return tuple(results)
 
@@ -146,11 +152,21 @@ def summary(results: tuple[CheckResult, ...]) -> ScenarioOutput:
     if failures:
         names = ", ".join(r.name for r in results if r.verdict is Verdict.FAIL)
         failures = (f"API contract checks failed: {names}", *failures)
+    # A check that cannot judge this model never passes: the case fails, saying why.
+    blind = [
+        r
+        for r in results
+        if r.verdict is Verdict.UNJUDGED and r.reason.startswith(PROMPT_INDEPENDENT)
+    ]
+    if blind:
+        names = ", ".join(r.name for r in blind)
+        failures = (*failures, f"API contract checks not judged: {names}: {blind[0].reason}")
+    out_of_time = counts[Verdict.UNJUDGED] - len(blind)
     timed_out = None
-    if counts[Verdict.UNJUDGED]:
-        judged = len(results) - counts[Verdict.UNJUDGED]
+    if out_of_time:
+        judged = len(results) - out_of_time
         timed_out = (
-            f"{counts[Verdict.UNJUDGED]} of {len(results)} contract checks not judged: the "
+            f"{out_of_time} of {len(results)} contract checks not judged: the "
             f"case's time limit (timeout_s) ran out; the {judged} judged are kept"
         )
     return ScenarioOutput(

@@ -127,6 +127,32 @@ def reference(ctx: CheckContext) -> Reference:
     return result
 
 
+DEPENDENCE_TOPIC = "a mountain village in winter"
+
+
+def prompt_independence(ctx: CheckContext) -> str | None:
+    """Why texts compared on this server prove nothing (one line), else None: the greedy answers
+    to two different prompts (the reference's and another topic's) are the same text, so a
+    server that answers one request with another's tokens would still give "the same text".
+    Asked once per run. None too when a request failed (the checks report their own failures)."""
+
+    def make() -> str | None:
+        from harness.scenarios.api_contracts.verdicts import PROMPT_INDEPENDENT
+
+        ref = reference(ctx)
+        other, _ = ask(ctx, body(ctx, prompt(ctx, DEPENDENCE_TOPIC)))
+        if ref.error is not None or not other.ok or other.content != ref.whole.content:
+            return None
+        return (
+            f"{PROMPT_INDEPENDENT}: two different prompts got the same greedy text "
+            f"({len(other.content)} characters); use a model whose answer depends on its prompt "
+            "(the zoo's text families, or a real model)"
+        )
+
+    result: str | None = ctx.once("prompt_independence", make)
+    return result
+
+
 def shown_value(value: object, limit: int = 40) -> str:
     """A value the server sent, for a reason line: its repr (control characters escaped), cut."""
     return excerpt(repr(value), limit)

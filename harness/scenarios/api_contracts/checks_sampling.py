@@ -102,13 +102,28 @@ def check_seed(ctx: CheckContext) -> CheckResult:
 
 
 CHECKS = (
-    ContractCheck("seed", "the same seed gives the same text at temperature 1", check_seed),
-    ContractCheck("top_k", "top_k 1 at temperature 1 equals greedy", check_top_k),
-    ContractCheck("top_p", "top_p keeping one token at temperature 1 equals greedy", check_top_p),
-    ContractCheck("min_p", "min_p 1 at temperature 1 equals greedy", check_min_p),
+    ContractCheck(
+        "seed",
+        "the same seed gives the same text at temperature 1",
+        check_seed,
+        compares_texts=True,
+    ),
+    ContractCheck(
+        "top_k", "top_k 1 at temperature 1 equals greedy", check_top_k, compares_texts=True
+    ),
+    ContractCheck(
+        "top_p",
+        "top_p keeping one token at temperature 1 equals greedy",
+        check_top_p,
+        compares_texts=True,
+    ),
+    ContractCheck(
+        "min_p", "min_p 1 at temperature 1 equals greedy", check_min_p, compares_texts=True
+    ),
     ContractCheck(
         "temperature_zero",
         "temperature 0 is deterministic, whatever the seed",
         check_temperature_zero,
+        compares_texts=True,
     ),
 )

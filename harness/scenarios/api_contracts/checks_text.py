@@ -231,6 +231,7 @@ CHECKS = (
         "stream_equals_nonstream",
         "streamed text equals non-streamed text at temperature 0",
         check_stream_equals_nonstream,
+        compares_texts=True,
     ),
     ContractCheck("max_tokens", "no more tokens than max_tokens", check_max_tokens),
 )

@@ -125,11 +125,17 @@ class CheckContext:
 
 @dataclass(frozen=True)
 class ContractCheck:
-    """A named check of one contract."""
+    """A named check of one contract. ``compares_texts``: it passes when two answers are the same
+    text, which proves nothing on a model that answers every prompt alike; such a pass is not
+    judged there (:data:`PROMPT_INDEPENDENT`)."""
 
     name: str
     contract: str  # the contract in words, for the report
     run: Callable[[CheckContext], CheckResult]
+    compares_texts: bool = False
+
+
+PROMPT_INDEPENDENT = "not judged: the model's answer does not depend on the prompt"
 
 
 def records(results: tuple[CheckResult, ...]) -> list[Mapping[str, Any]]:
