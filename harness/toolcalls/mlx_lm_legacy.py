@@ -16,6 +16,7 @@ stops on EOS loses its last streamed chunk's content, as those servers' ``segmen
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -27,16 +28,13 @@ Formatter = Callable[[list[str]], list[Mapping[str, Any]]]
 
 def has_text_state_machine() -> bool:
     """Whether the installed mlx-lm splits replies with ``TextStateMachine`` (0.32 on)."""
-    import mlx_lm.generate
-
-    return hasattr(mlx_lm.generate, "TextStateMachine")
+    # by name: ``mlx_lm.generate`` as an attribute is the package's generate() function
+    return hasattr(importlib.import_module("mlx_lm.generate"), "TextStateMachine")
 
 
 def has_formatter() -> bool:
     """Whether the installed server has ``ToolCallFormatter`` (0.31.2 on)."""
-    import mlx_lm.server
-
-    return hasattr(mlx_lm.server, "ToolCallFormatter")
+    return hasattr(importlib.import_module("mlx_lm.server"), "ToolCallFormatter")
 
 
 @dataclass(frozen=True)
@@ -107,11 +105,10 @@ def collect(
 def formatter(parse: Callable[..., Any], tools: Sequence[Mapping[str, Any]] | None) -> Formatter:
     """The server's tool-call formatting: its ``ToolCallFormatter`` where it has one, else
     0.31.1's ``parse_tools`` (no exception caught)."""
-    import mlx_lm.server
-
+    server = importlib.import_module("mlx_lm.server")
     listed = list(tools) if tools else None
-    if hasattr(mlx_lm.server, "ToolCallFormatter"):
-        made: Formatter = mlx_lm.server.ToolCallFormatter(parse, listed)
+    if hasattr(server, "ToolCallFormatter"):
+        made: Formatter = server.ToolCallFormatter(parse, listed)
         return made
 
     def parse_tools(tool_texts: list[str]) -> list[Mapping[str, Any]]:
