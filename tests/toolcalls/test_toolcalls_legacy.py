@@ -76,6 +76,7 @@ def test_collect(
 @pytest.fixture
 def old_mlx_lm(monkeypatch: pytest.MonkeyPatch) -> None:
     """The installed mlx-lm without TextStateMachine: as 0.31.2-0.31.3."""
+    importlib.import_module("mlx_lm.server")  # imports it from generate: before it goes
     monkeypatch.delattr(importlib.import_module("mlx_lm.generate"), "TextStateMachine")
 
 
