@@ -138,6 +138,22 @@ def described(spec: PinEnvSpec) -> str:
     return " ".join(parts)
 
 
+def with_companions(spec: PinEnvSpec) -> PinEnvSpec:
+    """``spec`` with the mlx (and transformers) its pinned mlx-lm works with, when it pins
+    none (:mod:`harness.runner.pin_resolve`); a line says each choice and why."""
+    from harness.runner.pin_resolve import completed, resolve_companions
+
+    found = resolve_companions(spec)
+    for choice in found.choices:
+        print(f"pin set {spec.name}: chose {choice.line()}", flush=True)
+    if found.choices and found.source != "the index":
+        print(f"pin set {spec.name}: choices from {found.source}", flush=True)
+    for note in found.notes:
+        if note.startswith(("companions not chosen", "no index")):
+            print(f"pin set {spec.name}: {note}", flush=True)
+    return completed(spec, found)
+
+
 def prepare(spec: PinEnvSpec) -> PinEnv:
     """The pin set's environment, with one line saying whether it was built or reused."""
     from harness.runner.pin_env import PinEnvError, ensure_env
@@ -179,13 +195,15 @@ def pin_set_command(
     """``mlx-harness ARGS`` in the environment, with the pin set it records."""
     record: dict[str, object] = {
         "name": env.spec.name,
-        "pins": list(env.spec.pins),
+        "pins": list(env.spec.declared_pins()),
         "environment_s": round(env.ready_s, 3),
         "environment_cold": env.cold,
         "installer": env.installer.value,
     }
     if env.spec.track is not None:
         record["track"] = env.spec.track.value
+    if env.spec.chosen:
+        record["chosen"] = list(env.spec.chosen)
     if interleaved_with:
         record["interleaved_with"] = list(interleaved_with)
     return [*env.command(args), RECORD_FLAG, json.dumps(record)]
@@ -219,7 +237,7 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     if len(chosen) > 1 and getattr(args, "pin_set_order", INTERLEAVED) == INTERLEAVED:
         from harness.cli.pin_turns import run_taking_turns
 
-        envs = [prepare(pin_set_spec(args, p)) for p in chosen]
+        envs = [prepare(with_companions(pin_set_spec(args, p))) for p in chosen]
         statuses, took = run_taking_turns(
             [
                 (
@@ -237,7 +255,7 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     else:
         outcomes = []
         for pin_set in chosen:
-            env = prepare(pin_set_spec(args, pin_set))
+            env = prepare(with_companions(pin_set_spec(args, pin_set)))
             start = time.perf_counter()
             status = run_in(env, child_args(args, paths, f"{base}-{pin_set.name}"))
             outcomes.append((env, status, time.perf_counter() - start))
@@ -287,6 +305,7 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
         interleaved_with = tuple(str(n) for n in together) if isinstance(together, list) else ()
         installer = data.get("installer")
         track = data.get("track")
+        chosen = tuple(str(c) for c in data.get("chosen") or ())
     except (ValueError, KeyError, TypeError, AttributeError):
         print(f"mlx-harness: warning: {RECORD_FLAG}: not a pin set record", file=sys.stderr)
         return None
@@ -299,4 +318,5 @@ def recorded_pin_set(raw: str | None) -> PinSetInfo | None:
         interleaved_with=interleaved_with,
         installer=str(installer) if isinstance(installer, str) else None,
         track=str(track) if isinstance(track, str) else None,
+        chosen=chosen,
     )

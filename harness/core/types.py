@@ -361,6 +361,9 @@ class PinSetInfo:
     # what it follows instead of pins: "lock" (the harness's uv.lock) or "latest" (the newest
     # releases when it was built); None: its pins alone
     track: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    # pins the harness added for the pinned mlx-lm, each "pin (why)" (not in ``pins``): the
+    # mlx and transformers that release works with (harness.runner.pin_resolve)
+    chosen: tuple[str, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
 
     def pinned_versions(self) -> dict[str, str | None]:
         """Each pinned package's resolved version, by the name its pin gives."""

@@ -15,7 +15,15 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.core.types import CaseResult, JSONValue, RunRecord, Status, Unit, Verdict
+from harness.core.types import (
+    CaseResult,
+    JSONValue,
+    PinSetInfo,
+    RunRecord,
+    Status,
+    Unit,
+    Verdict,
+)
 from harness.results.compare import CaseDelta, MetricDelta, Thresholds, compare_runs
 
 KEY_METRICS_PER_CASE = 2  # the first metrics a scenario records are its headline ones
@@ -131,6 +139,13 @@ def _stack(run: RunRecord) -> tuple[tuple[str, str | None], ...]:
     return tuple((name, packages.get(name)) for name in STACK if packages.get(name) is not None)
 
 
+def _pins(pin_set: PinSetInfo | None) -> tuple[str, ...]:
+    """Its pins, then those chosen for its mlx-lm marked so: ``mlx==0.31.0 (chosen)``."""
+    if pin_set is None:
+        return ()
+    return (*pin_set.pins, *(f"{line.split(' ', 1)[0]} (chosen)" for line in pin_set.chosen))
+
+
 def column_of(run: RunRecord) -> PinColumn:
     from harness.results.merge import machine_label
 
@@ -138,7 +153,7 @@ def column_of(run: RunRecord) -> PinColumn:
     return PinColumn(
         label=pin_set.name if pin_set is not None else run.run_id,
         run_id=run.run_id,
-        pins=pin_set.pins if pin_set is not None else (),
+        pins=_pins(pin_set),
         stack=_stack(run),
         models=len({r.model for r in run.results}),
         cases=len(run.results),

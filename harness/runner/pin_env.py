@@ -89,6 +89,14 @@ class PinEnvSpec:
     find_links: str | None = None  # a folder or URL of wheels/sdists, searched with no index
     track: Track | None = None
     extras: tuple[str, ...] = ()  # the harness's extras (vlm, audio, all, ...)
+    # pins added for the pinned mlx-lm (harness.runner.pin_resolve), each "pin (why)"; they
+    # are in ``pins`` too
+    chosen: tuple[str, ...] = ()
+
+    def declared_pins(self) -> tuple[str, ...]:
+        """The pins the pin set itself gives (``pins`` less those chosen for it)."""
+        added = {line.split(" ", 1)[0] for line in self.chosen}
+        return tuple(p for p in self.pins if p not in added)
 
 
 @dataclass(frozen=True)

@@ -234,7 +234,11 @@ class ToolCallsScenario(BaseScenario[ToolCallsParams]):
         template = p.chat_template
         if template != shipped.MODEL_TEMPLATE:
             model = model.with_chat_template(shipped.template_path(template).read_text())
-        parser = model.tool_parser_name()
+        try:
+            parser = model.tool_parser_name()
+        except AttributeError as exc:  # a release before tool parsers (mlx-lm 0.27 and older)
+            why = f"n/a: the installed {ctx.backend} has no tool parsing ({exc})"
+            return ScenarioOutput((), {"chat_template": template}, skip_reason=why)
         text = model.chat_template_text()
         artifacts: dict[str, Any] = {
             "chat_template": template,

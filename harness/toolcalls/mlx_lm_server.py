@@ -9,6 +9,8 @@ request, which is recorded as ``crash``.
 
 ``extract`` replays corpus text with a tokenizer described by a :class:`Dialect`; ``extract_text``
 does the same with a live model's own ``TokenizerWrapper`` (its inferred parser and markers).
+Under an mlx-lm without ``TextStateMachine`` (before 0.32) both replay that release's own loop
+instead (:mod:`harness.toolcalls.mlx_lm_legacy`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from harness.toolcalls import mlx_lm_legacy as legacy
 from harness.toolcalls.formats import Dialect
 from harness.toolcalls.model import Extraction, FinishReason, ToolCall
 
@@ -79,13 +82,15 @@ def _segments(
 def initial_state(tokenizer: Any, prompt: Sequence[int]) -> str:
     """The state the server starts the reply in (server.py ``_tokenize``): "reasoning" when
     the prompt left a think block open, or the response format's own initial state."""
+    if not hasattr(tokenizer, "rfind_think_start"):  # 0.31.1 and older
+        return legacy.initial_state(tokenizer, prompt)
     tokens = list(prompt)
     initial = "normal"
     if tokenizer.has_thinking and (
         tokenizer.rfind_think_start(tokens) > tokenizer.rfind_think_end(tokens)
     ):
         initial = "reasoning"
-    return str(tokenizer.response_initial_state or initial)
+    return str(getattr(tokenizer, "response_initial_state", None) or initial)
 
 
 def _collect(
@@ -142,6 +147,27 @@ def wire_calls(formatted: Sequence[Mapping[str, Any]]) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
+def replay_legacy(
+    pieces: Sequence[str],
+    markers: legacy.Markers,
+    parse: Callable[..., Any],
+    tools: Sequence[Mapping[str, Any]] | None,
+    initial: str = "normal",
+    keep_last_text: bool = True,
+) -> Extraction:
+    """What a client of a server before ``TextStateMachine`` receives for a reply's pieces."""
+    content, reasoning, tool_texts = legacy.collect(pieces, markers, initial, keep_last_text)
+    errors: list[str] = []
+    try:
+        with quiet():
+            formatted = legacy.formatter(recording(parse, errors), tools)(tool_texts)
+        calls = wire_calls(formatted)
+    except Exception as exc:  # escapes the server's handler: the request fails
+        crash = f"{type(exc).__name__}: {exc}"
+        return Extraction((), content, reasoning, tuple(tool_texts), tuple(errors), crash=crash)
+    return Extraction(calls, content, reasoning, tuple(tool_texts), tuple(errors))
+
+
 def _extract_with(
     view: Any,
     parse: Callable[..., Any],
@@ -181,6 +207,14 @@ def extract(
     starts_in_reasoning: bool = False,
 ) -> Extraction:
     module = importlib.import_module(f"mlx_lm.tool_parsers.{module_name}")
+    if not legacy.has_text_state_machine():
+        think = dialect.think if dialect.think else None
+        markers = legacy.Markers(
+            module.tool_call_start, module.tool_call_end or "", think, legacy.has_formatter()
+        )
+        initial = "reasoning" if starts_in_reasoning and think else "normal"
+        pieces = legacy.marker_pieces(text, markers.all())
+        return replay_legacy(pieces, markers, module.parse_tool_call, tools, initial)
     view = _tokenizer_view(module, dialect)
     # server.py _tokenize: "reasoning" when the prompt left a think block open.
     initial = "reasoning" if starts_in_reasoning and view.has_thinking else "normal"
@@ -197,4 +231,8 @@ def extract_text(
 ) -> Extraction:
     """The whole generated ``text`` through a live mlx-lm ``TokenizerWrapper``'s own state
     machine and inferred parser (which must not be None)."""
+    if not legacy.has_text_state_machine():
+        markers = legacy.Markers.of(tokenizer)
+        pieces = legacy.marker_pieces(text, markers.all())
+        return replay_legacy(pieces, markers, tokenizer.tool_parser, tools, initial)
     return _extract_with(tokenizer, tokenizer.tool_parser, text, tools, finish_reason, initial)

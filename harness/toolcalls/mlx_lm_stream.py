@@ -6,7 +6,9 @@ then the finalized rest with the finish reason. Each chunk goes through the serv
 are handed to a streaming ``ToolCallFormatter`` whenever the state is not "tool", and the last
 chunk carries whatever is left. On ``finish_reason == "stop"`` the server discards the final
 chunk's text, as it does here. A client concatenates the content deltas and collects the
-``tool_calls`` of every chunk; that is the :class:`Extraction` returned.
+``tool_calls`` of every chunk; that is the :class:`Extraction` returned. Under an mlx-lm without
+the text state machine (before 0.32) the chunks go through that release's loop instead
+(:mod:`harness.toolcalls.mlx_lm_legacy`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.toolcalls.mlx_lm_server import quiet, recording, wire_calls
+from harness.toolcalls import mlx_lm_legacy as legacy
+from harness.toolcalls.mlx_lm_server import quiet, recording, replay_legacy, wire_calls
 from harness.toolcalls.model import Extraction, FinishReason
 
 
@@ -44,6 +47,11 @@ def extract_stream(
     initial: str = "normal",
 ) -> Extraction:
     """Replay the server's streaming response for generated ``tokens``."""
+    if not legacy.has_text_state_machine():
+        pieces = [text for text, _ in stream_chunks(tokenizer, tokens, finish_reason)]
+        markers = legacy.Markers.of(tokenizer)
+        keep = finish_reason != "stop"  # the server empties the last chunk on EOS
+        return replay_legacy(pieces, markers, tokenizer.tool_parser, tools, initial, keep)
     from mlx_lm.generate import TextStateMachine, make_text_state_machine
     from mlx_lm.server import ToolCallFormatter
 
