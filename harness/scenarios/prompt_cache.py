@@ -36,6 +36,7 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
+from harness.scenarios.prompt_dependence import foreign_prompt, independence_line
 from harness.scenarios.prompts import FILLER, text_prompt
 
 OTHER_TEXT = (
@@ -236,6 +237,20 @@ class _Runner:
         full, _cache = self._conversation()
         return full
 
+    def _blind(self, full: list[int], reused: int, cold_out: list[int]) -> list[str]:
+        """The warm and cold answers matched; but would a cache of another request's tokens
+        have changed the answer? When it would not, the match proves nothing (one line)."""
+        other = foreign_prompt(full, reused, self.model.vocab_size())
+        _, other_out = self._generate(self._fresh(), other)
+        if other_out != cold_out:
+            return []
+        return [
+            independence_line(
+                f"the prompt with its {reused} reusable tokens replaced by others gets the same "
+                f"{len(cold_out)} greedy tokens"
+            )
+        ]
+
     def run(self, warmup: int, repeats: int) -> ScenarioOutput:
         full = self._full_prompt()
         values: dict[str, tuple[list[float], list[float]]] = {
@@ -278,6 +293,8 @@ class _Runner:
                     f"accounting: {reused} reused + {recomputed} recomputed != "
                     f"{len(full)} prompt tokens"
                 )
+        if not failures and self.p.self_check == "none" and reused > 0:
+            failures += self._blind(full, reused, cold_out)
         save_s, load_s = self._save_load(cache)
         metrics: list[Metric] = [
             metric(spec, values[spec.name][1], values[spec.name][0])

@@ -9,7 +9,7 @@ request's greedy output is checked against a cold run (a corrupted shared cache 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -27,6 +27,7 @@ from harness.scenarios.base import (
     metric,
 )
 from harness.scenarios.prompt_cache import first_mismatch
+from harness.scenarios.prompt_cache_lru_probes import order_probe, trim_probe
 from harness.scenarios.prompts import text_prompt
 
 HIT_RATE = MetricSpec("prompt_cache_lru.hit_rate", Unit.RATIO, True, "requests served a cache")
@@ -42,6 +43,9 @@ EVICTIONS = MetricSpec(
     False,
     "entries dropped by the LRU limits (superseded prefixes not counted)",
 )
+PROBES_HELD = MetricSpec(
+    "prompt_cache_lru.probes_held", Unit.COUNT, True, "probes of the class that held (of 2)"
+)
 BYTES = MetricSpec("prompt_cache_lru.cache_bytes", Unit.BYTES, False, "bytes held at the end")
 
 
@@ -54,6 +58,13 @@ class LruParams(Params):
     message_tokens: int = Field(12, ge=1, description="length of each user message")
     gen_tokens: int = Field(6, ge=1, description="tokens generated per turn")
     verify: bool = Field(True, description="compare every output with a cold generation")
+    mode: Literal["replay", "probes"] = Field(
+        "replay",
+        description="replay: the chat workload; probes: the class itself, its eviction order "
+        "(the entry just used survives) and a longer entry trimmed to a prompt (the answer "
+        "against a cold run)",
+    )
+    probe_tokens: int = Field(48, ge=8, description="length of each probe's prompt")
 
 
 def _present(lru: Any, key: str, tokens: list[int]) -> bool:
@@ -67,9 +78,9 @@ def _present(lru: Any, key: str, tokens: list[int]) -> bool:
 class PromptCacheLruScenario(BaseScenario[LruParams]):
     name: ClassVar[str] = "prompt_cache_lru"
     measures_time: ClassVar[bool] = False  # hit rate, reuse, evictions, bytes
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: the order and trim probes
     params_model = LruParams
-    metrics: ClassVar[tuple[MetricSpec, ...]] = (HIT_RATE, REUSE, EVICTIONS, BYTES)
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (HIT_RATE, REUSE, EVICTIONS, BYTES, PROBES_HELD)
     needs: ClassVar[frozenset[Capability]] = frozenset({Capability.TEXT})
     backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset(
         {BackendCapability.TEXT_GENERATION, BackendCapability.PROMPT_CACHE}
@@ -88,6 +99,8 @@ class PromptCacheLruScenario(BaseScenario[LruParams]):
         from mlx_lm.models.cache import LRUPromptCache
 
         p = params
+        if p.mode == "probes":
+            return self._run_probes(model, p)
         filler = text_prompt(
             model, p.system_tokens * p.system_prompts + p.message_tokens * p.conversations * p.turns
         )
@@ -153,6 +166,23 @@ class PromptCacheLruScenario(BaseScenario[LruParams]):
             "cache_types": model.cache_types(model.make_cache()),
         }
         return ScenarioOutput(metrics, artifacts, failures=tuple(failures))
+
+    @staticmethod
+    def _run_probes(model: PromptCaching, p: LruParams) -> ScenarioOutput:
+        n = p.probe_tokens
+        filler = text_prompt(model, 4 * n)
+        prompts = [filler[i * n : (i + 1) * n] for i in range(3)]
+        probes = (
+            order_probe(model, prompts, p.gen_tokens),
+            trim_probe(model, prompts[0], filler[3 * n : 3 * n + n // 2], p.gen_tokens),
+        )
+        failures = tuple(r.failure for r in probes if r.failure is not None)
+        held = float(sum(r.failure is None for r in probes))
+        return ScenarioOutput(
+            (metric(PROBES_HELD, [held]),),
+            {"probes": {r.name: r.outcome for r in probes}},
+            failures=failures,
+        )
 
     @staticmethod
     def _kind(cache: Any, rest: list[int], tokens: list[int], found: Any) -> str:

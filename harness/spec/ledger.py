@@ -35,14 +35,16 @@ def expectation_for(
     family: str | None,
     backend: str,
     installed: Mapping[str, str],
+    entry_id: str | None = None,
 ) -> Expectation | None:
     """The first entry of ``expect`` that matches, as the case's expectation (``installed``:
-    the environment's versions by normalised name, for entries with ``versions:``)."""
+    the environment's versions by normalised name, for entries with ``versions:``). An entry's
+    ``scenario:`` globs match the scenario's name or the suite entry's ``id:``."""
     for sourced in expect:
         entry = sourced.entry
         if (
             _glob(model, entry.model)
-            and any(_glob(scenario, g) for g in entry.scenario)
+            and any(_glob(scenario, g) or _glob(entry_id, g) for g in entry.scenario)
             and _glob(family, entry.family)
             and _glob(backend, entry.backend)
             and versions_match(entry.versions, installed)

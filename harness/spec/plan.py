@@ -181,6 +181,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
                     family=families.get(ref.key),
                     backend=ref.backend,
                     installed=installed,
+                    entry_id=entry.id,
                 )
                 if problem is not None and expectation is None:
                     expectation = Expectation(ExpectKind.SKIP, problem)

@@ -373,7 +373,8 @@ class ExpectEntry(Strict):
 
     model: str = Field("*", description="model name or glob")
     scenario: Globs = Field(
-        default_factory=lambda: ["*"], description="scenario name or glob, or a list of them"
+        default_factory=lambda: ["*"],
+        description="scenario name or glob, or a list of them; a suite entry's id: matches too",
     )
     family: str | None = Field(
         None, description="glob on the model's family (config.json model_type), e.g. llava"

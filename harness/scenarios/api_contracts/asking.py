@@ -137,16 +137,14 @@ def prompt_independence(ctx: CheckContext) -> str | None:
     Asked once per run. None too when a request failed (the checks report their own failures)."""
 
     def make() -> str | None:
-        from harness.scenarios.api_contracts.verdicts import PROMPT_INDEPENDENT
+        from harness.scenarios.prompt_dependence import independence_line
 
         ref = reference(ctx)
         other, _ = ask(ctx, body(ctx, prompt(ctx, DEPENDENCE_TOPIC)))
         if ref.error is not None or not other.ok or other.content != ref.whole.content:
             return None
-        return (
-            f"{PROMPT_INDEPENDENT}: two different prompts got the same greedy text "
-            f"({len(other.content)} characters); use a model whose answer depends on its prompt "
-            "(the zoo's text families, or a real model)"
+        return independence_line(
+            f"two different prompts got the same greedy text ({len(other.content)} characters)"
         )
 
     result: str | None = ctx.once("prompt_independence", make)

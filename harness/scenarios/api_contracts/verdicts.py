@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from harness.scenarios.prompt_dependence import PROMPT_INDEPENDENT
+
+__all__ = ["PROMPT_INDEPENDENT"]
+
 if TYPE_CHECKING:
     import httpx
 
@@ -133,9 +137,6 @@ class ContractCheck:
     contract: str  # the contract in words, for the report
     run: Callable[[CheckContext], CheckResult]
     compares_texts: bool = False
-
-
-PROMPT_INDEPENDENT = "not judged: the model's answer does not depend on the prompt"
 
 
 def records(results: tuple[CheckResult, ...]) -> list[Mapping[str, Any]]:
