@@ -322,6 +322,24 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
         },
         "olmo3": {"layer_types": ["sliding_attention", "full_attention"]},
         "openelm": {"num_query_heads": [4, 4], "num_kv_heads": [2, 2], "ffn_multipliers": [2, 2]},
+        "prism_hadamard_qwen35": {  # a text pack: 2-bit, group 128, one layer rotated (512)
+            "schema_version": 1,
+            "tensor_namespace": "mlx-lm-text",
+            "quantization": {"bits": 2, "group_size": 128, "mode": "affine"},
+            "modules": [
+                {
+                    "path": "model.layers.1.mlp.down_proj",
+                    "embedding": False,
+                    "dtype": "float16",
+                    "block": 512,  # the smallest Hadamard block
+                }
+            ],
+            "text_config": {  # dense MLPs, the packed one 512 wide
+                "num_experts": 0,
+                "num_experts_per_tok": 0,
+                "intermediate_size": 512,
+            },
+        },
         "qwen3_vl_moe": {"text_config": {"tie_word_embeddings": False}},  # sanitize wants lm_head
         "recurrent_gemma": {"block_types": ["recurrent", "attention"]},
         "spark2_5": {"rope_parameters": _PER_LAYER_TYPE_ROPE},
@@ -337,6 +355,7 @@ TEXT_MODULES: Mapping[str, str] = MappingProxyType(
         "lfm2-vl": "lfm2",
         "mistral3": "ministral3",
         "pixtral": "llama",
+        "prism_hadamard_qwen35": "qwen3_5",
         "qwen2_vl": "qwen2",
         "qwen3_vl": "qwen3",
         "qwen3_vl_moe": "qwen3_moe",
