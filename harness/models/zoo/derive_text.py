@@ -206,7 +206,7 @@ _KIMI_LINEAR = {  # a KDA (linear attention) layer, then a full one (layer numbe
     "head_dim": 16,
     "short_conv_kernel_size": 4,
 }
-_LONGCAT = {  # LongCat-Flash's: the attribute of a scale that is off is never set
+_LONGCAT = {  # LongCat-Flash's; with a scale off mlx-lm never sets the attribute it reads
     "mla_scale_q_lora": True,
     "mla_scale_kv_lora": True,
     "zero_expert_type": "identity",
@@ -221,7 +221,7 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
             "num_key_value_heads": 4,
         },
         "baichuan_m1": {"conv_window": 2},  # the module asserts it
-        "dbrx": {
+        "dbrx": {  # required dicts the module indexes by key
             "ffn_config": {"ffn_hidden_size": 128, "moe_num_experts": 4, "moe_top_k": 2},
             "attn_config": {"kv_n_heads": 2, "clip_qkv": 8.0, "rope_theta": 10000.0},
         },
@@ -255,7 +255,9 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
         },
         "gemma4": {"text_config": {"num_hidden_layers": 4, "num_kv_shared_layers": 2}},
         "gemma4_text": {"num_hidden_layers": 4, "num_kv_shared_layers": 2},
-        "glm_moe_dsa": {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
+        "glm_moe_dsa": {  # required; its rope_theta is read from it
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}
+        },
         "granitemoehybrid": {  # a Mamba-2 layer, then attention; the mixer's sizes are unset
             "layer_types": ["mamba", "attention"],
             "mamba_n_heads": 4,
@@ -266,7 +268,9 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
             "mamba_proj_bias": False,
             "mamba_conv_bias": True,
         },
-        "hunyuan": {"rope_scaling": {"type": "dynamic", "factor": 1.0, "alpha": 1000.0}},
+        "hunyuan": {  # read unconditionally: the NTK-alpha RoPE's alpha
+            "rope_scaling": {"type": "dynamic", "factor": 1.0, "alpha": 1000.0}
+        },
         "jamba": {  # attention and experts every other layer, from the second
             "attn_layer_offset": 1,
             "attn_layer_period": 2,
@@ -277,8 +281,6 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
         "kimi_linear": {"linear_attn_config": _KIMI_LINEAR},
         "lfm2": {"full_attn_idxs": [1]},  # conv layer, then attention
         "lfm2-vl": {"text_config": {"full_attn_idxs": [1]}},
-        "longcat_flash": _LONGCAT,
-        "longcat_flash_ngram": _LONGCAT,
         "lfm2_moe": {"layer_types": ["conv", "full_attention"]},
         "llama4": {  # chunked attention in 3 layers of 4, global in the 4th (cache[3])
             "text_config": {
@@ -288,9 +290,14 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
                 "attn_temperature_tuning": True,
             }
         },
+        "longcat_flash": _LONGCAT,
+        "longcat_flash_ngram": _LONGCAT,
         "mamba2": {"head_dim": 32},  # transformers: hidden_size * expand == num_heads * head_dim
-        "mellum": {"rope_parameters": _PER_LAYER_TYPE_ROPE},
-        "mimo_v2_flash": {"hybrid_layer_pattern": [1, 0], "moe_layer_freq": [0, 1]},
+        "mellum": {"rope_parameters": _PER_LAYER_TYPE_ROPE},  # one RoPE per layer type
+        "mimo_v2_flash": {  # per-layer lists: sliding then global; dense then experts
+            "hybrid_layer_pattern": [1, 0],
+            "moe_layer_freq": [0, 1],
+        },
         "minicpm3": {  # read unconditionally: LongRoPE factors, one per rotary pair
             "rope_scaling": {
                 "type": "longrope",
@@ -299,7 +306,7 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
                 "long_factor": [1.0] * 4,
             }
         },
-        "ministral3": {"rope_parameters": _YARN},
+        "ministral3": {"rope_parameters": _YARN},  # read unconditionally (Llama 4 scaling)
         "mistral3": {"text_config": {"rope_parameters": _YARN}},
         "mistral4": {"rope_parameters": _YARN},
         "muse_spark": {  # dense FFNs (shared experts) unsupported; towers project to hidden
@@ -310,9 +317,9 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
                 "layer_rope_theta": [10000.0, 500000.0],  # one per layer (0: no RoPE)
                 "moe_hidden_size": 32,
                 "final_logit_softcapping": 30.0,
-            }
+            },
         },
-        "nemotron-nas": {
+        "nemotron-nas": {  # one block config per layer (GQA groups of 2, FFN x2)
             "block_configs": [{"attention": {"n_heads_in_group": 2}, "ffn": {"ffn_mult": 2.0}}] * 2
         },
         "nemotron_h": {  # Mamba, attention, experts; the router's scale is unset
@@ -341,8 +348,8 @@ OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
             },
         },
         "qwen3_vl_moe": {"text_config": {"tie_word_embeddings": False}},  # sanitize wants lm_head
-        "recurrent_gemma": {"block_types": ["recurrent", "attention"]},
-        "spark2_5": {"rope_parameters": _PER_LAYER_TYPE_ROPE},
+        "recurrent_gemma": {"block_types": ["recurrent", "attention"]},  # required in practice
+        "spark2_5": {"rope_parameters": _PER_LAYER_TYPE_ROPE},  # one RoPE per layer type
     }
 )
 """Per-architecture values; each comment says why the rules above do not give it."""
