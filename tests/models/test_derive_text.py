@@ -62,3 +62,50 @@ def test_a_wrapper_gets_its_text_model_config() -> None:
     config = tiny_config("qwen2_vl")
     assert config["text_config"]["hidden_size"] == 64
     assert config["text_config"]["model_type"] == "qwen2"
+
+
+def test_a_wrapper_whose_text_config_defaults_to_none_gets_one() -> None:
+    config = tiny_config("gemma4")  # text_config: dict = None, filled in __post_init__
+    text = config["text_config"]
+    assert (text["hidden_size"], text["model_type"]) == (64, "gemma4_text")
+    assert text["vocab_size_per_layer_input"] == SIZES["vocab_size"]  # not 262144
+
+
+def test_a_wrapper_of_a_wrapper_gets_the_inner_text_arguments() -> None:
+    # qwen3_5_moe's text model is qwen3_5's, whose ModelArgs wraps TextModelArgs in turn
+    text = tiny_config("qwen3_5_moe")["text_config"]
+    assert (text["hidden_size"], text["num_hidden_layers"]) == (64, 2)
+    assert text["full_attention_interval"] == 2  # a linear layer, then full attention
+
+
+PER_LAYER = (
+    "layer_types",
+    "block_types",
+    "activation_sparsity_pattern",
+    "hybrid_layer_pattern",
+    "moe_layer_freq",
+    "block_configs",
+    "layer_rope_theta",
+)
+
+
+def _configs() -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for name in architecture_names():
+        try:
+            config = tiny_config(name)
+        except SystemExit:  # olmo exits on import (the matrix says so)
+            continue
+        found.append((name, config))
+        if isinstance(config.get("text_config"), dict):
+            found.append((f"{name}.text_config", config["text_config"]))
+    return found
+
+
+def test_per_layer_lists_have_one_entry_per_layer() -> None:
+    for name, config in _configs():
+        layers = config.get("num_hidden_layers")
+        for key in PER_LAYER:
+            value = config.get(key)
+            if layers is not None and isinstance(value, list) and value:  # an int is a period
+                assert len(value) == layers, (name, key, value, layers)

@@ -44,3 +44,22 @@ def test_what_cannot_be_generated_says_why_on_every_column(name: str, reason: st
     assert row.generated.outcome is Outcome.NOT_GENERATED
     assert row.generated.detail.startswith(reason) and "\n" not in row.generated.detail
     assert {row.cell(c).outcome for c in COLUMNS} == {Outcome.NOT_GENERATED}
+
+
+@pytest.mark.parametrize(
+    ("name", "caches"),
+    [
+        ("gemma3n", "KVCache, RotatingKVCache"),  # KV shared by the last layers
+        ("ministral3", "KVCache"),  # YaRN rope_parameters read unconditionally
+        ("llama4", "ChunkedKVCache, KVCache"),  # chunked attention, a global 4th layer
+        ("deepseek_v2", "KVCache"),  # MLA with YaRN rope_scaling
+        ("qwen3_5_moe", "ArraysCache, KVCache"),  # gated delta, then full attention
+        ("nemotron_h", "ArraysCache, KVCache"),  # Mamba, attention, experts
+    ],
+)
+def test_derived_families_generate(name: str, caches: str) -> None:
+    row = try_architecture(name)
+    assert row.generated.outcome is Outcome.OK, row.generated.detail
+    for column in ("load", "generate", "cache"):
+        assert row.cell(column).outcome is Outcome.OK, (column, row.cell(column).detail)
+    assert row.cell("cache").detail == caches

@@ -85,6 +85,7 @@ SIZES: Mapping[str, int] = MappingProxyType(
         "num_local_experts": 4,
         "moe_num_experts": 4,
         "num_experts_per_tok": 2,
+        "num_experts_per_token": 2,
         "moe_topk": 2,
         "n_shared_experts": 1,
         "num_shared_experts": 1,
@@ -128,6 +129,10 @@ SIZES: Mapping[str, int] = MappingProxyType(
         "share_expert_dim": 32,
         "sliding_window_size": 64,
         "attention_window_size": 64,
+        "full_attention_interval": 2,  # of 2 layers: linear, then full attention
+        "vocab_size_per_layer_input": VOCAB_SIZE,
+        "hidden_size_per_layer_input": 16,
+        "global_head_dim": 32,
     }
 )
 
@@ -176,23 +181,178 @@ KEEP_UNSET = frozenset({"sliding_window", "sliding_window_size", "attention_wind
 # Named (not size) fields whose None default means "read it from the checkpoint": filled.
 FILL_UNSET = frozenset({"rope_theta"})
 
+# RoPE settings real checkpoints carry where a module reads them unconditionally.
+_YARN = {  # Mistral 3's (Ministral 3, Mistral Small 4), at the tiny context
+    "rope_type": "yarn",
+    "type": "yarn",
+    "rope_theta": 1000000.0,
+    "factor": 16.0,
+    "original_max_position_embeddings": 256,
+    "beta_fast": 32.0,
+    "beta_slow": 1.0,
+    "mscale": 1.0,
+    "mscale_all_dim": 1.0,
+    "llama_4_scaling_beta": 0.1,
+}
+_PER_LAYER_TYPE_ROPE = {  # rope_parameters keyed by layer type (transformers 5)
+    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+    "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+}
+_SWA_FULL_X2 = ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]
+_KIMI_LINEAR = {  # a KDA (linear attention) layer, then a full one (layer numbers from 1)
+    "kda_layers": [1],
+    "full_attn_layers": [2],
+    "num_heads": 4,
+    "head_dim": 16,
+    "short_conv_kernel_size": 4,
+}
+_LONGCAT = {  # LongCat-Flash's; with a scale off mlx-lm never sets the attribute it reads
+    "mla_scale_q_lora": True,
+    "mla_scale_kv_lora": True,
+    "zero_expert_type": "identity",
+}
+
 # Per-architecture fields that generation needs beyond the rules above (found by running them).
 OVERRIDES: Mapping[str, Mapping[str, Any]] = frozen(
     {
+        "afm7": {"num_kv_reuse_layers": 1},  # of 2 layers: one computes KV, one reuses it
+        "bailing_moe_linear": {  # linear (GLA) layer, then attention; GLA wants no KV groups
+            "layer_group_size": 2,
+            "num_key_value_heads": 4,
+        },
+        "baichuan_m1": {"conv_window": 2},  # the module asserts it
+        "dbrx": {  # required dicts the module indexes by key
+            "ffn_config": {"ffn_hidden_size": 128, "moe_num_experts": 4, "moe_top_k": 2},
+            "attn_config": {"kv_n_heads": 2, "clip_qkv": 8.0, "rope_theta": 10000.0},
+        },
+        "deepseek_v2": {  # read unconditionally; DeepSeek-V2-Lite's YaRN at factor 1
+            "rope_scaling": {
+                "type": "yarn",
+                "factor": 1.0,
+                "original_max_position_embeddings": 4096,
+                "beta_fast": 32,
+                "beta_slow": 1,
+                "mscale": 0.707,
+                "mscale_all_dim": 0.707,
+            }
+        },
+        "exaone4": {  # mlx-lm reads the pattern string, transformers the layer types
+            "sliding_window_pattern": "LG",
+            "layer_types": ["sliding_attention", "full_attention"],
+        },
         "gemma2": {"query_pre_attn_scalar": 16},  # transformers' config wants an int
+        "gemma3n": {  # 4 layers, the last 2 sharing the KV of the first of their type
+            "text_config": {
+                "num_hidden_layers": 4,
+                "num_kv_shared_layers": 2,
+                "layer_types": _SWA_FULL_X2,
+                "activation_sparsity_pattern": [0.95, 0.95, 0.0, 0.0],
+                "altup_num_inputs": 4,
+                "altup_active_idx": 0,
+                "laurel_rank": 8,
+                "hidden_size_per_layer_input": 16,
+            }
+        },
+        "gemma4": {"text_config": {"num_hidden_layers": 4, "num_kv_shared_layers": 2}},
+        "gemma4_text": {"num_hidden_layers": 4, "num_kv_shared_layers": 2},
+        "glm_moe_dsa": {  # required; its rope_theta is read from it
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}
+        },
+        "granitemoehybrid": {  # a Mamba-2 layer, then attention; the mixer's sizes are unset
+            "layer_types": ["mamba", "attention"],
+            "mamba_n_heads": 4,
+            "mamba_d_head": 32,  # transformers: heads * head == mamba_expand (2) * hidden
+            "mamba_d_state": 16,
+            "mamba_d_conv": 4,
+            "mamba_n_groups": 1,
+            "mamba_proj_bias": False,
+            "mamba_conv_bias": True,
+        },
+        "hunyuan": {  # read unconditionally: the NTK-alpha RoPE's alpha
+            "rope_scaling": {"type": "dynamic", "factor": 1.0, "alpha": 1000.0}
+        },
         "jamba": {  # attention and experts every other layer, from the second
             "attn_layer_offset": 1,
             "attn_layer_period": 2,
             "expert_layer_offset": 1,
             "expert_layer_period": 2,
         },
+        "kimi_k3": {"text_config": {"linear_attn_config": _KIMI_LINEAR}},
+        "kimi_linear": {"linear_attn_config": _KIMI_LINEAR},
         "lfm2": {"full_attn_idxs": [1]},  # conv layer, then attention
         "lfm2-vl": {"text_config": {"full_attn_idxs": [1]}},
-        "llama4": {"text_config": {"num_experts_per_tok": 1, "attn_temperature_tuning": 1}},
+        "lfm2_moe": {"layer_types": ["conv", "full_attention"]},
+        "llama4": {  # chunked attention in 3 layers of 4, global in the 4th (cache[3])
+            "text_config": {
+                "num_hidden_layers": 4,
+                "attention_chunk_size": 4,
+                "num_experts_per_tok": 1,
+                "attn_temperature_tuning": True,
+            }
+        },
+        "longcat_flash": _LONGCAT,
+        "longcat_flash_ngram": _LONGCAT,
+        "mamba2": {"head_dim": 32},  # transformers: hidden_size * expand == num_heads * head_dim
+        "mellum": {"rope_parameters": _PER_LAYER_TYPE_ROPE},  # one RoPE per layer type
+        "mimo_v2_flash": {  # per-layer lists: sliding then global; dense then experts
+            "hybrid_layer_pattern": [1, 0],
+            "moe_layer_freq": [0, 1],
+        },
+        "minicpm3": {  # read unconditionally: LongRoPE factors, one per rotary pair
+            "rope_scaling": {
+                "type": "longrope",
+                "original_max_position_embeddings": 4096,
+                "short_factor": [1.0] * 4,
+                "long_factor": [1.0] * 4,
+            }
+        },
+        "ministral3": {"rope_parameters": _YARN},  # read unconditionally (Llama 4 scaling)
+        "mistral3": {"text_config": {"rope_parameters": _YARN}},
+        "mistral4": {"rope_parameters": _YARN},
+        "muse_spark": {  # dense FFNs (shared experts) unsupported; towers project to hidden
+            "audio_config": {"out_hidden_size": 64},
+            "text_config": {
+                "num_shared_experts": 0,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+                "layer_rope_theta": [10000.0, 500000.0],  # one per layer (0: no RoPE)
+                "moe_hidden_size": 32,
+                "final_logit_softcapping": 30.0,
+            },
+        },
+        "nemotron-nas": {  # one block config per layer (GQA groups of 2, FFN x2)
+            "block_configs": [{"attention": {"n_heads_in_group": 2}, "ffn": {"ffn_mult": 2.0}}] * 2
+        },
+        "nemotron_h": {  # Mamba, attention, experts; the router's scale is unset
+            "hybrid_override_pattern": "M*E",
+            "routed_scaling_factor": 1.0,
+            "norm_topk_prob": True,
+        },
         "olmo3": {"layer_types": ["sliding_attention", "full_attention"]},
         "openelm": {"num_query_heads": [4, 4], "num_kv_heads": [2, 2], "ffn_multipliers": [2, 2]},
+        "prism_hadamard_qwen35": {  # a text pack: 2-bit, group 128, one layer rotated (512)
+            "schema_version": 1,
+            "tensor_namespace": "mlx-lm-text",
+            "quantization": {"bits": 2, "group_size": 128, "mode": "affine"},
+            "modules": [
+                {
+                    "path": "model.layers.1.mlp.down_proj",
+                    "embedding": False,
+                    "dtype": "float16",
+                    "block": 512,  # the smallest Hadamard block
+                }
+            ],
+            "text_config": {  # dense MLPs, the packed one 512 wide
+                "num_experts": 0,
+                "num_experts_per_tok": 0,
+                "intermediate_size": 512,
+            },
+        },
+        "qwen3_vl_moe": {"text_config": {"tie_word_embeddings": False}},  # sanitize wants lm_head
+        "recurrent_gemma": {"block_types": ["recurrent", "attention"]},  # required in practice
+        "spark2_5": {"rope_parameters": _PER_LAYER_TYPE_ROPE},  # one RoPE per layer type
     }
 )
+"""Per-architecture values; each comment says why the rules above do not give it."""
 
 # The text model a multimodal wrapper's ``text_config`` holds, where its type hint does not say.
 TEXT_MODULES: Mapping[str, str] = MappingProxyType(
@@ -202,6 +362,7 @@ TEXT_MODULES: Mapping[str, str] = MappingProxyType(
         "lfm2-vl": "lfm2",
         "mistral3": "ministral3",
         "pixtral": "llama",
+        "prism_hadamard_qwen35": "qwen3_5",
         "qwen2_vl": "qwen2",
         "qwen3_vl": "qwen3",
         "qwen3_vl_moe": "qwen3_moe",
@@ -276,13 +437,12 @@ def text_args_class(module_name: str, hint: Any) -> Any:
     for arg in typing.get_args(hint):
         if dataclasses.is_dataclass(arg):
             return arg
-    inner = TEXT_MODULES.get(module_name)
-    if inner is not None:
-        return importlib.import_module(f"{PACKAGE}.{inner}").ModelArgs
-    module = importlib.import_module(f"{PACKAGE}.{module_name}")
-    for attr in ("TextArgs", "TextConfig", "TextModelArgs"):
+    module = importlib.import_module(f"{PACKAGE}.{TEXT_MODULES.get(module_name, module_name)}")
+    for attr in ("TextArgs", "TextConfig", "TextModelArgs", "ModelArgs"):
         cls = getattr(module, attr, None)
-        if cls is not None and dataclasses.is_dataclass(cls):
+        if cls is None or not dataclasses.is_dataclass(cls):
+            continue
+        if attr != "ModelArgs" or module_name in TEXT_MODULES:
             return cls
     return None
 
@@ -317,9 +477,9 @@ def tiny_config(module_name: str) -> dict[str, Any]:
     module = importlib.import_module(f"{PACKAGE}.{module_name}")
     args_cls = module.ModelArgs
     config = shrunk(args_cls, module_name)
-    _, required = field_defaults(args_cls)
-    if "text_config" in config and (
-        "text_config" in required or not isinstance(config["text_config"], Mapping)
+    defaults, required = field_defaults(args_cls)
+    if "text_config" in required or (
+        "text_config" in defaults and not isinstance(defaults["text_config"], Mapping)
     ):
         inner = text_args_class(module_name, required.get("text_config"))
         if inner is not None:
