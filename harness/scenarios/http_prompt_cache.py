@@ -9,8 +9,10 @@ tokens (a fresh marker at its start each run, so the first request is a miss):
 TTFT of each, the speed-up cold / warm, and the ``cached_tokens`` the server reports
 (``usage.prompt_tokens_details.cached_tokens``: absent on servers that do not say). A cache hit
 must not change the answer: request 3's text must equal request 1's, else the case fails with
-both texts. A server without a prompt cache passes with a speed-up near 1; that is a figure,
-not a failure.
+both texts. A server without a prompt cache, or one that refuses a cache it cannot trust
+(``cached_tokens`` 0 on every warm request, the answers the same), passes with a speed-up near 1
+and the finding "no reuse" in its record: a figure, not a failure, unless the suite sets
+``require_reuse`` for that model.
 """
 
 from __future__ import annotations
@@ -63,12 +65,26 @@ QUESTION_B = "\n\nIn one sentence: where does the river run?"
 class HttpPromptCacheParams(Params):
     prefix_tokens: int = Field(512, ge=16, description="shared prefix length in tokens (about)")
     max_tokens: int = Field(16, ge=1, description="tokens per answer at most")
+    require_reuse: bool = Field(
+        False,
+        description="fail when the server reuses nothing (cached_tokens 0 on every warm "
+        "request); otherwise that is the finding 'no reuse'",
+    )
 
 
 def cached_tokens(usage: Mapping[str, Any]) -> int | None:
     details = usage.get("prompt_tokens_details")
     value = details.get("cached_tokens") if isinstance(details, Mapping) else None
     return value if isinstance(value, int) else None
+
+
+def reuse_finding(cached: list[float]) -> str:
+    """What the warm requests' ``cached_tokens`` say: reused, no reuse, or not reported."""
+    if not cached:
+        return "not reported: the server gives no usage.prompt_tokens_details.cached_tokens"
+    if all(c <= 0 for c in cached):
+        return f"no reuse: cached_tokens 0 in {len(cached)} of {len(cached)} warm requests"
+    return f"reused: cached_tokens above 0 in {sum(c > 0 for c in cached)} of {len(cached)}"
 
 
 class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
@@ -114,7 +130,11 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
                 if run >= ctx.warmup:
                     self._sample(samples, model, cold, warm, again)
         metrics = tuple(metric(spec, values) for spec, values in samples.items() if values)
-        return ScenarioOutput(metrics, {"engine": model.engine}, failures=tuple(failures))
+        reuse = reuse_finding(samples[CACHED])
+        if params.require_reuse and reuse.startswith("no reuse"):
+            failures.append(f"{reuse}; the suite requires reuse (require_reuse)")
+        artifacts = {"engine": model.engine, "reuse": reuse}
+        return ScenarioOutput(metrics, artifacts, failures=tuple(failures))
 
     @staticmethod
     def _body(prompt: str, params: HttpPromptCacheParams) -> dict[str, Any]:

@@ -50,7 +50,14 @@ CAUGHT_BY: Mapping[Plant, str] = {
     Plant.TOOL_STREAM_DIFFERS: "tool_call_stream_merge",
     Plant.TOOL_MARKUP_LEAK: "tool_call_markup",
 }
-LIMITS = Limits(max_tokens=24, long_max_tokens=48, timeout_s=20.0, concurrency=4, settle_s=0.2)
+LIMITS = Limits(
+    max_tokens=24,
+    long_max_tokens=48,
+    timeout_s=20.0,
+    concurrency=4,
+    settle_s=0.2,
+    require_reuse=True,
+)
 CLEAN = "clean"
 COMPLETIONS = "clean-completions"
 NEEDS_CHAT = {"reasoning", *(n for n in CHECK_NAMES if n.startswith("tool_call"))}
@@ -152,6 +159,18 @@ def test_a_prompt_blind_model_leaves_text_comparisons_not_judged(verdicts: Verdi
     assert all(name in output.failures[-1] for name in COMPARES_TEXTS)
     clean = {r.name for r in verdicts[CLEAN] if r.verdict is Verdict.PASS}
     assert clean >= COMPARES_TEXTS  # the same checks pass where the answer depends on the prompt
+
+
+def test_no_reuse_is_a_finding_unless_the_suite_asks_for_reuse() -> None:
+    from dataclasses import replace
+
+    with planted_server(Plant.NO_CACHED_TOKENS) as url, sync_client(20.0) as client:
+        for require, verdict in ((False, Verdict.NOT_APPLICABLE), (True, Verdict.FAIL)):
+            limits = replace(LIMITS, require_reuse=require)
+            ctx = CheckContext(client, Endpoint(url), Api.CHAT, limits, f"reuse-{require}")
+            (result,) = run_checks(ctx, ["cached_tokens"])
+            assert result.verdict is verdict, result.reason
+            assert result.reason.startswith("no reuse: " if not require else "cached_tokens 0")
 
 
 def test_disconnect_judges_against_the_warm_control(monkeypatch: pytest.MonkeyPatch) -> None:

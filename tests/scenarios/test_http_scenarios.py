@@ -98,6 +98,7 @@ def test_prompt_cache_reports_cached_tokens_and_keeps_the_answer(run) -> None:  
     cached = result.metric("http_prompt_cache.cached_tokens")
     assert cached is not None and min(cached.samples) > 0
     assert result.metric("http_prompt_cache.speedup") is not None
+    assert result.artifacts["reuse"].startswith("reused: cached_tokens above 0 in 3 of 3")
 
 
 def test_greedy_answers_are_kept_per_prompt(run) -> None:  # type: ignore[no-untyped-def]
@@ -114,3 +115,48 @@ def test_a_local_url_servers_memory_is_the_process_on_its_port(run, planted) -> 
         peak = result.metric("http_throughput.server_peak_bytes")
         assert peak is not None and peak.samples[0] > 0
         assert result.artifacts["server_timing"] == "usage"  # the planted server sends no timings
+
+
+@pytest.mark.parametrize(
+    ("cached", "finding"),
+    [
+        ([], "not reported: "),
+        ([0.0, 0.0, 0.0], "no reuse: cached_tokens 0 in 3 of 3 warm requests"),
+        ([0.0, 60.0], "reused: cached_tokens above 0 in 1 of 2"),
+    ],
+)
+def test_reuse_findings(cached: list[float], finding: str) -> None:
+    from harness.scenarios.http_prompt_cache import reuse_finding
+
+    assert reuse_finding(cached).startswith(finding)
+
+
+def test_a_server_that_reuses_nothing_is_a_finding_unless_reuse_is_required(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    from tests.servers.planted_requests import Plant
+
+    tmp = tmp_path_factory.mktemp("noreuse")
+    folder = write_model_folder(tmp / "toy")
+    suite = (
+        "schema_version: 1\n"
+        "defaults: {{repeats: 2, warmup: 0, timeout_s: 120}}\n"
+        "models:\n"
+        "  - {{name: toy, url: '{url}', path: {folder}}}\n"
+        "scenarios:\n"
+        "  - scenario: http_prompt_cache\n"
+        "    params: {{prefix_tokens: 64, max_tokens: 8}}\n"
+        "  - scenario: http_prompt_cache\n"
+        "    id: must_reuse\n"
+        "    params: {{prefix_tokens: 64, max_tokens: 8, require_reuse: true}}\n"
+    )
+    with planted_server(Plant.NO_CACHED_TOKENS, model_dir=folder) as url:
+        (tmp / "s.suite.yaml").write_text(suite.format(url=url, folder=folder))
+        main(["run", str(tmp / "s.suite.yaml"), "--report-dir", str(tmp / "r"), "--run-id", "x"])
+    record = load_run(tmp / "r" / "x")
+    by_id = {r.case_id.rsplit("::", 1)[-1]: r for r in record.results}
+    finding, required = by_id["http_prompt_cache"], by_id["must_reuse"]
+    assert finding.status is Status.PASSED, finding.reason
+    assert finding.artifacts["reuse"].startswith("no reuse: cached_tokens 0 in 2 of 2")
+    assert required.status is Status.FAILED
+    assert (required.reason or "").startswith("no reuse: cached_tokens 0 in 2 of 2 warm requests;")

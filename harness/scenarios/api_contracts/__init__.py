@@ -76,6 +76,11 @@ class ApiContractsParams(Params):
     settle_s: float = Field(
         0.5, ge=0, le=60, description="pause after a client hangs up ('disconnect'), seconds"
     )
+    require_reuse: bool = Field(
+        False,
+        description="'cached_tokens' fails when a repeated prompt reuses nothing; otherwise "
+        "that is 'no reuse', not applicable (a server may refuse a cache it cannot trust)",
+    )
 
     @field_validator("checks")
     @classmethod
@@ -197,6 +202,7 @@ class ApiContractsScenario(BaseScenario[ApiContractsParams]):
             timeout_s=params.request_timeout_s,
             concurrency=params.concurrency,
             settle_s=params.settle_s,
+            require_reuse=params.require_reuse,
         )
         with sync_client(params.request_timeout_s) as client:
             check_ctx = CheckContext(

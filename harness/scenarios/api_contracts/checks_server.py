@@ -111,7 +111,13 @@ def check_cached_tokens(ctx: CheckContext) -> CheckResult:
     if after is None:
         return failed(name, "cached_tokens missing on the repeated prompt", evidence)
     if after <= 0:
-        return failed(name, f"cached_tokens {after} on a repeated prompt", evidence)
+        if ctx.limits.require_reuse:
+            return failed(name, f"cached_tokens {after} on a repeated prompt", evidence)
+        reason = (
+            f"no reuse: cached_tokens {after} on a repeated prompt (a server may refuse a cache "
+            "it cannot trust); a finding, not a failure unless the suite sets require_reuse"
+        )
+        return not_applicable(name, reason, evidence)
     return passed(name, f"cached_tokens {after} on the repeated prompt", evidence)
 
 

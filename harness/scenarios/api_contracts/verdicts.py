@@ -102,6 +102,7 @@ class Limits:
     timeout_s: float  # per request, for its whole answer
     concurrency: int
     settle_s: float  # pause after a client hangs up, before the next request
+    require_reuse: bool = False  # cached_tokens 0 on a repeated prompt fails (else: "no reuse")
 
 
 @dataclass(frozen=True)
