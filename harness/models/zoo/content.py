@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from harness.models.zoo.family import DerivationError
+
 if TYPE_CHECKING:
     import mlx.nn as nn
 
@@ -48,8 +50,9 @@ PROBES: tuple[tuple[str, str], ...] = (
 )
 
 
-class NotContentBearing(Exception):
-    """No embedding scale made the model's answers depend on the prompt (one line: which probe)."""
+class NotContentBearing(DerivationError):
+    """No setting made the model's answers depend on the prompt (one line: what the probes saw,
+    and the fix); a :class:`DerivationError`, so the drivers print it as one."""
 
 
 @dataclass(frozen=True)
@@ -257,5 +260,6 @@ def make_content_bearing(
         f"zoo/{name}: no embedding scale of {EMBEDDING_SCALES} with query/key scales "
         f"{QUERY_KEY_SCALES} made the greedy answer depend on the whole prompt (last: "
         f"{last.distinct_answers} distinct answers of {last.prompts}, {last.mixups_caught} of "
-        f"{last.mixups} planted cache mix-ups caught)"
+        f"{last.mixups} planted cache mix-ups caught); build the zoo with the mlx-lm of uv.lock "
+        "(`make setup`), or report it"
     )
