@@ -9,10 +9,11 @@ tokens (a fresh marker at its start each run, so the first request is a miss):
 TTFT of each, the speed-up cold / warm, and the ``cached_tokens`` the server reports
 (``usage.prompt_tokens_details.cached_tokens``: absent on servers that do not say). A cache hit
 must not change the answer: request 3's text must equal request 1's, else the case fails with
-both texts. A server without a prompt cache, or one that refuses a cache it cannot trust
-(``cached_tokens`` 0 on every warm request, the answers the same), passes with a speed-up near 1
-and the finding "no reuse" in its record: a figure, not a failure, unless the suite sets
-``require_reuse`` for that model.
+both texts. When questions A and B get the same answer in every run, that equality proves
+nothing: the case is not judged, and fails saying so. A server without a prompt cache, or one
+that refuses a cache it cannot trust (``cached_tokens`` 0 on every warm request, the answers the
+same), passes with a speed-up near 1 and the finding "no reuse" in its record: a figure, not a
+failure, unless the suite sets ``require_reuse`` for that model.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
+from harness.scenarios.prompt_dependence import independence_line
 from harness.scenarios.prompts import text_of_about
 
 PREFIX = "http_prompt_cache"
@@ -104,6 +106,7 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
         text = text_of_about(params.prefix_tokens, model.token_counter)
         samples: dict[MetricSpec, list[float]] = {spec: [] for spec in self.metrics}
         failures: list[str] = []
+        blind = 0  # runs whose two questions got the same answer
         with sync_client(600.0) as client:
             for run in range(ctx.warmup + ctx.repeats):
                 prefix = f"{secrets.token_hex(3)}: {text}"
@@ -122,6 +125,7 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
                     why = request_failure(broken[0])
                     return ScenarioOutput((), failures=(f"request failed: {why}",))
                 cold, warm, again = sent
+                blind += cold.content == warm.content
                 if cold.content != again.content:
                     failures.append(
                         f"run {run + 1}: a cache hit changed the answer: cold {cold.content!r}, "
@@ -130,6 +134,14 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
                 if run >= ctx.warmup:
                     self._sample(samples, model, cold, warm, again)
         metrics = tuple(metric(spec, values) for spec, values in samples.items() if values)
+        runs = ctx.warmup + ctx.repeats
+        if not failures and blind == runs:
+            failures.append(
+                independence_line(
+                    f"questions A and B after the same prefix got the same greedy text in {blind} "
+                    f"of {runs} runs, so the repeated answer matching the cold one proves nothing"
+                )
+            )
         reuse = reuse_finding(samples[CACHED])
         if params.require_reuse and reuse.startswith("no reuse"):
             failures.append(f"{reuse}; the suite requires reuse (require_reuse)")

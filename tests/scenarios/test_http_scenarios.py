@@ -160,3 +160,28 @@ def test_a_server_that_reuses_nothing_is_a_finding_unless_reuse_is_required(
     assert finding.artifacts["reuse"].startswith("no reuse: cached_tokens 0 in 2 of 2")
     assert required.status is Status.FAILED
     assert (required.reason or "").startswith("no reuse: cached_tokens 0 in 2 of 2 warm requests;")
+
+
+def test_a_prompt_blind_server_is_not_judged(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Questions A and B answered alike: a repeated answer matching the cold one proves nothing."""
+    from tests.servers.planted_requests import Plant
+
+    tmp = tmp_path_factory.mktemp("blind")
+    folder = write_model_folder(tmp / "toy")
+    suite = (
+        "schema_version: 1\n"
+        "defaults: {{repeats: 2, warmup: 0, timeout_s: 120}}\n"
+        "models:\n"
+        "  - {{name: toy, url: '{url}', path: {folder}}}\n"
+        "scenarios:\n"
+        "  - scenario: http_prompt_cache\n"
+        "    params: {{prefix_tokens: 64, max_tokens: 8}}\n"
+    )
+    with planted_server(Plant.PROMPT_BLIND, model_dir=folder) as url:
+        (tmp / "s.suite.yaml").write_text(suite.format(url=url, folder=folder))
+        main(["run", str(tmp / "s.suite.yaml"), "--report-dir", str(tmp / "r"), "--run-id", "x"])
+    (result,) = load_run(tmp / "r" / "x").results
+    assert result.status is Status.FAILED
+    assert (result.reason or "").startswith(
+        "not judged: the model's answer does not depend on the prompt: questions A and B"
+    )
