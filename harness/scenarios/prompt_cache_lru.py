@@ -28,6 +28,7 @@ from harness.scenarios.base import (
 )
 from harness.scenarios.prompt_cache import first_mismatch
 from harness.scenarios.prompt_cache_lru_probes import order_probe, trim_probe
+from harness.scenarios.prompt_dependence import independence_line
 from harness.scenarios.prompts import text_prompt
 
 HIT_RATE = MetricSpec("prompt_cache_lru.hit_rate", Unit.RATIO, True, "requests served a cache")
@@ -115,6 +116,7 @@ class PromptCacheLruScenario(BaseScenario[LruParams]):
         hits = reused = total = evictions = 0
         kinds: dict[str, int] = {"exact": 0, "prefix": 0, "trimmed": 0, "miss": 0}
         failures: list[str] = []
+        answers: set[tuple[int, ...]] = set()
         for turn in range(p.turns):
             for conv in range(p.conversations):
                 start = offset + (turn * p.conversations + conv) * p.message_tokens
@@ -135,6 +137,7 @@ class PromptCacheLruScenario(BaseScenario[LruParams]):
                 reused += len(tokens) - len(rest)
                 total += len(tokens)
                 out = list(model.generate_cached(cache, rest, max_tokens=p.gen_tokens))
+                answers.add(tuple(out))
                 if p.verify and not failures:
                     cold = list(
                         model.generate_cached(model.make_cache(), tokens, max_tokens=p.gen_tokens)
@@ -153,6 +156,14 @@ class PromptCacheLruScenario(BaseScenario[LruParams]):
                     if tuple(entry[: len(gone)]) != gone:
                         evictions += 1
                 history[conv] = entry
+        requests = p.turns * p.conversations
+        if p.verify and not failures and requests > 1 and len(answers) == 1:
+            failures.append(
+                independence_line(
+                    f"all {requests} requests (different conversations and turns) got the same "
+                    "greedy tokens, so matching cold runs proves nothing"
+                )
+            )
         metrics = (
             metric(HIT_RATE, [hits / max(p.turns * p.conversations, 1)]),
             metric(REUSE, [reused / max(total, 1)]),

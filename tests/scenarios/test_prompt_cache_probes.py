@@ -134,3 +134,30 @@ def test_cache_check_fails_on_a_mixup_and_is_not_judged_on_a_blind_model(
     assert (blind.reason or "").startswith(
         "not judged: the model's answer does not depend on the prompt: the prompt with its "
     )
+
+
+def test_lru_replay_is_not_judged_when_every_answer_is_the_same(loaded: Any) -> None:
+    """The content model as loaded, its answers replaced by one constant: the replay's outputs
+    still match their cold runs, and that proves nothing, so the case fails saying why."""
+    from harness.backends.base import LoadInfo
+    from harness.scenarios.base import ScenarioContext
+    from harness.scenarios.prompt_cache_lru import SCENARIO, LruParams
+
+    class Blind:  # the loaded model in every respect but its answers
+        def __getattr__(self, name: str) -> Any:
+            return getattr(loaded, name)
+
+        def generate_cached(self, cache: Any, tokens: Any, *, max_tokens: int, **_: Any) -> Any:
+            loaded.prefill(cache, list(tokens))
+            return iter([7] * max_tokens)
+
+    def run(model: Any) -> tuple[str, ...]:
+        info = LoadInfo(0.0, 0, "cpu")
+        ctx = ScenarioContext(model, info, 1, 0, lambda: (model, info))
+        return SCENARIO.run(ctx, LruParams(max_size=4)).failures
+
+    assert run(loaded) == ()
+    (failure,) = run(Blind())
+    assert failure.startswith(
+        "not judged: the model's answer does not depend on the prompt: all 12 requests"
+    )
