@@ -5,12 +5,15 @@ as one token, and agree with the server's own usage."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.cli import main
-from harness.core.types import Status
+from harness.core.types import CaseResult, Status
 from harness.results.store import load_run
 from tests.servers.planted_process import planted_server
+from tests.servers.planted_requests import Plant
 from tests.servers.toy_model import write_model_folder
 
 SUITE = """\
@@ -131,30 +134,33 @@ def test_reuse_findings(cached: list[float], finding: str) -> None:
     assert reuse_finding(cached).startswith(finding)
 
 
-def test_a_server_that_reuses_nothing_is_a_finding_unless_reuse_is_required(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    from tests.servers.planted_requests import Plant
+PLANTED_CACHE_SUITE = """\
+schema_version: 1
+defaults: {{repeats: 2, warmup: 0, timeout_s: 120}}
+models:
+  - {{name: toy, url: '{url}', path: {folder}}}
+scenarios:
+  - scenario: http_prompt_cache
+    params: {{prefix_tokens: 64, max_tokens: 8}}
+  - scenario: http_prompt_cache
+    id: must_reuse
+    params: {{prefix_tokens: 64, max_tokens: 8, require_reuse: true}}
+"""
 
-    tmp = tmp_path_factory.mktemp("noreuse")
+
+def _cache_cases(tmp: Path, plant: Plant) -> dict[str, CaseResult]:
+    """``http_prompt_cache`` with and without ``require_reuse`` on a planted server, by id."""
     folder = write_model_folder(tmp / "toy")
-    suite = (
-        "schema_version: 1\n"
-        "defaults: {{repeats: 2, warmup: 0, timeout_s: 120}}\n"
-        "models:\n"
-        "  - {{name: toy, url: '{url}', path: {folder}}}\n"
-        "scenarios:\n"
-        "  - scenario: http_prompt_cache\n"
-        "    params: {{prefix_tokens: 64, max_tokens: 8}}\n"
-        "  - scenario: http_prompt_cache\n"
-        "    id: must_reuse\n"
-        "    params: {{prefix_tokens: 64, max_tokens: 8, require_reuse: true}}\n"
-    )
-    with planted_server(Plant.NO_CACHED_TOKENS, model_dir=folder) as url:
-        (tmp / "s.suite.yaml").write_text(suite.format(url=url, folder=folder))
+    with planted_server(plant, model_dir=folder) as url:
+        (tmp / "s.suite.yaml").write_text(PLANTED_CACHE_SUITE.format(url=url, folder=folder))
         main(["run", str(tmp / "s.suite.yaml"), "--report-dir", str(tmp / "r"), "--run-id", "x"])
-    record = load_run(tmp / "r" / "x")
-    by_id = {r.case_id.rsplit("::", 1)[-1]: r for r in record.results}
+    return {r.case_id.rsplit("::", 1)[-1]: r for r in load_run(tmp / "r" / "x").results}
+
+
+def test_a_server_that_reuses_nothing_is_a_finding_unless_reuse_is_required(
+    tmp_path: Path,
+) -> None:
+    by_id = _cache_cases(tmp_path, Plant.NO_CACHED_TOKENS)
     finding, required = by_id["http_prompt_cache"], by_id["must_reuse"]
     assert finding.status is Status.PASSED, finding.reason
     assert finding.artifacts["reuse"].startswith("no reuse: cached_tokens 0 in 2 of 2")
@@ -162,26 +168,10 @@ def test_a_server_that_reuses_nothing_is_a_finding_unless_reuse_is_required(
     assert (required.reason or "").startswith("no reuse: cached_tokens 0 in 2 of 2 warm requests;")
 
 
-def test_a_prompt_blind_server_is_not_judged(tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_prompt_blind_server_is_not_judged(tmp_path: Path) -> None:
     """Questions A and B answered alike: a repeated answer matching the cold one proves nothing."""
-    from tests.servers.planted_requests import Plant
-
-    tmp = tmp_path_factory.mktemp("blind")
-    folder = write_model_folder(tmp / "toy")
-    suite = (
-        "schema_version: 1\n"
-        "defaults: {{repeats: 2, warmup: 0, timeout_s: 120}}\n"
-        "models:\n"
-        "  - {{name: toy, url: '{url}', path: {folder}}}\n"
-        "scenarios:\n"
-        "  - scenario: http_prompt_cache\n"
-        "    params: {{prefix_tokens: 64, max_tokens: 8}}\n"
-    )
-    with planted_server(Plant.PROMPT_BLIND, model_dir=folder) as url:
-        (tmp / "s.suite.yaml").write_text(suite.format(url=url, folder=folder))
-        main(["run", str(tmp / "s.suite.yaml"), "--report-dir", str(tmp / "r"), "--run-id", "x"])
-    (result,) = load_run(tmp / "r" / "x").results
-    assert result.status is Status.FAILED
-    assert (result.reason or "").startswith(
-        "not judged: the model's answer does not depend on the prompt: questions A and B"
-    )
+    for result in _cache_cases(tmp_path, Plant.PROMPT_BLIND).values():
+        assert result.status is Status.FAILED
+        assert (result.reason or "").startswith(
+            "not judged: the model's answer does not depend on the prompt: questions A and B"
+        )
