@@ -8,7 +8,8 @@ implements the protocol of each capability it declares (:class:`LoadedModel` for
 generation, :class:`PromptCaching`, :class:`ToolCalling`, :class:`DraftDecoding`, ...). A
 scenario (group ``mlx_harness.scenarios``) subclasses :class:`BaseScenario` with a
 :class:`Params` model and returns a :class:`ScenarioOutput` of :class:`Metric` values described
-by :class:`MetricSpec`.
+by :class:`MetricSpec` (and, for a scenario of several named checks, each check's
+:class:`CheckVerdict`, which compare, the pin-set matrix and bisect judge one by one).
 A report section (group ``mlx_harness.report_sections``) is a :class:`Section` whose
 ``templates`` folder holds ``<key>.md.j2`` and ``<key>.html.j2``; its ``build(run)`` returns the
 data they show (a :class:`Table` of :class:`Cell` rows renders with ``table.*.j2``).
@@ -37,6 +38,7 @@ from harness.backends.base import (
     ToolCalling,
     Transcribing,
 )
+from harness.core.check_types import CheckStatus, CheckVerdict
 from harness.core.metrics import MetricSpec, VariesBy
 from harness.core.types import Metric, Status, Unit
 from harness.probe.types import Capability, Probe
@@ -60,6 +62,8 @@ __all__ = [
     "BaseScenario",
     "Capability",
     "Cell",
+    "CheckStatus",
+    "CheckVerdict",
     "Column",
     "ConstrainedDecoding",
     "DraftDecoding",

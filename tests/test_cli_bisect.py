@@ -136,3 +136,33 @@ def test_bad_input_is_one_line(
     assert main([*_bisect(workdir, "--find-links", str(wheels)), *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and fragment in err, err
+
+
+@pytest.mark.parametrize(
+    ("target", "fragment"),
+    [
+        (["--check", "api_contracts:concurent"], "did you mean 'concurrent'?"),
+        (["--check", "api_contracts:"], "give a check's name"),
+    ],
+    ids=["misspelt_check", "empty_check"],
+)
+def test_bad_check_is_one_line(
+    workdir: Path, capsys: pytest.CaptureFixture[str], target: list[str], fragment: str
+) -> None:
+    wheels = write_index(workdir / "wheels", slow_from="1.6")
+    args = _bisect(workdir, "--find-links", str(wheels), "--good", "1.0", "--bad", "1.9")
+    at = args.index("--metric")
+    args[at : at + 2] = target  # --check instead of --metric
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err, err
+
+
+def test_metric_and_check_exclude_each_other(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [*_bisect(workdir, "--good", "1.0", "--bad", "1.9"), "--check", "concurrent"]
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

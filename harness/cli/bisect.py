@@ -1,7 +1,10 @@
 """``mlx-harness bisect --package P --good V1 --bad V2 SUITE -k CASE --metric M``: the first
 released version of P between V1 and V2 whose case is significantly worse on M than at V1
 (or stops running ok), each version run in its own pin-set environment, side by side with V1
-(the two runs take turns, a round at a time: :mod:`harness.cli.pin_turns`).
+(the two runs take turns, a round at a time: :mod:`harness.cli.pin_turns`). ``--check
+[SCENARIO:]NAME`` instead of ``--metric`` follows one named check of the case: the first
+version where its verdict differs from V1's (``concurrent``: pass -> fail), whatever the case's
+status.
 
 Prints one line per step and the answer with its evidence (medians, n, p). Exit status: 0 when a
 first bad version was named, 1 when not (the bad endpoint was not worse, or a step stayed
@@ -30,7 +33,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--good", required=True, metavar="VERSION", help="a version known good")
     p.add_argument("--bad", required=True, metavar="VERSION", help="a later version known bad")
     p.add_argument("-k", required=True, help="the one case to run (text of its id)")
-    p.add_argument("--metric", required=True, help="e.g. throughput.decode_tps")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--metric", help="e.g. throughput.decode_tps")
+    target.add_argument(
+        "--check",
+        metavar="[SCENARIO:]NAME",
+        help="a named check of the case to follow instead, e.g. api_contracts:concurrent: the "
+        "first release where its verdict differs from the good one's",
+    )
     p.add_argument("--pin", action="append", default=[], help="another exact pin every step keeps")
     p.add_argument(
         "--max-rounds",
@@ -55,6 +65,36 @@ def _version(text: str, flag: str) -> Any:
         raise CliError(f"{flag} {text!r}: not a version; e.g. {flag} 0.31.3") from None
 
 
+def _metric_spec(name: str) -> Any:
+    from harness.scenarios.specs import all_specs
+
+    specs = all_specs()
+    spec = specs.get(name)
+    if spec is None:
+        close = difflib.get_close_matches(name, list(specs), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else "see the metrics in docs/scenarios.md"
+        raise CliError(f"--metric {name}: no such metric; {hint}")
+    return spec
+
+
+def _check_name(text: str) -> None:
+    """``--check`` as ``NAME`` or ``SCENARIO:NAME``; an ``api_contracts`` check is known
+    before anything runs (other scenarios' names are checked against the first run)."""
+    from harness.results.bisect import split_check
+
+    scenario, name = split_check(text)
+    if not name:
+        raise CliError(f"--check {text!r}: give a check's name, e.g. api_contracts:concurrent")
+    if scenario != "api_contracts":
+        return
+    from harness.scenarios.api_contracts.catalog import CHECK_NAMES
+
+    if name not in CHECK_NAMES:
+        close = difflib.get_close_matches(name, CHECK_NAMES, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else "known: " + ", ".join(CHECK_NAMES)
+        raise CliError(f"--check {text}: api_contracts has no check '{name}'; {hint}")
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.cli.pin_sets import env_spec, pin_set_command, prepare
     from harness.cli.pin_turns import run_taking_turns
@@ -69,7 +109,6 @@ def run(args: argparse.Namespace) -> int:
     from harness.results.store import RunFileError, load_run
     from harness.runner.package_index import PackageIndexError, available_versions, between
     from harness.runner.session import new_run_id
-    from harness.scenarios.specs import all_specs
     from harness.spec.pin_sets import exact_pin
 
     paths = suite_paths(args.paths)
@@ -83,12 +122,9 @@ def run(args: argparse.Namespace) -> int:
             exact_pin(pin)
         except ValueError as exc:
             raise CliError(f"--pin: {exc}") from None
-    specs = all_specs()
-    spec = specs.get(args.metric)
-    if spec is None:
-        close = difflib.get_close_matches(args.metric, list(specs), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "see the metrics in docs/scenarios.md"
-        raise CliError(f"--metric {args.metric}: no such metric; {hint}")
+    spec = None if args.check else _metric_spec(args.metric)
+    if args.check is not None:
+        _check_name(args.check)
     try:
         versions = available_versions(
             args.package, index_url=args.index_url, find_links=args.find_links
@@ -125,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
                 record = load_run(root / run_id)
             except RunFileError as exc:
                 raise CliError(f"{side}: the run left no record ({exc}); see {log}") from None
-            found.append(measurement_of(record, args.metric, side))
+            found.append(measurement_of(record, args.metric, side, check=args.check))
         return found[0], found[1]
 
     def show(step: Any) -> None:
@@ -139,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
             thresholds=Thresholds(),
             max_rounds=args.max_rounds,
             on_step=show,
+            check=args.check,
         )
     except BisectError as exc:
         raise CliError(str(exc)) from None

@@ -4,7 +4,7 @@ adjacent pin sets judged by the rules of ``compare``.
 
 ``mlx-harness run SUITE --pin-set all`` writes it by itself when it runs two pin sets or more.
 Exit status: 0 when written, 1 with ``--fail-on-regression`` when a transition regressed or
-newly fails, 2 when the runs cannot form a matrix (one line).
+newly fails (a case, or a named check of one), 2 when the runs cannot form a matrix (one line).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help="exit 1 when a transition regressed or newly fails",
+        help="exit 1 when a transition regressed or newly fails (a case or a named check)",
     )
     p.set_defaults(func=run)
     return p
@@ -56,7 +56,7 @@ def write_matrix(
     run_dirs: Sequence[Path], out: Path, metrics: Sequence[str] = ()
 ) -> tuple[Path, tuple[str, ...], bool]:
     """Build and render the matrix of ``run_dirs`` into ``out``: (html path, summary lines,
-    whether a transition regressed or newly fails)."""
+    whether a transition regressed or newly fails, a case or a named check)."""
     from harness.core.types import Verdict
     from harness.report.pin_matrix import render_pin_matrix
     from harness.results.pin_matrix import PinMatrixError, build_pin_matrix
@@ -71,7 +71,9 @@ def write_matrix(
     from harness.report.pin_matrix import build_view
 
     bad = any(
-        t.verdicts.get(Verdict.REGRESSED, 0) or t.verdicts.get(Verdict.NEWLY_FAILING, 0)
+        t.verdicts.get(Verdict.REGRESSED, 0)
+        or t.verdicts.get(Verdict.NEWLY_FAILING, 0)
+        or t.check_verdicts.get(Verdict.NEWLY_FAILING, 0)
         for t in matrix.transitions
     )
     return paths.html, build_view(matrix).summary, bad

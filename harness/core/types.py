@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from harness.core.check_types import CheckVerdict
 from harness.core.preflight_types import OMITTED_WHEN_DEFAULT, PreflightRecord
 
 JSONValue = Any  # a value that json.dumps accepts; kept loose on purpose at this boundary
@@ -268,12 +269,20 @@ class CaseResult:
     # the probe-and-policy step before load: decision, findings, memory estimate (bytes) and
     # the workload it was sized for; None when the case was not judged (and in older runs)
     preflight: PreflightRecord | None = None
+    # each named check's own verdict (api_contracts, template_contracts), in the order run;
+    # empty for a scenario without named checks. Older records carry only the ``checks``
+    # artifact: the codec reads these from it (harness.results.legacy_checks)
+    checks: tuple[CheckVerdict, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
 
     def metric(self, name: str) -> Metric | None:
         for m in self.metrics:
             if m.name == name:
                 return m
         return None
+
+    def check(self, name: str) -> CheckVerdict | None:
+        """The named check's verdict; None when the case did not record that check."""
+        return next((c for c in self.checks if c.name == name), None)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 
 Built from a :class:`harness.results.compare.Comparison`: every metric comparison with baseline,
 current, change, its 95% interval, samples, p and method where compare gives them; moved and
-undecided ones first, unchanged ones folded. Inconclusive metrics (samples that cannot decide) are
-listed with the sample count they need. Strip plots of the raw samples come from
-:mod:`harness.report.comparison_charts` (numbers only: no text reaches the SVG).
+undecided ones first, unchanged ones folded; then each named check whose verdict changed
+(:mod:`harness.results.check_changes`), whatever its case's status did. Inconclusive metrics
+(samples that cannot decide) are listed with the sample count they need. Strip plots of the
+raw samples come from :mod:`harness.report.comparison_charts` (numbers only: no text reaches
+the SVG).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from harness.core.check_types import CheckStatus
 from harness.core.types import RunRecord, Status, Verdict
 from harness.report.chart_model import Chart
 from harness.report.comparison_charts import MAX_STRIPS, strip_chart
@@ -73,6 +76,8 @@ class ComparisonView:
     unchanged_metrics: int
     unchanged: Table  # every metric comparison that did not move, folded in the report
     model_changes: tuple[str, ...] = ()  # models whose files changed, compared or not
+    check_counts: tuple[tuple[str, int], ...] = ()  # changed named checks per verdict
+    checks: Table | None = None  # a row per named check whose verdict changed
 
 
 def _status(status: Status | None) -> str:
@@ -122,6 +127,49 @@ def _status_table(cases: list[CaseDelta]) -> Table:
         for c in moved
     )
     return Table(columns, rows)
+
+
+def _check_table(comparison: Comparison) -> Table:
+    """A row per named check whose verdict changed, worst first, with its case's statuses
+    (a check can fail anew in a case that failed both times)."""
+    pairs = sorted(
+        comparison.changed_checks(), key=lambda pair: VERDICT_ORDER.index(pair[1].verdict)
+    )
+    columns = (
+        Column("verdict"),
+        Column("model"),
+        Column("scenario"),
+        Column("point"),
+        Column("check"),
+        Column("before"),
+        Column("after"),
+        Column("case", title="the case's status: baseline → current"),
+        Column("why"),
+    )
+    rows = tuple(
+        (
+            Cell(
+                VERDICT_LABEL[change.verdict],
+                sort=VERDICT_ORDER.index(change.verdict),
+                css=VERDICT_CSS.get(change.verdict),
+            ),
+            Cell(case.model),
+            Cell(case.scenario),
+            Cell(_point(case)),
+            Cell(change.check),
+            Cell(check_label(change.before)),
+            Cell(check_label(change.after)),
+            Cell(f"{_status(case.baseline_status)} → {_status(case.current_status)}"),
+            Cell(change.reason or "—"),
+        )
+        for case, change in pairs
+    )
+    return Table(columns, rows)
+
+
+def check_label(status: CheckStatus | None) -> str:
+    """``pass``, ``FAIL``, ``n.a.``; ``not run`` for a check the run did not have."""
+    return status.label if status is not None else "not run"
 
 
 def _change(delta: MetricDelta) -> str:
@@ -291,6 +339,8 @@ def build_view(comparison: Comparison) -> ComparisonView:
         charts=charts,
         unchanged_metrics=len(unchanged),
         unchanged=_metrics_table(unchanged),
+        check_counts=_ordered(comparison.check_counts()),
+        checks=_check_table(comparison),
     )
 
 

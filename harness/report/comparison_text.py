@@ -2,7 +2,9 @@
 
 Plain text for the end of a run (pytest's terminal summary, ``mlx-harness run``, ``compare``):
 the verdict counts, then one line per regressed, newly failing, not comparable or inconclusive
-case with the metric, its change and the reason; then every gate. Names and reasons are
+case with the metric, its change and the reason, and one per named check whose verdict got
+worse, undecided or fixed (``check newly_failing: CASE: concurrent: pass -> FAIL (...)``); then
+every gate. Names and reasons are
 untrusted: :func:`plain` folds line breaks and shows control and bidi characters as escapes.
 """
 
@@ -17,14 +19,20 @@ from harness.report.escape import plain
 from harness.results.compare import CaseDelta, Comparison, Method, MetricDelta
 
 SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.NOT_COMPARABLE, Verdict.INCONCLUSIVE)
+# the named checks a line each: those that got worse or can no longer be told, and the fixed
+CHECKS_SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.INCONCLUSIVE, Verdict.FIXED)
 REASON_LIMIT = 200  # characters of a case's reason on its line
 
 
 def counts_line(comparison: Comparison) -> str:
-    """``vs baseline RUN: 1 regressed, 4 inconclusive, 2 unchanged``."""
+    """``vs baseline RUN: 1 regressed, 4 inconclusive, 2 unchanged``, then the named checks
+    that changed: ``; checks changed: 1 newly_failing, 1 fixed``."""
     counts = comparison.counts()
     text = ", ".join(f"{counts[v]} {v.value}" for v in VERDICT_ORDER if counts[v])
-    return f"vs baseline {plain(comparison.baseline_run)}: {text or 'no cases'}"
+    checks = comparison.check_counts()
+    moved = ", ".join(f"{checks[v]} {v.value}" for v in VERDICT_ORDER if checks[v])
+    also = f"; checks changed: {moved}" if moved else ""
+    return f"vs baseline {plain(comparison.baseline_run)}: {text or 'no cases'}{also}"
 
 
 def metric_text(delta: MetricDelta) -> str:
@@ -54,6 +62,13 @@ def comparison_lines(comparison: Comparison) -> list[str]:
     lines += [
         f"  output changed: {plain(c.case_id)}: {plain(c.output_change or '', REASON_LIMIT)}"
         for c in comparison.output_changes
+    ]
+    lines += [
+        f"  check {change.verdict.value}: {plain(case.case_id)}: {plain(change.line, REASON_LIMIT)}"
+        for case, change in sorted(
+            comparison.changed_checks(*CHECKS_SHOWN),
+            key=lambda pair: CHECKS_SHOWN.index(pair[1].verdict),
+        )
     ]
     lines += paired_lines(comparison)
     short = [(c.scenario, d.needed_n) for c in cases for d in c.metrics if d.needed_n is not None]

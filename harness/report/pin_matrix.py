@@ -3,7 +3,9 @@
 Three tables from a :class:`harness.results.pin_matrix.PinMatrix`: the pin sets (what each
 resolved, its denominator, how long its environment and run took), the transitions between
 adjacent pin sets (package changes and verdict counts), and the matrix itself (a row per case,
-a status-and-metrics cell per pin set, the change between adjacent cells). Values reach the
+a status-and-metrics cell per pin set, the change between adjacent cells), and under it the
+named checks whose verdict differs between pin sets (a row per case and check, with the change
+between adjacent pin sets: seen even where the case failed under both). Values reach the
 templates as plain strings: autoescaped in HTML, escaped by ``finalize`` in Markdown.
 """
 
@@ -13,11 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.check_types import CheckStatus, CheckVerdict
 from harness.core.types import Status, Verdict
 from harness.report.escape import one_line
 from harness.report.formatting import MISSING, format_value, params_label, status_css, status_label
 from harness.report.render import template_environment
 from harness.report.table import Cell, Column, Table, metric_label
+from harness.results.check_changes import CheckChange
 from harness.results.pin_matrix import PinCell, PinColumn, PinMatrix, PinStep, PinTransition
 from harness.results.report_dir import make_dir, write_text_atomic
 
@@ -51,6 +55,20 @@ STEP_CSS = {
     Verdict.IMPROVED: "st-passed",
 }
 FAILING_STATUSES = tuple(s for s in Status if s.is_failing)
+CHECK_CSS = {
+    CheckStatus.PASS: "st-passed",
+    CheckStatus.WARN: "st-xfailed",
+    CheckStatus.FAIL: "st-failed",
+    CheckStatus.NOT_APPLICABLE: "st-skipped",
+    CheckStatus.UNJUDGED: "st-skipped",
+}
+CHECK_ORDER = (  # worst first, for sorting a column of check verdicts
+    CheckStatus.FAIL,
+    CheckStatus.UNJUDGED,
+    CheckStatus.WARN,
+    CheckStatus.NOT_APPLICABLE,
+    CheckStatus.PASS,
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +79,7 @@ class PinMatrixView:
     matrix: Table
     summary: tuple[str, ...]  # one line per transition: "a → b: 2 regressed, 1 fixed of 12"
     timing_note: str = ""  # what a timing verdict can rest on (side by side, or drift)
+    checks: Table | None = None  # a row per named check whose verdict differs between pin sets
 
 
 @dataclass(frozen=True)
@@ -152,6 +171,16 @@ def _counts(transition: PinTransition) -> str:
     return ", ".join(parts) or "nothing compared"
 
 
+def _check_counts(transition: PinTransition) -> str:
+    """``1 newly failing, 1 fixed``: the named checks that changed ('' when none did)."""
+    order = [*STEP_ORDER, Verdict.NEW, Verdict.REMOVED]
+    return ", ".join(
+        f"{n} {v.value.replace('_', ' ')}"
+        for v in order
+        if (n := transition.check_verdicts.get(v, 0))
+    )
+
+
 def _transitions_table(transitions: Sequence[PinTransition]) -> Table:
     rows = []
     for t in transitions:
@@ -175,6 +204,7 @@ def _transitions_table(transitions: Sequence[PinTransition]) -> Table:
                 ),
                 Cell(str(t.compared), sort=t.compared),
                 Cell(_counts(t)),
+                Cell(_check_counts(t) or MISSING),
             )
         )
     header = (
@@ -184,6 +214,7 @@ def _transitions_table(transitions: Sequence[PinTransition]) -> Table:
         Column("measured", title="how the two runs' timings were taken"),
         Column("cases compared", numeric=True),
         Column("verdicts"),
+        Column("checks changed", title="named checks whose verdict changed, in any case"),
     )
     return Table(header, tuple(rows))
 
@@ -230,6 +261,62 @@ def _matrix_table(matrix: PinMatrix) -> Table:
     return Table(tuple(header), tuple(rows), css="wide")
 
 
+def _check_cell(check: CheckVerdict | None) -> Cell:
+    if check is None:
+        return Cell("·", title="not recorded in this run", css="not-run")
+    return Cell(
+        check.status.label,
+        sort=CHECK_ORDER.index(check.status),
+        note=one_line(check.reason, 100) if check.status is not CheckStatus.PASS else None,
+        css=CHECK_CSS[check.status],
+    )
+
+
+def _check_step(change: CheckChange | None) -> Cell:
+    if change is None:
+        return Cell(MISSING, title="the same verdict, or not recorded in both runs")
+    return Cell(
+        STEP_LABEL.get(change.verdict, change.verdict.value),
+        sort=STEP_ORDER.index(change.verdict) if change.verdict in STEP_ORDER else len(STEP_ORDER),
+        note=one_line(change.reason, 100) or None,
+        css=STEP_CSS.get(change.verdict),
+    )
+
+
+def _checks_table(matrix: PinMatrix) -> Table:
+    """A row per case and named check whose verdict is not the same under every pin set."""
+    header: list[Column] = [Column("model"), Column("scenario"), Column("point"), Column("check")]
+    for i, column in enumerate(matrix.columns):
+        if i:
+            header.append(Column(f"→ {column.label}", title="change from the pin set before"))
+        header.append(Column(column.label))
+    rows = []
+    for row in matrix.rows:
+        for check in row.checks:
+            cells = [
+                Cell(row.model),
+                Cell(row.scenario),
+                Cell(params_label(row.point, {}) or MISSING),
+                Cell(check.check),
+            ]
+            for i, cell in enumerate(check.cells):
+                if i:
+                    cells.append(_check_step(check.steps[i - 1]))
+                cells.append(_check_cell(cell))
+            rows.append(tuple(cells))
+    return Table(tuple(header), tuple(rows), css="wide")
+
+
+def _summary_line(t: PinTransition) -> str:
+    """``a → b: 1 newly failing (of 12 cases); checks: 1 newly failing``."""
+    checks = _check_counts(t)
+    return (
+        f"{t.before} → {t.after}: {_counts(t)} (of {t.compared} cases)"
+        + (f"; checks: {checks}" if checks else "")
+        + ("" if t.side_by_side else "; measured one after another")
+    )
+
+
 def build_view(matrix: PinMatrix) -> PinMatrixView:
     labels = " → ".join(c.label for c in matrix.columns)
     return PinMatrixView(
@@ -237,12 +324,9 @@ def build_view(matrix: PinMatrix) -> PinMatrixView:
         columns=_columns_table(matrix.columns),
         transitions=_transitions_table(matrix.transitions),
         matrix=_matrix_table(matrix),
-        summary=tuple(
-            f"{t.before} → {t.after}: {_counts(t)} (of {t.compared} cases)"
-            + ("" if t.side_by_side else "; measured one after another")
-            for t in matrix.transitions
-        ),
+        summary=tuple(_summary_line(t) for t in matrix.transitions),
         timing_note=timing_note(matrix.transitions),
+        checks=_checks_table(matrix),
     )
 
 

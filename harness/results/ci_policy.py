@@ -13,7 +13,9 @@ default, recorded with the run, so re-judging a record judges it the same way):
 - ``inconclusive-gate``: any gate not judged (not in the default: a noisy machine straddles).
 - ``not-comparable``: with a baseline, a case that cannot be compared with it (its model files
   changed, another machine, ...), named with its reason.
-- ``new-failure``: with a baseline, a case that worked there and fails (or xfails) now.
+- ``new-failure``: with a baseline, a case that worked there and fails (or xfails) now, or a
+  named check of a case (``api_contracts``' ``concurrent``, ...) that fails now and did not
+  there, whatever the case's status (:mod:`harness.results.check_changes`).
 - ``regression``: with a baseline, a metric that regressed significantly.
 - ``output-change``: with a baseline, recorded greedy outputs that differ from its (not in the
   default: a variant on purpose answers differently); the gate for "outputs stay identical".
@@ -180,12 +182,29 @@ def _comparison_findings(comparison: Comparison, wanted: frozenset[FailOn]) -> l
     )
     for kind, verdict, what in rules:
         cases = by_verdict.get(verdict, [])
-        if kind not in wanted or not cases:
+        if kind not in wanted:
             continue
-        first = cases[0]
-        why = f" (first: {first}: {reasons[first]})" if first in reasons else ""
-        found.append(Finding(kind, f"{kind.value}: {len(cases)} cases {what}{why}"))
+        if cases:
+            first = cases[0]
+            why = f" (first: {first}: {reasons[first]})" if first in reasons else ""
+            found.append(Finding(kind, f"{kind.value}: {len(cases)} cases {what}{why}"))
+        if kind is FailOn.NEW_FAILURE:
+            found += _check_findings(comparison)
     return found
+
+
+def _check_findings(comparison: Comparison) -> list[Finding]:
+    """``new-failure: 1 checks newly failing (first: CASE: concurrent: pass -> FAIL (...))``:
+    named checks that fail now and did not in the baseline, whatever their case's status."""
+    checks = comparison.changed_checks(Verdict.NEWLY_FAILING)
+    if not checks:
+        return []
+    case, change = checks[0]
+    line = (
+        f"{FailOn.NEW_FAILURE.value}: {len(checks)} checks newly failing "
+        f"(first: {case.case_id}: {change.line})"
+    )
+    return [Finding(FailOn.NEW_FAILURE, line)]
 
 
 def policy_line(fail_on: Iterable[FailOn]) -> str:

@@ -8,6 +8,10 @@ number, no string for a list). Both raise :class:`DecodeError`, a one-line ``wha
 A case's ``preflight`` record is a :class:`PreflightRecord`; a case that was not judged has
 None, written ``{}`` as earlier versions wrote it (their readers take no null there) and read
 back as None (:func:`preflight_from_json`).
+
+A case's ``checks`` (each named check's verdict) is left out while empty; a case line without
+it, from before it existed, gets its checks from the ``checks`` artifact
+(:func:`harness.results.legacy_checks.checks_from_artifact`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import NotRequired, TypedDict
 
+from harness.core.check_types import CheckVerdict
 from harness.core.preflight_types import PreflightRecord
 from harness.core.types import (
     CaseResult,
@@ -35,6 +40,7 @@ from harness.core.types import (
     SuiteInfo,
     Unit,
 )
+from harness.results.legacy_checks import checks_from_artifact
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
@@ -203,7 +209,11 @@ def decode_event(kind: str, text: str) -> dict[str, Any]:
         raise DecodeError(f"{kind} event: nested too deeply") from None
     if kind == "case":
         result: CaseResult = event["result"]
-        event["result"] = dataclasses.replace(result, preflight=_judged(result.preflight))
+        event["result"] = dataclasses.replace(
+            result,
+            preflight=_judged(result.preflight),
+            checks=result.checks or checks_from_artifact(result.artifacts),
+        )
     return event
 
 
@@ -236,6 +246,30 @@ def _preflight_adapter() -> TypeAdapter[PreflightRecord]:
     from pydantic import TypeAdapter
 
     return TypeAdapter(PreflightRecord)
+
+
+def checks_from_json(data: Any) -> tuple[CheckVerdict, ...]:
+    """The :class:`CheckVerdict` list a worker's reply holds (``[]`` or absent: none),
+    checked as the run record's lines are."""
+    if not data:
+        return ()
+    try:
+        text = json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise DecodeError(f"checks: not JSON data ({exc})") from None
+    from pydantic import ValidationError
+
+    try:
+        return _checks_adapter().validate_json(text, strict=True)
+    except ValidationError as exc:
+        raise DecodeError(f"checks{_first_error(exc)}") from None
+
+
+@functools.cache
+def _checks_adapter() -> TypeAdapter[tuple[CheckVerdict, ...]]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(tuple[CheckVerdict, ...])
 
 
 def metric_from_json(d: Mapping[str, Any]) -> Metric:

@@ -12,7 +12,9 @@ A case takes its worst metric's verdict:
 regressed > improved > inconclusive > unchanged. Cases whose model files, chat template, scenario
 version, parameters or machine changed, or whose samples either side were taken on a dirty
 machine (busy, throttled, on battery, swapping: :mod:`harness.results.machine_flags`), are "not
-comparable", with the reason.
+comparable", with the reason. Each named check of a case (``CaseResult.checks``) is judged on
+its own too (:mod:`harness.results.check_changes`): a check that fails now and did not before is
+``newly_failing`` even when the case's status did not move.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 from harness.core.metrics import MetricSpec, VariesBy
 from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
+from harness.results.check_changes import CheckChange, check_changes
 from harness.results.machine_flags import dirty_line, dirty_reasons
 from harness.results.output_diff import first_difference
 from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
@@ -101,6 +104,9 @@ class CaseDelta:
     metrics: tuple[MetricDelta, ...] = ()
     # where the recorded outputs (greedy answers) first differ; None: the same, or none kept
     output_change: str | None = None
+    # each named check whose verdict changed, whatever the case's status did (a check that
+    # goes from pass to fail in a case that failed both times is here)
+    checks: tuple[CheckChange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,19 @@ class Comparison:
     def metric_counts(self) -> Counter[Verdict]:
         """Verdicts of every metric compared, over all cases."""
         return Counter(d.verdict for c in self.cases for d in c.metrics)
+
+    def check_counts(self) -> Counter[Verdict]:
+        """Verdicts of every check whose verdict changed, over all cases."""
+        return Counter(change.verdict for c in self.cases for change in c.checks)
+
+    def changed_checks(self, *verdicts: Verdict) -> tuple[tuple[CaseDelta, CheckChange], ...]:
+        """Each (case, check change) of one of ``verdicts`` (any change when none given)."""
+        return tuple(
+            (case, change)
+            for case in self.cases
+            for change in case.checks
+            if not verdicts or change.verdict in verdicts
+        )
 
 
 def machine_changes(baseline: Machine, current: Machine) -> tuple[str, ...]:
@@ -337,6 +356,9 @@ def _case_delta(
                 reasons=(f"not selected in this run ({', '.join(chosen)})",),
             )
         return make(verdict=Verdict.REMOVED)
+    # each check is judged on its own, whatever the case's status and comparability: a
+    # verdict is no timing, so another machine or model files do not stop it (they are named)
+    make = functools.partial(make, checks=check_changes(base, cur))
     # a changed model is named first wherever its case's status moved: it may be why
     changed = tuple(model_changes(baseline, current, base.model, cur.model))
     if base.status in WORKING and cur.status.is_failing:

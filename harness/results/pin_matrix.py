@@ -3,7 +3,11 @@ row per case, and between adjacent columns the change judged by the rules of ``c
 (regressed / improved / inconclusive / unchanged / newly failing / fixed / not comparable).
 
 Returns data; never formats. Each column states its denominator (models, cases, passed), so a
-cell is never read without knowing what it counts.
+cell is never read without knowing what it counts. A case's named checks (``CaseResult.checks``)
+whose verdict differs between pin sets get a row each under the case (:class:`PinCheckRow`),
+with the change between adjacent pin sets (:mod:`harness.results.check_changes`): a check
+that fails under one release and passes under another shows even when the case failed under
+both.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.core.check_types import CheckVerdict
 from harness.core.types import (
     CaseResult,
     JSONValue,
@@ -24,6 +29,7 @@ from harness.core.types import (
     Unit,
     Verdict,
 )
+from harness.results.check_changes import CheckChange
 from harness.results.compare import CaseDelta, MetricDelta, Thresholds, compare_runs
 
 KEY_METRICS_PER_CASE = 2  # the first metrics a scenario records are its headline ones
@@ -84,6 +90,15 @@ class PinStep:
 
 
 @dataclass(frozen=True)
+class PinCheckRow:
+    """One named check of a case whose verdict is not the same under every pin set."""
+
+    check: str
+    cells: tuple[CheckVerdict | None, ...]  # one per column; None: not recorded in that run
+    steps: tuple[CheckChange | None, ...]  # one per adjacent pair; None: no change there
+
+
+@dataclass(frozen=True)
 class PinRow:
     case_id: str
     model: str
@@ -91,6 +106,9 @@ class PinRow:
     point: Mapping[str, JSONValue]
     cells: tuple[PinCell | None, ...]  # one per column; None: not in that run
     steps: tuple[PinStep | None, ...]  # one per adjacent pair; None: not in both runs
+    # the case's named checks whose verdict differs between pin sets, in the case's order:
+    # visible even where the case failed under both
+    checks: tuple[PinCheckRow, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,6 +121,8 @@ class PinTransition:
     machine_changes: tuple[str, ...]
     verdicts: Mapping[Verdict, int]
     compared: int  # cases present in both runs
+    # changed named checks per verdict (newly failing, fixed, ...), over its cases
+    check_verdicts: Mapping[Verdict, int] = field(default_factory=dict)
     # the two runs took turns (timings measured side by side, a round at a time); False: one
     # ran after the other, so a timing verdict is exposed to the machine's drift between them
     side_by_side: bool = False
@@ -215,6 +235,27 @@ def _step(delta: CaseDelta | None) -> PinStep | None:
     return PinStep(delta.verdict, note, delta.metrics)
 
 
+def check_rows(
+    results: Sequence[CaseResult | None], deltas: Sequence[CaseDelta | None]
+) -> tuple[PinCheckRow, ...]:
+    """The case's checks whose verdict is not the same in every run that recorded checks for
+    it (``results``: the case per column; ``deltas``: its comparison per adjacent pair)."""
+    recorded = [r for r in results if r is not None and r.checks]
+    names = list(dict.fromkeys(c.name for r in recorded for c in r.checks))
+    rows = []
+    for name in names:
+        seen = {(c.status if (c := r.check(name)) else None) for r in recorded}
+        if len(seen) < 2:
+            continue
+        cells = tuple(r.check(name) if r is not None else None for r in results)
+        steps = tuple(
+            next((c for c in d.checks if c.check == name), None) if d is not None else None
+            for d in deltas
+        )
+        rows.append(PinCheckRow(name, cells, steps))
+    return tuple(rows)
+
+
 def build_pin_matrix(
     runs: Sequence[RunRecord],
     *,
@@ -244,6 +285,10 @@ def build_pin_matrix(
     rows = []
     for cid in order:
         ref = next(cases[cid] for cases in by_run if cid in cases)
+        deltas = [
+            step.get(cid) if cid in by_run[i] and cid in by_run[i + 1] else None
+            for i, step in enumerate(by_step)
+        ]
         rows.append(
             PinRow(
                 case_id=cid,
@@ -251,10 +296,8 @@ def build_pin_matrix(
                 scenario=ref.scenario,
                 point=dict(ref.point),
                 cells=tuple(_cell(cases.get(cid), metrics) for cases in by_run),
-                steps=tuple(
-                    _step(deltas.get(cid)) if cid in by_run[i] and cid in by_run[i + 1] else None
-                    for i, deltas in enumerate(by_step)
-                ),
+                steps=tuple(_step(delta) for delta in deltas),
+                checks=check_rows([cases.get(cid) for cases in by_run], deltas),
             )
         )
     transitions = tuple(
@@ -266,6 +309,7 @@ def build_pin_matrix(
             verdicts=Counter(step.verdict for row in rows if (step := row.steps[i]) is not None),
             compared=sum(1 for row in rows if row.steps[i] is not None),
             side_by_side=took_turns(runs[i], runs[i + 1]),
+            check_verdicts=comparison.check_counts(),
         )
         for i, comparison in enumerate(comparisons)
     )

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.core.check_types import CheckVerdict
 from harness.core.exception_line import exception_line
 from harness.core.preflight_types import PreflightRecord
 from harness.core.types import Case, CaseResult, Metric, Status, Unit
-from harness.results.codec import metric_from_json
+from harness.results.codec import checks_from_json, metric_from_json
 
 
 def now() -> str:
@@ -47,6 +48,7 @@ class Outcome:
     artifacts: dict[str, Any] = field(default_factory=dict)
     version: int = 1
     preflight: PreflightRecord | None = None  # Preflight.record(); None: not judged
+    checks: tuple[CheckVerdict, ...] = ()  # each named check's verdict (ScenarioOutput.checks)
 
 
 class HarnessFault(Exception):
@@ -77,6 +79,7 @@ def outcome_of(reply: dict[str, Any]) -> Outcome:
         tuple(metrics),
         dict(reply.get("artifacts") or {}),
         int(reply.get("version", 1)),
+        checks=checks_from_json(reply.get("checks")),
     )
 
 

@@ -126,6 +126,7 @@ def merge(base: ScenarioOutput, more: ScenarioOutput, per_run: PerRun) -> Scenar
         failures,
         base.skip_reason or more.skip_reason,
         base.timed_out or more.timed_out,
+        base.checks or more.checks,
     )
 
 

@@ -426,6 +426,7 @@ class RunSession:
             artifacts=outcome.artifacts,
             scenario_version=outcome.version,
             preflight=outcome.preflight,
+            checks=outcome.checks,
         )
 
     def record_result(self, case: Case, result: CaseResult) -> CaseResult:

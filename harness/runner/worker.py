@@ -181,6 +181,7 @@ class Worker:
                 "failures": output.failures,
                 "skip_reason": output.skip_reason,
                 "timed_out": output.timed_out,
+                "checks": output.checks,
             }
         )
 

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from harness.backends.base import BackendCapability, LoadInfo, capability_missing_reason
+from harness.core.check_types import CheckVerdict
 from harness.core.metrics import MetricSpec
 from harness.core.types import Metric
 from harness.probe.types import Capability
@@ -94,13 +95,15 @@ class ScenarioOutput:
     """What a scenario measured. ``failures`` (checks that did not hold) fail the case;
     ``skip_reason`` says the case cannot apply (e.g. "not reusable: ..."); ``timed_out`` says
     the case's time ran out before it ended, with what it kept (the case is ``timed_out``, its
-    metrics and artifacts recorded)."""
+    metrics and artifacts recorded); ``checks`` gives each named check's own verdict, recorded
+    as ``CaseResult.checks`` so compare, the pin-set matrix and bisect judge each check."""
 
     metrics: tuple[Metric, ...]
     artifacts: Mapping[str, Any] = field(default_factory=dict)
     failures: tuple[str, ...] = ()
     skip_reason: str | None = None
     timed_out: str | None = None
+    checks: tuple[CheckVerdict, ...] = ()
 
 
 @runtime_checkable

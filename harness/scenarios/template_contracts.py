@@ -29,6 +29,8 @@ from typing import Any, ClassVar
 
 from harness.backends.base import BackendCapability, BackendError, LoadedModel, PromptEncoding
 from harness.backends.chat_templating import ChatTemplating
+from harness.core.check_types import CheckStatus
+from harness.core.check_types import CheckVerdict as RecordedCheck
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.probe.types import Capability
@@ -67,6 +69,21 @@ class ContractCheck:
     verdict: CheckVerdict
     outcome: str  # one word: supported, folded, rejected, ...
     evidence: str  # one line, untrusted text (template output) shortened
+
+
+# each check's verdict as the record keeps it (CaseResult.checks)
+RECORDED = {
+    CheckVerdict.PASS: CheckStatus.PASS,
+    CheckVerdict.WARN: CheckStatus.WARN,
+    CheckVerdict.FAIL: CheckStatus.FAIL,
+    CheckVerdict.NOT_APPLICABLE: CheckStatus.NOT_APPLICABLE,
+}
+
+
+def verdicts(checks: Sequence[ContractCheck]) -> tuple[RecordedCheck, ...]:
+    """The checks' own verdicts for the record; the reason is the outcome word (the
+    evidence, template output, stays in the artifact)."""
+    return tuple(RecordedCheck(c.name, RECORDED[c.verdict], c.outcome) for c in checks)
 
 
 PASSED = MetricSpec("template_contracts.passed", Unit.COUNT, True, "checks that pass")
@@ -236,7 +253,7 @@ class TemplateContractsScenario(BaseScenario[TemplateContractsParams]):
             metric(WARNED, [float(count[CheckVerdict.WARN])]),
             metric(FAILED, [float(count[CheckVerdict.FAIL])]),
         )
-        return ScenarioOutput(metrics, artifacts, failures=failures)
+        return ScenarioOutput(metrics, artifacts, failures=failures, checks=verdicts(checks))
 
 
 SCENARIO = TemplateContractsScenario()

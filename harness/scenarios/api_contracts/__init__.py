@@ -19,6 +19,7 @@ from pydantic import Field, field_validator
 
 from harness.backends.base import BackendCapability, Served
 from harness.backends.openai_client import Reply, StreamReply, sync_client
+from harness.core.check_types import CheckStatus, CheckVerdict
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.core.value_errors import value_error
@@ -174,8 +175,9 @@ def summary(results: tuple[CheckResult, ...]) -> ScenarioOutput:
             f"{out_of_time} of {len(results)} contract checks not judged: the "
             f"case's time limit (timeout_s) ran out; the {judged} judged are kept"
         )
+    checks = tuple(CheckVerdict(r.name, CheckStatus(r.verdict.value), r.reason) for r in results)
     return ScenarioOutput(
-        metrics, {"checks": records(results)}, failures=failures, timed_out=timed_out
+        metrics, {"checks": records(results)}, failures, timed_out=timed_out, checks=checks
     )
 
 
@@ -221,7 +223,9 @@ class ApiContractsScenario(BaseScenario[ApiContractsParams]):
             "api": params.api,
             **output.artifacts,
         }
-        return ScenarioOutput(output.metrics, artifacts, failures=output.failures)
+        return ScenarioOutput(
+            output.metrics, artifacts, failures=output.failures, checks=output.checks
+        )
 
 
 SCENARIO = ApiContractsScenario()
