@@ -270,3 +270,23 @@ def test_runner_runs_the_scenario_on_url_servers_and_reports_it(
     report = (reports / "r" / "report.md").read_text()
     assert "## API contracts" in report
     assert "### FAIL top_k: planted (url)" in report
+
+
+def test_a_case_out_of_time_keeps_its_timed_out_through_run() -> None:
+    """The scenario's own output, not only summary(): checks cut by the case's time limit make
+    the case timed out, with the checks judged before kept."""
+    import time
+
+    from harness.backends.base import LoadInfo
+    from harness.backends.http import ServedModel
+    from harness.scenarios.api_contracts import SCENARIO
+    from harness.scenarios.base import ScenarioContext
+
+    with planted_server() as url:
+        model = ServedModel(Endpoint(url), "url", None)
+        info = LoadInfo(0.0, 0, "cpu")
+        ctx = ScenarioContext(model, info, 1, 0, lambda: (model, info), case_end=time.monotonic())
+        output = SCENARIO.run(ctx, ApiContractsParams(checks=["usage", "seed"]))
+    assert output.timed_out is not None and output.timed_out.startswith("2 of 2 contract checks")
+    assert {c.status.value for c in output.checks} == {"unjudged"}
+    assert output.artifacts["engine"] == "url"
