@@ -31,7 +31,6 @@ from harness.models.zoo.family import DerivationError
 if TYPE_CHECKING:
     import mlx.nn as nn
 
-VERSION = 1  # of the procedure below: a content-bearing family built by another is rebuilt
 EMBEDDING_SCALES: tuple[float, ...] = (0.1, 0.03, 0.3, 0.01)
 QUERY_KEY_SCALES: tuple[float, ...] = (1.0, 3.0)  # sharper attention where the first is not enough
 PROBE_TOKENS = 8  # greedy tokens compared per probe
