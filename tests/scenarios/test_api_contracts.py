@@ -45,6 +45,7 @@ CAUGHT_BY: Mapping[Plant, str] = {
     Plant.THINK_LEAK: "reasoning",
     Plant.SHARED_KV_CACHE: "concurrent",
     Plant.BATCH_LEAVES_KV: "concurrent",  # only on the requests asked again after the batch
+    Plant.BATCH_CHECKPOINT_SWAP: "concurrent",  # only on new prompts batched, then alone
     Plant.TOOL_FINISH_STOP: "tool_call_finish_reason",
     Plant.TOOL_ARGS_OBJECT: "tool_call_arguments",
     Plant.TOOL_STREAM_DIFFERS: "tool_call_stream_merge",
@@ -137,6 +138,19 @@ def test_each_planted_bug_fails_exactly_its_check(verdicts: Verdicts, plant: Pla
 def test_batch_leftovers_show_only_when_asked_again(verdicts: Verdicts) -> None:
     (concurrent,) = [r for r in verdicts[Plant.BATCH_LEAVES_KV.value] if r.name == "concurrent"]
     assert "asked again after the 4 and alone" in concurrent.reason
+    assert "among 4 and alone" not in concurrent.reason
+
+
+def test_a_batch_caching_new_prompts_from_another_shows_on_the_fresh_round(
+    verdicts: Verdicts,
+) -> None:
+    """mlx-lm 0.31.0: each new prompt of a batch cached from the batch's last request. Prompts
+    asked alone first keep their own entries, so only the fresh round (together, then alone)
+    catches it."""
+    results = verdicts[Plant.BATCH_CHECKPOINT_SWAP.value]
+    (concurrent,) = [r for r in results if r.name == "concurrent"]
+    assert "first asked among 4, then alone, texts differ" in concurrent.reason
+    assert "asked again after the 4" not in concurrent.reason
     assert "among 4 and alone" not in concurrent.reason
 
 

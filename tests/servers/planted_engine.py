@@ -95,6 +95,10 @@ class Engine:
     requests: int = 0
     in_flight: int = 0
     stale: list[str] = field(default_factory=list)  # batch_leaves_kv: left by a batch
+    # batch_checkpoint_swap (mlx-lm 0.31.0): a new prompt that joins a batch has its cache entry
+    # written from the batch's last request; asked alone later, it starts from that
+    swapped: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    open_new: list[tuple[str, ...]] = field(default_factory=list)
 
     def has(self, plant: Plant) -> bool:
         return self.plant is plant
@@ -108,6 +112,9 @@ class Engine:
             key = tuple(pieces)
             common = max((_common(key, old) for old in self.cache), default=0)
             cached = min(common, max(len(key) - 1, 0))
+            own = pieces
+            if self.has(Plant.BATCH_CHECKPOINT_SWAP):
+                own = self._checkpoint_swap(key, pieces)
             if key in self.cache:
                 self.cache.remove(key)
             self.cache = [*self.cache, key][-CACHE_ENTRIES:]
@@ -115,7 +122,7 @@ class Engine:
             if self.has(Plant.BATCH_LEAVES_KV) and self.in_flight == 0 and self.stale:
                 dirty, self.stale = [*dirty, *self.stale], []
             self.in_flight += 1
-            start = state_of(dirty if self.has(Plant.PROMPT_BLIND) else [*dirty, *pieces])
+            start = state_of(dirty if self.has(Plant.PROMPT_BLIND) else [*dirty, *own])
             if self.has(Plant.SHARED_KV_CACHE):
                 self.shared_kv.state = start
                 kv = self.shared_kv
@@ -134,6 +141,16 @@ class Engine:
         seeded = request.seed is not None and not self.has(Plant.SEED_IGNORED)
         rng = random.Random(request.seed) if seeded else random.Random()
         return pieces, cached, kv, rng, sampling
+
+    def _checkpoint_swap(self, key: tuple[str, ...], pieces: list[str]) -> list[str]:
+        """The pieces the request starts from (under the lock): alone, a swapped entry's."""
+        if self.in_flight == 0:
+            return self.swapped.get(key, pieces)
+        for other in self.open_new:
+            self.swapped[other] = pieces  # the batch's last request, for every new prompt in it
+        if key not in self.cache:
+            self.open_new.append(key)
+        return pieces
 
     def _tokens(self, request: Request) -> tuple[int, int, Iterator[tuple[int, str]]]:
         pieces, cached, kv, rng, sampling = self._prepare(request)
@@ -154,6 +171,8 @@ class Engine:
             finally:
                 with self.lock:
                     self.in_flight -= 1
+                    if tuple(pieces) in self.open_new:
+                        self.open_new.remove(tuple(pieces))
                     if self.has(Plant.BATCH_LEAVES_KV) and self.in_flight > 0:
                         self.stale = produced  # finished while others run: left in the batch
 

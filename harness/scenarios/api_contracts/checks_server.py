@@ -225,13 +225,24 @@ SHARED_PREFIXES = (
 )
 
 
-def concurrent_payloads(ctx: CheckContext) -> list[dict[str, Any]]:
-    """``concurrency`` requests: prefixes shared in turn, each with an ending of its own."""
+def concurrent_payloads(ctx: CheckContext, ending: str = "") -> list[dict[str, Any]]:
+    """``concurrency`` requests: prefixes shared in turn, each with an ending of its own (and
+    ``ending`` after it: a set of prompts no server has seen yet)."""
     n = ctx.limits.concurrency
     return [
-        body(ctx, prompt(ctx, f"{SHARED_PREFIXES[i % 2]}; entry {i + 1}: item {chr(65 + i % 26)}"))
+        body(
+            ctx,
+            prompt(
+                ctx, f"{SHARED_PREFIXES[i % 2]}; entry {i + 1}: item {chr(65 + i % 26)}{ending}"
+            ),
+        )
         for i in range(n)
     ]
+
+
+# The fresh round's prompts: new to the server, so whatever it caches for them is written by
+# the batch (a prompt asked alone first already has its own entries, which a batch may leave).
+FRESH_ENDING = ", first asked among others"
 
 
 async def _together(ctx: CheckContext, payloads: Sequence[Mapping[str, Any]]) -> list[StreamReply]:
@@ -259,13 +270,20 @@ def _compare(label: str, i: int, alone: StreamReply, reply: StreamReply) -> str 
 def check_concurrent(ctx: CheckContext) -> CheckResult:
     """Each request alone first, then all at once (prefixes shared in turn; set ``concurrency``
     past the server's batch size to run its queue), then each alone again: a batch that leaves
-    another request's keys and values in a cache shows on the next request."""
+    another request's keys and values in a cache shows on the next request. Then a fresh round:
+    prompts never asked, all at once first, then each alone, which must repeat its answer from
+    the batch: a server that writes the cache of a prompt it has not seen from another request
+    of the batch (mlx-lm 0.31.0: every prompt checkpoint of a batch got the last request's KV)
+    shows only there, since a prompt asked alone first keeps its own entry."""
     name = "concurrent"
     n = ctx.limits.concurrency
     payloads = concurrent_payloads(ctx)
     serial = [ask_stream(ctx, p) for p in payloads]
     together = asyncio.run(_together(ctx, payloads))
     again = [ask_stream(ctx, p) for p in payloads]
+    fresh_payloads = concurrent_payloads(ctx, FRESH_ENDING)
+    fresh = asyncio.run(_together(ctx, fresh_payloads))
+    fresh_alone = [ask_stream(ctx, p) for p in fresh_payloads]
     problems: list[str] = []
     evidence: list[Exchange] = []
     for i, ((alone, alone_exchange), reply, (later, later_exchange)) in enumerate(
@@ -284,14 +302,30 @@ def check_concurrent(ctx: CheckContext) -> CheckResult:
             if problem is not None:
                 problems.append(problem)
                 evidence += [alone_exchange, shown]
+    for i, (first, (later, later_exchange)) in enumerate(zip(fresh, fresh_alone, strict=True)):
+        exchange = Exchange(request_text(ctx, fresh_payloads[i], streamed=True), describe(first))
+        if not first.ok:
+            problems.append(f"new request {i + 1} failed among {n}: {first.failure}")
+            evidence.append(exchange)
+            continue
+        if not later.ok:
+            problems.append(f"new request {i + 1} failed alone after the {n}: {later.failure}")
+            evidence += [exchange, later_exchange]
+        elif later.content != first.content:
+            problems.append(
+                f"new request {i + 1}: first asked among {n}, then alone, texts "
+                f"{differ_at(later.content, first.content)}"
+            )
+            evidence += [exchange, later_exchange]
     if problems:
         return failed(name, "; ".join(problems), tuple(evidence[:4]))
-    first = (serial[0][1],) if serial else ()
+    first_exchange = (serial[0][1],) if serial else ()
     return passed(
         name,
         f"{n} concurrent greedy requests (two shared prefixes) give their serial texts, "
-        "and so does each asked again after them",
-        first,
+        f"and so does each asked again after them; {n} new prompts asked together first "
+        "give the same texts asked alone after",
+        first_exchange,
     )
 
 

@@ -1,0 +1,86 @@
+"""The regressions suite replays real upstream bugs: every bug case has a buggy and a fixed pin
+set, a ledger line with its link that xfails it on the buggy release only, and the nightly
+upstream job runs it. Reading the suite only: the replays themselves run nightly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from harness.spec.ledger import expectation_for
+from harness.spec.loader import load_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "suites" / "regressions.suite.yaml"
+NIGHTLY = ROOT / ".github" / "workflows" / "nightly.yml"
+
+
+# What each pin set installs (mlx chosen for a pin set that pins mlx-lm alone), and the cases
+# that must xfail there: its own bug's case, and any other bug case whose bug that release has
+# too. Every other cell passes. docs/regressions.md shows the same matrix, as run.
+INSTALLED = {
+    "bug-batchkv-buggy": (
+        {"mlx-lm": "0.31.0", "mlx": "0.31.0"},
+        {"bug_batch_kv", "bug_rotating_merge"},
+    ),
+    "bug-batchkv-fixed": ({"mlx-lm": "0.31.1", "mlx": "0.31.0"}, {"bug_rotating_merge"}),
+    "bug-rotmerge-buggy": ({"mlx-lm": "0.31.1", "mlx": "0.31.0"}, {"bug_rotating_merge"}),
+    "bug-rotmerge-fixed": ({"mlx-lm": "0.31.2", "mlx": "0.31.1"}, set()),
+    "bug-stream-buggy": ({"mlx-lm": "0.31.2", "mlx": "0.31.2"}, set()),  # CPU: it answers
+    "bug-stream-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, set()),
+}
+# On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
+METAL = {
+    "bug-stream-buggy": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
+        {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream"},
+    ),
+    "bug-stream-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"}, set()),
+}
+
+
+def test_each_bug_has_a_buggy_and_a_fixed_release_and_its_ledger_line() -> None:
+    loaded = load_suite(SUITE)
+    suite = loaded.suite
+    pins = {p.name: p.pins for p in suite.pin_sets}
+    assert set(pins) == set(INSTALLED)
+    for name, (installed, _) in INSTALLED.items():
+        for package in ("mlx-lm", "mlx"):
+            pinned = f"{package}=={installed[package]}"
+            assert pinned in pins[name] or package == "mlx", (name, pinned)
+    cases = {s.id: s for s in suite.scenarios}
+    assert all(case is not None and case.startswith("bug_") for case in cases)
+    bugs = [e for e in suite.expect if e.versions]
+    assert len(bugs) == len(cases) >= 3
+    for entry in bugs:
+        assert entry.link and entry.link.startswith("https://github.com/ml-explore/mlx-lm/")
+        assert "mlx-lm" in entry.versions
+        assert entry.status == "xfail" and entry.strict  # a replay that lost its bug: XPASS
+    for name, (installed, failing) in [*INSTALLED.items(), *METAL.items()]:
+        for case, listed in cases.items():
+            (model,) = listed.models or ["*"]
+            expected = expectation_for(
+                loaded.expect,
+                model=model,
+                scenario=listed.scenario,
+                family=None,
+                backend="http",
+                installed=installed,
+                entry_id=case,
+            )
+            assert (expected is not None) is (case in failing), (name, case)
+            if expected is not None:
+                assert expected.link, (name, case)
+    for case in cases:  # red on some buggy release
+        sets = [*INSTALLED.items(), *METAL.items()]
+        assert [n for n, (_, failing) in sets if n.endswith("-buggy") and case in failing], case
+
+
+def test_the_nightly_upstream_job_runs_the_regressions_and_publishes_them() -> None:
+    job = yaml.safe_load(NIGHTLY.read_text())["jobs"]["upstream-drift"]
+    steps = {step.get("id") or step.get("name") or step.get("uses"): step for step in job["steps"]}
+    step = steps["regressions"]
+    assert "mlx-harness run suites/regressions.suite.yaml --pin-set all" in step["run"]
+    assert "continue-on-error" not in step  # a replay that lost its bug turns the job red
+    assert "regressions" in steps["Publish the matrix"]["run"]
