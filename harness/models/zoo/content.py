@@ -154,7 +154,41 @@ def apply(
         weight = head.weight
         weight[rows] = 0.0
         head.weight = weight
+    if head is None:  # tied: the head shrank with the embeddings; the final norm makes up for it
+        _restore_logit_scale(model, scale)
     mx.eval(model.parameters())
+
+
+def _final_norm(model: nn.Module) -> nn.Module | None:
+    """The norm before the output head: the inner model's own ``...norm`` child (``model.norm``,
+    lfm2's ``model.embedding_norm``)."""
+    found = [
+        m
+        for name, m in model.named_modules()
+        if name.count(".") == 1 and name.split(".")[-1].endswith("norm") and hasattr(m, "weight")
+    ]
+    return found[-1] if len(found) == 1 else None
+
+
+def _restore_logit_scale(model: nn.Module, scale: float) -> bool:
+    """Divide the final norm's output by ``scale``, so a tied model's logits keep their spread
+    (the embeddings scaled by ``scale`` are also its output rows): ``w / scale`` for a plain
+    RMSNorm, ``(1 + w) / scale - 1`` for Gemma's, whichever is checked to do it. False when
+    neither does (the logits stay flatter; the greedy answer is the same either way)."""
+    import mlx.core as mx
+
+    norm = _final_norm(model)
+    if norm is None:
+        return False
+    original = norm.weight
+    probe = mx.random.normal((1, int(original.shape[-1])), key=mx.random.key(0))
+    wanted = norm(probe) / scale
+    for weight in (original / scale, (1.0 + original) / scale - 1.0):
+        norm.weight = weight
+        if mx.allclose(norm(probe), wanted, rtol=1e-4, atol=1e-5).item():
+            return True
+    norm.weight = original
+    return False
 
 
 def _prompt_ids(tokenizer: Any, text: str) -> list[int]:
