@@ -4,7 +4,7 @@ markup left in the content.
 
 One request with tools asks for a call, streamed and not (asked once, judged by all four). It is
 few-shot: two earlier turns where the assistant calls a tool (rendered with the template's own
-markup) and gets its result, so a small real model calls too. A server that refuses tools (a 4xx:
+markup), so a small real model calls too. A server that refuses tools (a 4xx:
 no tool template) leaves the checks not applicable, with that reason; call markup in the content
 with no parsed call is a leak, so ``tool_call_markup`` fails then. An answer without a call is
 judged against the model's own greedy tokens (:mod:`.own_tokens`): a call there is a call the
@@ -56,11 +56,10 @@ TOOLS: tuple[dict[str, Any], ...] = tuple(
 )
 
 
-def _example(
-    user: str, name: str, arguments: dict[str, str], result: str, answer: str, index: int
-) -> list[dict[str, Any]]:
-    """A user turn, the assistant's call (arguments as an object: templates write them with
-    ``tojson``), the tool's result and the assistant's answer."""
+def _example(user: str, name: str, arguments: dict[str, str], index: int) -> list[dict[str, Any]]:
+    """A user turn and the assistant's call (arguments as an object: templates write them
+    with ``tojson``). No tool result follows: SmolLM2-135M given example results writes a
+    ``<tool_response>`` itself instead of a call; given two bare calls, it calls."""
     call = {
         "id": f"call_example_{index}",
         "type": "function",
@@ -69,8 +68,6 @@ def _example(
     return [
         {"role": "user", "content": user},
         {"role": "assistant", "content": "", "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": call["id"], "name": name, "content": result},
-        {"role": "assistant", "content": answer},
     ]
 
 
@@ -79,16 +76,12 @@ FEW_SHOT: tuple[dict[str, Any], ...] = (
         "What time is it in Tokyo? Use the get_time tool.",
         "get_time",
         {"timezone": "Asia/Tokyo"},
-        '{"time": "09:30"}',
-        "It is 09:30 in Tokyo.",
         1,
     ),
     *_example(
         "What is the weather in London right now? Use the get_weather tool.",
         "get_weather",
         {"city": "London"},
-        '{"weather": "light rain, 12 C"}',
-        "It is raining lightly in London, 12 C.",
         2,
     ),
 )
