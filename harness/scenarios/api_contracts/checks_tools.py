@@ -57,13 +57,15 @@ TOOLS: tuple[dict[str, Any], ...] = tuple(
 
 
 def _example(user: str, name: str, arguments: dict[str, str], index: int) -> list[dict[str, Any]]:
-    """A user turn and the assistant's call (arguments as an object: templates write them
-    with ``tojson``). No tool result follows: SmolLM2-135M given example results writes a
-    ``<tool_response>`` itself instead of a call; given two bare calls, it calls."""
+    """A user turn and the assistant's call, its arguments a JSON string as OpenAI sends them
+    (mlx-lm 0.30 parses them with ``json.loads`` and its generation thread dies on an object;
+    servers hand the template an object). No tool result follows: SmolLM2-135M given example
+    results writes a ``<tool_response>`` itself instead of a call; given two bare calls, it
+    calls."""
     call = {
         "id": f"call_example_{index}",
         "type": "function",
-        "function": {"name": name, "arguments": arguments},
+        "function": {"name": name, "arguments": json.dumps(arguments)},
     }
     return [
         {"role": "user", "content": user},
