@@ -2,13 +2,15 @@
 
 :class:`ChatTemplating` is the interface; :class:`TokenizerChatRendering` implements it over a
 Hugging Face tokenizer (``self.tokenizer``, mlx-lm's wrapper included), mixed into a backend's
-model. Rendering errors (a template that raises) come back as :class:`BackendError` with the
-template's own message on one line.
+model; :class:`FolderChatRendering` over a model folder's own tokenizer files, loaded on first
+use (no weights), for a served model (:class:`ServesChatTemplate`). Rendering errors (a template
+that raises) come back as :class:`BackendError` with the template's own message on one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from harness.backends.base import BackendError
@@ -34,6 +36,36 @@ def render_error(exc: BaseException) -> BackendError:
     return BackendError(f"chat template: {exception_line(exc)}")
 
 
+@runtime_checkable
+class ServesChatTemplate(Protocol):
+    """A served model whose chat template is known here (the model folder's, or the one the
+    server was told to use), so a chat request can be rendered as the server renders it."""
+
+    @property
+    def chat_renderer(self) -> ChatTemplating | None:
+        """The renderer (None: no model folder here, or the server's template is not known)."""
+        ...
+
+
+def render_with(
+    tokenizer: Any, messages: Sequence[Mapping[str, Any]], **template_kwargs: Any
+) -> str:
+    """``messages`` rendered by a Hugging Face ``tokenizer``'s chat template, with the
+    generation prompt."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise BackendError("the model has no chat template")
+    try:
+        text = tokenizer.apply_chat_template(
+            [dict(m) for m in messages],
+            tokenize=False,
+            add_generation_prompt=True,
+            **template_kwargs,
+        )
+    except Exception as exc:
+        raise render_error(exc) from exc
+    return str(text)
+
+
 class TokenizerChatRendering:
     """:class:`ChatTemplating` over ``self.tokenizer`` (a Hugging Face tokenizer)."""
 
@@ -45,15 +77,40 @@ class TokenizerChatRendering:
         return value if isinstance(value, int) else None
 
     def render_chat(self, messages: Sequence[Mapping[str, Any]], **template_kwargs: Any) -> str:
-        if not getattr(self.tokenizer, "chat_template", None):
-            raise BackendError("the model has no chat template")
-        try:
-            text = self.tokenizer.apply_chat_template(
-                [dict(m) for m in messages],
-                tokenize=False,
-                add_generation_prompt=True,
-                **template_kwargs,
-            )
-        except Exception as exc:
-            raise render_error(exc) from exc
-        return str(text)
+        return render_with(self.tokenizer, messages, **template_kwargs)
+
+
+class FolderChatRendering:
+    """:class:`ChatTemplating` over a model folder's tokenizer files (``transformers``'
+    ``AutoTokenizer``, as mlx-lm loads it), read on first use; ``template`` replaces the
+    folder's chat template (a server started with ``--chat-template``)."""
+
+    def __init__(self, folder: Path, template: str | None = None) -> None:
+        self.folder = folder
+        self.template = template
+        self._tokenizer: Any = None
+
+    def _loaded(self) -> Any:
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(str(self.folder))
+            except Exception as exc:
+                raise BackendError(f"tokenizer of {self.folder}: {exception_line(exc)}") from exc
+            if self.template is not None:
+                tokenizer.chat_template = self.template
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
+    @property
+    def bos_token_id(self) -> int | None:
+        value = getattr(self._loaded(), "bos_token_id", None)
+        return value if isinstance(value, int) else None
+
+    def chat_template_text(self) -> str | None:
+        value = getattr(self._loaded(), "chat_template", None)
+        return value if isinstance(value, str) else None
+
+    def render_chat(self, messages: Sequence[Mapping[str, Any]], **template_kwargs: Any) -> str:
+        return render_with(self._loaded(), messages, **template_kwargs)

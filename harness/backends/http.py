@@ -28,7 +28,9 @@ from harness.backends.base import (
     ServerMemory,
     SpeechChunk,
 )
+from harness.backends.chat_templating import ChatTemplating
 from harness.backends.openai_client import Endpoint, Reply, get, sync_client
+from harness.backends.served_template import served_renderer
 from harness.backends.server_engines import Draft, ServerEngine, launch
 from harness.backends.server_memory import (
     Listener,
@@ -98,6 +100,8 @@ class ServedModel:
     server_models: tuple[str, ...] = ()
     process: ServerProcess | None = field(default=None, repr=False)
     listener: Listener | None = None  # url: the local process found on its port (or why not)
+    # the server's chat template rendered here (ServesChatTemplate); None: not known here
+    chat_renderer: ChatTemplating | None = field(default=None, repr=False)
 
     sample_rate: ClassVar[int] = 16000  # Hz of the WAV uploads (Transcribing)
     streams: ClassVar[bool] = False  # speech comes back whole (Synthesizing)
@@ -187,7 +191,10 @@ class HttpBackend:
         except BaseException:
             process.stop()
             raise
-        model = ServedModel(endpoint, engine.label, local_tokenizer(path), models, process)
+        renderer = served_renderer(path, engine.value, server.args)
+        model = ServedModel(
+            endpoint, engine.label, local_tokenizer(path), models, process, chat_renderer=renderer
+        )
         info = LoadInfo(
             load_s=time.perf_counter() - start,
             weights_bytes=_file_bytes(launched.served_file),
@@ -231,7 +238,14 @@ class HttpBackend:
         if endpoint.model is None and len(models) == 1:  # name what the server serves
             endpoint = Endpoint(endpoint.base_url, api_key=key, model=models[0])
         listener = find_listener(server.url)
-        model = ServedModel(endpoint, "url", local_tokenizer(path), models, listener=listener)
+        model = ServedModel(
+            endpoint,
+            "url",
+            local_tokenizer(path),
+            models,
+            listener=listener,
+            chat_renderer=served_renderer(path, None),
+        )
         details: dict[str, Any] = {"server": server.url, "server_models": list(models)}
         if listener.found:
             details["server_pid"] = list(listener.pids)

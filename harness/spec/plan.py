@@ -108,7 +108,7 @@ def _server_ref(entry: ModelEntry) -> ServerRef | None:
         draft, problem = _draft_path(entry.serve.draft)
         return ServerRef(
             engine=entry.serve.engine.value,
-            args=tuple(entry.serve.args),
+            args=(*entry.serve.template_args(), *entry.serve.args),
             env=tuple(sorted(entry.serve.env.items())),
             startup_timeout_s=entry.serve.startup_timeout_s,
             draft=draft,

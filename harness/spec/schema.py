@@ -192,6 +192,11 @@ class Serve(Strict):
         description="tokens the draft proposes a round (mlx_lm --num-draft-tokens, "
         "llama_server --spec-draft-n-max); unset: the engine's default",
     )
+    chat_template: str | None = Field(
+        None,
+        description="mlx_lm: serve with this chat template (--chat-template TEXT): a shipped "
+        "name (suites/data/toolcalls/templates, e.g. smollm2_tools) or a path to a .jinja file",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -207,7 +212,24 @@ class Serve(Strict):
             )
         if self.draft_tokens is not None and self.draft is None:
             raise value_error("'draft_tokens' needs a 'draft'", "name the draft model")
+        if self.chat_template is not None:
+            from harness.toolcalls.shipped import template_path
+
+            if self.engine is not ServeEngine.MLX_LM:
+                raise value_error(
+                    f"serve engine {self.engine.value} takes no chat_template",
+                    "chat_template works with mlx_lm (--chat-template)",
+                )
+            template_path(self.chat_template)  # ValueError (one line) when unknown
         return self
+
+    def template_args(self) -> tuple[str, ...]:
+        """``--chat-template TEXT`` for ``chat_template`` (none when unset)."""
+        if self.chat_template is None:
+            return ()
+        from harness.toolcalls.shipped import template_path
+
+        return ("--chat-template", template_path(self.chat_template).read_text(encoding="utf-8"))
 
 
 def _check_url(url: str) -> None:

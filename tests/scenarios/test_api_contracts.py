@@ -8,9 +8,10 @@ servers at once (one module fixture), and the clean server also through the real
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,9 +24,14 @@ from harness.scenarios.api_contracts.catalog import CHECK_NAMES
 from harness.scenarios.api_contracts.verdicts import Api, CheckContext, CheckResult, Limits, Verdict
 from tests.servers.planted_process import planted_server
 from tests.servers.planted_requests import Plant
+from tests.servers.toy_model import render_chat
 
-# the bug each plant carries -> the one check that must catch it
-CAUGHT_BY: Mapping[Plant, str] = {
+# the bug each plant carries -> the one check that must catch it (a set: a bug every check
+# of a family must fail)
+TOOL_CHECKS = frozenset(
+    ("tool_call_finish_reason", "tool_call_arguments", "tool_call_stream_merge", "tool_call_markup")
+)
+CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.STOP_LEAK_STREAM: "stop_string",
     Plant.STOP_LEAK_SPLIT: "stop_string",
     Plant.FINISH_LENGTH_ON_STOP: "finish_reason",
@@ -50,6 +56,7 @@ CAUGHT_BY: Mapping[Plant, str] = {
     Plant.TOOL_ARGS_OBJECT: "tool_call_arguments",
     Plant.TOOL_STREAM_DIFFERS: "tool_call_stream_merge",
     Plant.TOOL_MARKUP_LEAK: "tool_call_markup",
+    Plant.TOOL_CALL_DROPPED: TOOL_CHECKS,  # no call to judge: each fails on the own tokens
 }
 LIMITS = Limits(
     max_tokens=24,
@@ -66,11 +73,42 @@ NEEDS_CHAT = {"reasoning", *(n for n in CHECK_NAMES if n.startswith("tool_call")
 Verdicts = dict[str, tuple[CheckResult, ...]]
 
 
+class ToyRenderer:
+    """The toy's chat template, rendered here as the planted server renders it."""
+
+    bos_token_id = None
+
+    def chat_template_text(self) -> str | None:
+        return "toy"
+
+    def render_chat(self, messages: Sequence[Mapping[str, Any]], **template_kwargs: Any) -> str:
+        return render_chat(messages, template_kwargs.get("tools") or [])
+
+
+class NoCallRenderer(ToyRenderer):
+    """The toy's template with the question changed: the toy then calls nothing."""
+
+    def render_chat(self, messages: Sequence[Mapping[str, Any]], **template_kwargs: Any) -> str:
+        plain = [{**m, "content": "hello"} if m.get("role") == "user" else m for m in messages]
+        return super().render_chat(plain, **template_kwargs)
+
+
+def _no_call_exchange(ctx: CheckContext) -> Any:
+    """The tool exchange of a chat answer without a call (the toy asked a plain question)."""
+    from harness.scenarios.api_contracts.asking import ask, ask_stream
+    from harness.scenarios.api_contracts.checks_tools import ToolExchange
+
+    payload = {"messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
+    whole, whole_exchange = ask(ctx, payload)
+    streamed, stream_exchange = ask_stream(ctx, payload)
+    return ToolExchange(whole, whole_exchange, streamed, stream_exchange)
+
+
 def _run(key: str) -> tuple[str, tuple[CheckResult, ...]]:
     plant = None if key in (CLEAN, COMPLETIONS) else Plant(key)
     api = Api.COMPLETIONS if key == COMPLETIONS else Api.CHAT
     with planted_server(plant) as url, sync_client(LIMITS.timeout_s) as client:
-        ctx = CheckContext(client, Endpoint(url), api, LIMITS, key)
+        ctx = CheckContext(client, Endpoint(url), api, LIMITS, key, renderer=ToyRenderer())
         return key, run_checks(ctx, list(CHECK_NAMES))
 
 
@@ -102,11 +140,20 @@ COMPARES_TEXTS = {
 }
 
 
+def _caught_by(plant: Plant) -> list[str]:
+    """The checks that must fail on ``plant``, in catalog order."""
+    named = CAUGHT_BY[plant]
+    wanted = {named} if isinstance(named, str) else set(named)
+    return [n for n in CHECK_NAMES if n in wanted]
+
+
 def test_every_plant_names_the_check_that_catches_it() -> None:
     assert set(CAUGHT_BY) == set(Plant) - {Plant.PROMPT_BLIND}
-    assert set(CAUGHT_BY.values()) <= set(CHECK_NAMES)
-    # every check has a bug that proves it can fail
-    assert set(CAUGHT_BY.values()) == set(CHECK_NAMES)
+    caught = {n for plant in CAUGHT_BY for n in _caught_by(plant)}
+    assert set(CHECK_NAMES) >= TOOL_CHECKS
+    # every check has a bug that proves it can fail, and one that only it catches
+    assert caught == set(CHECK_NAMES)
+    assert {v for v in CAUGHT_BY.values() if isinstance(v, str)} == set(CHECK_NAMES)
 
 
 def test_clean_server_passes_every_check(verdicts: Verdicts) -> None:
@@ -129,10 +176,40 @@ def test_completions_api_runs_text_checks_and_leaves_chat_ones_not_applicable(
 def test_each_planted_bug_fails_exactly_its_check(verdicts: Verdicts, plant: Plant) -> None:
     results = verdicts[plant.value]
     not_passed = _not_passed(results)
-    assert list(not_passed) == [CAUGHT_BY[plant]], not_passed
-    (failing,) = [r for r in results if r.verdict is Verdict.FAIL]
-    assert failing.evidence, "a failure carries its evidence"
-    assert all(e.request.startswith("POST /v1/") for e in failing.evidence)
+    assert list(not_passed) == _caught_by(plant), not_passed
+    failing = [r for r in results if r.verdict is Verdict.FAIL]
+    assert len(failing) == len(not_passed)
+    for result in failing:
+        assert result.evidence, "a failure carries its evidence"
+        assert all(e.request.startswith("POST /v1/") for e in result.evidence)
+
+
+def test_a_dropped_call_fails_on_the_models_own_tokens(verdicts: Verdicts) -> None:
+    """The chat answer drops the call (empty, finish_reason stop); the same prompt rendered
+    with the template and asked raw holds it: every tool check fails, naming the call."""
+    for result in verdicts[Plant.TOOL_CALL_DROPPED.value]:
+        if result.name in TOOL_CHECKS:
+            assert result.reason.startswith(
+                "the model called get_weather (its own greedy tokens hold <tool_call>… naming it)"
+                " and the server returned no tool call (non-streamed: finish_reason 'stop', "
+                "content empty; streamed: finish_reason 'stop', content empty)"
+            ), result.reason
+            assert result.evidence[-1].request.startswith("POST /v1/completions ")
+
+
+def test_no_call_is_not_applicable_only_when_the_own_tokens_hold_none() -> None:
+    """A model that makes no call: n/a when its own tokens hold none; a server whose template
+    is not known here: n/a saying the call could not be checked."""
+    with planted_server() as url, sync_client(LIMITS.timeout_s) as client:
+        for renderer, words in (
+            (NoCallRenderer(), "no tool call made: the model's own greedy tokens hold none"),
+            (None, "no tool call made: the model's own tokens could not be checked"),
+        ):
+            ctx = CheckContext(client, Endpoint(url), Api.CHAT, LIMITS, "none", renderer=renderer)
+            ctx.shared["tools"] = _no_call_exchange(ctx)
+            for result in run_checks(ctx, sorted(TOOL_CHECKS)):
+                assert result.verdict is Verdict.NOT_APPLICABLE, result.reason
+                assert result.reason.startswith(words), result.reason
 
 
 def test_batch_leftovers_show_only_when_asked_again(verdicts: Verdicts) -> None:

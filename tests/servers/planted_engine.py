@@ -155,7 +155,7 @@ class Engine:
     def _tokens(self, request: Request) -> tuple[int, int, Iterator[tuple[int, str]]]:
         pieces, cached, kv, rng, sampling = self._prepare(request)
         limit = request.max_tokens + (1 if self.has(Plant.MAX_TOKENS_OFF_BY_ONE) else 0)
-        calls = request.calls if request.chat else ()
+        calls = request.calls
         source = generate(kv, sampling, rng, think=request.think and request.chat, calls=calls)
 
         def tokens() -> Iterator[tuple[int, str]]:
@@ -233,6 +233,8 @@ class Engine:
             choice = {"index": 0, "text": raw, "finish_reason": self._finish(stopped, ended, False)}
             return _envelope(ident, "text_completion", choice, usage)
         seen = split(raw, final=True)
+        if self.has(Plant.TOOL_CALL_DROPPED) and seen.calls:
+            seen = replace(seen, calls=(), content="")
         message: dict[str, Any] = {"role": "assistant", "content": seen.content}
         if seen.reasoning:
             message["reasoning_content"] = seen.reasoning
@@ -319,6 +321,8 @@ class Engine:
                 state.content = safe
             return
         seen = split(safe, final=final, think_split=not self.has(Plant.THINK_LEAK))
+        if self.has(Plant.TOOL_CALL_DROPPED) and seen.calls:
+            seen = replace(seen, calls=(), content="")
         if len(seen.reasoning) > len(state.reasoning):
             event({"reasoning_content": seen.reasoning[len(state.reasoning) :]})
             state.reasoning = seen.reasoning

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from tests.servers.toy_model import Sampling, message_text, plan_calls, render_chat
+from tests.servers.toy_model import (
+    Sampling,
+    chat_in_prompt,
+    message_text,
+    plan_calls,
+    render_chat,
+)
 
 DEFAULT_MAX_TOKENS = 64
 MAX_STOPS = 4
@@ -42,6 +48,9 @@ class Plant(str, Enum):
     TOOL_ARGS_OBJECT = "tool_args_object"  # non-streamed arguments a JSON object, not a string
     TOOL_STREAM_DIFFERS = "tool_stream_differs"  # streamed: each call sent again, new index
     TOOL_MARKUP_LEAK = "tool_markup_leak"  # the raw <tool_call> markup left in the content
+    # chat: the model's call dropped (no tool_calls, empty content, finish_reason "stop");
+    # /v1/completions still returns the raw markup the same weights generate
+    TOOL_CALL_DROPPED = "tool_call_dropped"
 
 
 class BadRequest(Exception):
@@ -142,7 +151,8 @@ def parse_request(body: Any, *, chat: bool) -> Request:
         given = body.get("prompt")
         if not isinstance(given, str):
             raise BadRequest("prompt must be a string")
-        prompt = user_text = given
+        prompt = given
+        tools, user_text = chat_in_prompt(given)  # a rendered chat: the model calls the same
     max_tokens = _integer(body, "max_completion_tokens", None, 1)
     if max_tokens is None:
         max_tokens = _integer(body, "max_tokens", DEFAULT_MAX_TOKENS, 1)

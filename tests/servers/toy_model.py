@@ -180,13 +180,29 @@ def message_text(content: Any) -> str:
 
 
 def render_chat(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any]) -> str:
-    lines = []
-    names = [tool_name(t) for t in tools]
-    if names:
-        lines.append("tools: " + " ".join(n for n in names if n))
+    """The toy's chat template: the tools as one JSON line, one line per message, then the
+    generation prompt. :func:`chat_in_prompt` reads the tools and the last user text back."""
+    lines = [TOOLS_LINE + json.dumps(list(tools))] if tools else []
     lines += [f"{m.get('role', 'user')}: {message_text(m.get('content'))}" for m in messages]
     lines.append("assistant:")
     return "\n".join(lines)
+
+
+TOOLS_LINE = "tools: "
+
+
+def chat_in_prompt(prompt: str) -> tuple[list[Any], str]:
+    """The tools and the last user text of a prompt :func:`render_chat` wrote (a raw
+    completion of a rendered chat makes the same calls); none and ``prompt`` otherwise."""
+    lines = prompt.split("\n")
+    if not lines[0].startswith(TOOLS_LINE) or lines[-1] != "assistant:":
+        return [], prompt
+    try:
+        tools = json.loads(lines[0][len(TOOLS_LINE) :])
+    except ValueError:
+        return [], prompt
+    users = [ln[len("user: ") :] for ln in lines if ln.startswith("user: ")]
+    return (tools if isinstance(tools, list) else []), (users[-1] if users else "")
 
 
 def tool_name(tool: Any) -> str | None:

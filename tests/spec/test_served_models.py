@@ -72,6 +72,18 @@ def test_served_models_plan_with_backend_http(
         assert case.model.path == str(fake_model)
 
 
+def test_a_served_chat_template_becomes_its_text_on_the_command_line(
+    write_suite, fake_model: Path
+) -> None:
+    from harness.toolcalls.shipped import template_path
+
+    lines = f"  - path: {fake_model}\n    serve: {{engine: mlx_lm, chat_template: smollm2_tools, "
+    (case,) = plan(load_suite(write_suite(HEAD + lines + "args: [--max-tokens, '9']}\n" + TAIL)))
+    assert case.model.server is not None
+    text = template_path("smollm2_tools").read_text(encoding="utf-8")
+    assert case.model.server.args == ("--chat-template", text, "--max-tokens", "9")
+
+
 def test_plain_model_has_no_server(write_suite, fake_model: Path) -> None:
     (case,) = plan(
         load_suite(write_suite(f"{HEAD}  - path: {fake_model}\n    backend: fake\n{TAIL}"))
@@ -110,6 +122,18 @@ BAD = [
     ),
     ("bad_env_name", "  - url: http://h\n    api_key_env: 'my key'\n", 4, ["api_key_env"]),
     ("serve_without_model", "  - serve: mlx_lm\n", 3, ["exactly one of"]),
+    (
+        "template_not_shipped",
+        "  - path: {model}\n    serve: {{engine: mlx_lm, chat_template: nope}}\n",
+        4,
+        ["chat template 'nope' is not shipped", "smollm2_tools"],
+    ),
+    (
+        "template_other_engine",
+        "  - path: {model}\n    serve: {{engine: llama_server, chat_template: smollm2_tools}}\n",
+        4,
+        ["serve engine llama_server takes no chat_template"],
+    ),
 ]
 
 

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from harness.backends.base import BackendCapability, Served
+from harness.backends.chat_templating import ServesChatTemplate
 from harness.backends.openai_client import Reply, StreamReply, sync_client
 from harness.core.check_types import CheckStatus, CheckVerdict
 from harness.core.metrics import MetricSpec
@@ -213,6 +214,7 @@ class ApiContractsScenario(BaseScenario[ApiContractsParams]):
                 limits,
                 uuid.uuid4().hex[:8],
                 case_end=ctx.case_end,
+                renderer=model.chat_renderer if isinstance(model, ServesChatTemplate) else None,
             )
             results = run_checks(check_ctx, params.checks)
         output = summary(results)

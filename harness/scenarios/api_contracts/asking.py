@@ -35,10 +35,12 @@ def body(ctx: CheckContext, text: str, **extra: Any) -> dict[str, Any]:
     return {**start, "max_tokens": ctx.limits.max_tokens, "temperature": 0.0, **extra}
 
 
-def request_text(ctx: CheckContext, payload: Mapping[str, Any], *, streamed: bool) -> str:
+def request_text(
+    ctx: CheckContext, payload: Mapping[str, Any], *, streamed: bool, api: Api | None = None
+) -> str:
     shown = {**ctx.endpoint.body(payload), "stream": streamed}
     text = json.dumps(shown, ensure_ascii=False)
-    return excerpt(f"POST {ctx.api.path} {text}", REQUEST_CHARS)
+    return excerpt(f"POST {(api or ctx.api).path} {text}", REQUEST_CHARS)
 
 
 def _usage_text(usage: Mapping[str, Any]) -> str:
@@ -76,10 +78,14 @@ def describe(reply: Reply | StreamReply) -> str:
     return "\n".join(lines)
 
 
-def ask(ctx: CheckContext, payload: Mapping[str, Any]) -> tuple[Reply, Exchange]:
-    reply = post(ctx.client, ctx.endpoint, ctx.api.path, payload, case_end=ctx.case_end)
+def ask(
+    ctx: CheckContext, payload: Mapping[str, Any], *, api: Api | None = None
+) -> tuple[Reply, Exchange]:
+    """A non-streamed request to the run's API (``api``: another one)."""
+    path = (api or ctx.api).path
+    reply = post(ctx.client, ctx.endpoint, path, payload, case_end=ctx.case_end)
     ctx.answers.append(reply)
-    return reply, Exchange(request_text(ctx, payload, streamed=False), describe(reply))
+    return reply, Exchange(request_text(ctx, payload, streamed=False, api=api), describe(reply))
 
 
 def ask_stream(

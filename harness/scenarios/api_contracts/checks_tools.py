@@ -2,10 +2,14 @@
 streamed ``delta.tool_calls`` merged by index equal to the non-streamed calls, and no call
 markup left in the content.
 
-One request with tools asks for a call, streamed and not (asked once, judged by all four). A
-server that refuses tools (a 4xx: no tool template) or a model that makes no call leaves the
-checks not applicable, with that reason; call markup in the content with no parsed call is a
-leak, so ``tool_call_markup`` fails then.
+One request with tools asks for a call, streamed and not (asked once, judged by all four). It is
+few-shot: two earlier turns where the assistant calls a tool (rendered with the template's own
+markup), so a small real model calls too. A server that refuses tools (a 4xx:
+no tool template) leaves the checks not applicable, with that reason; call markup in the content
+with no parsed call is a leak, so ``tool_call_markup`` fails then. An answer without a call is
+judged against the model's own greedy tokens (:mod:`.own_tokens`): a call there is a call the
+server dropped (every check fails); none there is "no tool call made" (not applicable); a
+server whose chat template is not known here cannot be checked (not applicable, saying so).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply
 from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
+from harness.scenarios.api_contracts.own_tokens import Held, own_tokens
 from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
@@ -51,6 +56,44 @@ TOOLS: tuple[dict[str, Any], ...] = tuple(
 )
 
 
+def _example(user: str, name: str, arguments: dict[str, str], index: int) -> list[dict[str, Any]]:
+    """A user turn and the assistant's call, its arguments a JSON string as OpenAI sends them
+    (mlx-lm 0.30 parses them with ``json.loads`` and its generation thread dies on an object;
+    servers hand the template an object). No tool result follows: SmolLM2-135M given example
+    results writes a ``<tool_response>`` itself instead of a call; given two bare calls, it
+    calls."""
+    call = {
+        "id": f"call_example_{index}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    return [
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+    ]
+
+
+FEW_SHOT: tuple[dict[str, Any], ...] = (
+    *_example(
+        "What time is it in Tokyo? Use the get_time tool.",
+        "get_time",
+        {"timezone": "Asia/Tokyo"},
+        1,
+    ),
+    *_example(
+        "What is the weather in London right now? Use the get_weather tool.",
+        "get_weather",
+        {"city": "London"},
+        2,
+    ),
+)
+
+
+def tool_messages() -> list[dict[str, Any]]:
+    """The tool request's messages: the two example exchanges, then the question."""
+    return [*FEW_SHOT, {"role": "user", "content": TOOL_PROMPT}]
+
+
 def call_markup() -> tuple[str, ...]:
     """Text that belongs to some model family's call markup and never to a reply's content."""
     return tuple(sorted({m for f in FORMATS for m in f.markup}))
@@ -77,7 +120,7 @@ class ToolExchange:
 def tool_exchange(ctx: CheckContext) -> ToolExchange:
     def make() -> ToolExchange:
         payload = {
-            "messages": [{"role": "user", "content": TOOL_PROMPT}],
+            "messages": tool_messages(),
             "tools": list(TOOLS),
             "max_tokens": ctx.limits.long_max_tokens,
             "temperature": 0.0,
@@ -103,9 +146,24 @@ def _unjudged(name: str, ctx: CheckContext) -> tuple[ToolExchange | None, CheckR
             reason = f"the {mode} request with tools failed: {reply.failure}"
             return None, failed(name, reason, tools.evidence)
     if not any(calls for _, calls in tools.calls()):
-        reason = "no tool call made (the model or its template does not call tools)"
-        return None, not_applicable(name, reason, tools.evidence)
+        return None, _no_call(name, ctx, tools)
     return tools, None
+
+
+def _returned(reply: Reply | StreamReply) -> str:
+    content = f"content {len(reply.content)} characters" if reply.content else "content empty"
+    return f"finish_reason {shown_value(reply.finish_reason)}, {content}"
+
+
+def _no_call(name: str, ctx: CheckContext, tools: ToolExchange) -> CheckResult:
+    """No call in either answer: a failure when the model's own tokens hold one."""
+    own = own_tokens(ctx, tool_messages(), TOOLS)
+    evidence = (*tools.evidence, *own.evidence)
+    if own.held is Held.CALL:
+        returned = "; ".join(f"{mode}: {_returned(reply)}" for mode, reply in tools.modes())
+        reason = f"{own.line} and the server returned no tool call ({returned})"
+        return failed(name, reason, evidence)
+    return not_applicable(name, f"no tool call made: {own.line}", evidence)
 
 
 def check_tool_finish_reason(ctx: CheckContext) -> CheckResult:

@@ -19,6 +19,7 @@ __all__ = ["PROMPT_INDEPENDENT"]
 if TYPE_CHECKING:
     import httpx
 
+    from harness.backends.chat_templating import ChatTemplating
     from harness.backends.openai_client import Endpoint
 
 
@@ -108,7 +109,8 @@ class Limits:
 @dataclass(frozen=True)
 class CheckContext:
     """What a check runs with: one HTTP client, the server, the API it speaks, a nonce that
-    makes this run's prompts new to the server's prompt cache, and answers shared between
+    makes this run's prompts new to the server's prompt cache, the chat template's renderer
+    when it is known here, and answers shared between
     checks (``shared``: the greedy references, the tool-call exchange) so each is asked once."""
 
     client: httpx.Client
@@ -121,6 +123,9 @@ class CheckContext:
     # every answer the running check got (run_checks empties it before each check): a check
     # cannot pass on an answer that failed
     answers: list[Any] = field(default_factory=list, compare=False)
+    # the server's chat template rendered here (the model's own tokens, asked raw on
+    # /v1/completions); None: not known (a bare url:)
+    renderer: ChatTemplating | None = field(default=None, compare=False)
 
     def once(self, key: str, make: Callable[[], Any]) -> Any:
         if key not in self.shared:
