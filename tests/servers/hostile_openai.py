@@ -110,6 +110,18 @@ class HostileServer(ThreadingHTTPServer):
         return f"{self.url}/m/{mode.value}"
 
 
+def _for_prompt(text: str, request: dict[str, Any]) -> str:
+    """``text`` ending with a mark of the request's prompt: a well-behaved answer depends on its
+    prompt (a check comparing answers cannot judge one that does not), the same prompt giving
+    the same mark."""
+    import hashlib
+    import json
+
+    asked = request.get("messages", request.get("prompt"))
+    mark = hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{text} ({mark[:8]})"
+
+
 def _words(text: str) -> list[str]:
     parts = text.split(" ")
     return [p + (" " if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
@@ -215,9 +227,10 @@ class Handler(BaseHTTPRequestHandler):
             message = f"unsupported parameter: {used}"
             self._json(400, {"error": {"message": message, "type": "invalid_request_error"}})
         elif mode in (Mode.WELL, Mode.CHAT_ONLY, Mode.REJECTS_SAMPLING):
-            self._good(chat, streamed, ANSWER)
+            self._good(chat, streamed, _for_prompt(ANSWER, request))
         elif mode is Mode.HOSTILE_TEXT:
-            self._good(chat, streamed, HOSTILE_TEXT + (" streamed" if streamed else ""))
+            text = _for_prompt(HOSTILE_TEXT, request)
+            self._good(chat, streamed, text + (" streamed" if streamed else ""))
         elif mode is Mode.HTML:
             self._send(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
         elif mode is Mode.ERROR_500:
@@ -229,7 +242,7 @@ class Handler(BaseHTTPRequestHandler):
             self._reset()
         elif mode is Mode.SLOW_HEADERS:
             self.server.stopping.wait(self.server.slow_s)
-            self._good(chat, streamed, ANSWER)
+            self._good(chat, streamed, _for_prompt(ANSWER, request))
         elif streamed:
             self._bad_stream(mode, chat)
         else:
