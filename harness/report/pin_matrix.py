@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.core.check_types import CheckStatus, CheckVerdict
 from harness.core.types import Status, Verdict
@@ -233,15 +234,22 @@ def _cell(cell: PinCell | None) -> Cell:
     )
 
 
+def _change(verdict: Any, note: str, missing: str | None) -> Cell:
+    """A step between two pin sets: the change's label, its order, its note (one line)."""
+    if verdict is None:
+        return Cell(MISSING, title=missing)
+    return Cell(
+        STEP_LABEL.get(verdict, verdict.value),
+        sort=STEP_ORDER.index(verdict) if verdict in STEP_ORDER else len(STEP_ORDER),
+        note=one_line(note, 100) or None,
+        css=STEP_CSS.get(verdict),
+    )
+
+
 def _step(step: PinStep | None) -> Cell:
     if step is None:
-        return Cell(MISSING, title="not in both runs")
-    return Cell(
-        STEP_LABEL.get(step.verdict, step.verdict.value),
-        sort=STEP_ORDER.index(step.verdict) if step.verdict in STEP_ORDER else len(STEP_ORDER),
-        note=one_line(step.note, 100) or None,
-        css=STEP_CSS.get(step.verdict),
-    )
+        return _change(None, "", "not in both runs")
+    return _change(step.verdict, step.note, None)
 
 
 def _matrix_table(matrix: PinMatrix) -> Table:
@@ -274,13 +282,8 @@ def _check_cell(check: CheckVerdict | None) -> Cell:
 
 def _check_step(change: CheckChange | None) -> Cell:
     if change is None:
-        return Cell(MISSING, title="the same verdict, or not recorded in both runs")
-    return Cell(
-        STEP_LABEL.get(change.verdict, change.verdict.value),
-        sort=STEP_ORDER.index(change.verdict) if change.verdict in STEP_ORDER else len(STEP_ORDER),
-        note=one_line(change.reason, 100) or None,
-        css=STEP_CSS.get(change.verdict),
-    )
+        return _change(None, "", "the same verdict, or not recorded in both runs")
+    return _change(change.verdict, change.reason, None)
 
 
 def _checks_table(matrix: PinMatrix) -> Table:
