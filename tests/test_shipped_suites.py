@@ -69,6 +69,7 @@ FLAKY = {
     "server": (
         "smollm2-q4_1@llama-server::api_contracts",
         "smollm2-q4_1@llama-server::http_prompt_cache",
+        "smollm2-q4_1@llama-server::api_contracts_continuation",
     ),
 }
 

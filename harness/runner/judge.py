@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from harness.core.check_types import CheckVerdict
 from harness.core.metrics import MetricSpec
 from harness.core.types import Case, Expectation, ExpectKind, Gate, GateResult, Metric, Status
 from harness.results.machine_flags import dirty_line
+from harness.runner.check_expectation import judge_checks
 from harness.spec.gates import evaluate_gate
 
 
@@ -18,9 +20,11 @@ def judge(
     specs: Mapping[str, MetricSpec],
     baseline: Mapping[str, Metric] | None = None,
     dirty: tuple[str, ...] = (),
+    checks: tuple[CheckVerdict, ...] = (),
 ) -> tuple[Status, tuple[GateResult, ...], str | None]:
     """``dirty``: why the case's samples cannot be trusted (the machine was busy, throttled,
-    ...): its gates are then not judged, and say why."""
+    ...): its gates are then not judged, and say why. ``checks``: the case's verdict per check,
+    for a known-broken entry that names checks."""
     by_name = {m.name: m for m in metrics}
     gates: tuple[GateResult, ...] = ()
     if status is Status.PASSED and dirty:
@@ -42,6 +46,9 @@ def judge(
             status = Status.FAILED
             reason = "; ".join(g.message for g in failed)
     expectation = case.expectation
+    if expectation is not None and expectation.kind is ExpectKind.XFAIL and expectation.checks:
+        status, reason = judge_checks(expectation, status, reason, checks)
+        return status, gates, reason
     if expectation is not None and expectation.kind is ExpectKind.XFAIL:
         if status.is_failing:
             return (

@@ -418,6 +418,7 @@ class RunSession:
                     self.specs,
                     baseline={m.name: m for m in before.metrics} if before else None,
                     dirty=() if self.allow_dirty_machine else dirty_in(outcome.artifacts),
+                    checks=outcome.checks,
                 )
         return dataclasses.replace(
             bare(case, status, reason, started, time.perf_counter() - start),

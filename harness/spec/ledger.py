@@ -56,6 +56,7 @@ def expectation_for(
                 recheck=entry.recheck.isoformat() if entry.recheck else None,
                 strict=entry.strict,
                 source=sourced.source,
+                checks=tuple(entry.checks),
             )
     return None
 

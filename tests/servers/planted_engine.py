@@ -81,6 +81,11 @@ def split(raw: str, *, final: bool, think_split: bool = True) -> Visible:
     return Visible(reasoning, content, tuple(c for c in calls if isinstance(c, dict)))
 
 
+class GenerationDied(Exception):
+    """The planted generation is dead (exact_hit_dies): every request gets a 404, as
+    mlx_lm.server 0.32 answers once its generation thread died."""
+
+
 @dataclass
 class Engine:
     """One server's model and state (prompt cache, and what a planted bug keeps)."""
@@ -99,6 +104,9 @@ class Engine:
     # written from the batch's last request; asked alone later, it starts from that
     swapped: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
     open_new: list[tuple[str, ...]] = field(default_factory=list)
+    # exact_hit_dies: each finished request's prompt and answer, as its cache entry's key
+    finished: set[tuple[str, ...]] = field(default_factory=set)
+    dead: bool = False
 
     def has(self, plant: Plant) -> bool:
         return self.plant is plant
@@ -110,6 +118,10 @@ class Engine:
         with self.lock:
             self.requests += 1
             key = tuple(pieces)
+            if self.has(Plant.EXACT_HIT_DIES) and key in self.finished:
+                self.dead = True
+            if self.dead:
+                raise GenerationDied("generation thread died")
             common = max((_common(key, old) for old in self.cache), default=0)
             cached = min(common, max(len(key) - 1, 0))
             own = pieces
@@ -175,6 +187,7 @@ class Engine:
                         self.open_new.remove(tuple(pieces))
                     if self.has(Plant.BATCH_LEAVES_KV) and self.in_flight > 0:
                         self.stale = produced  # finished while others run: left in the batch
+                    self.finished.add((*pieces, *produced))
 
         return len(pieces), cached, tokens()
 

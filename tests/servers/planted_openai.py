@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.servers.planted_engine import Engine
+from tests.servers.planted_engine import Engine, GenerationDied
 from tests.servers.planted_requests import (
     BadRequest,
     Plant,
@@ -100,10 +100,16 @@ class Handler(BaseHTTPRequestHandler):
                 self._error(400, str(exc))
                 return
             request = lenient_request(_parse(raw), chat=chat)
-        if request.stream:
-            self._stream(request)
-        else:
-            self._json(200, engine.complete(request))
+        if engine.dead:
+            self._error(404, "generation thread died")
+            return
+        try:
+            if request.stream:
+                self._stream(request)
+            else:
+                self._json(200, engine.complete(request))
+        except GenerationDied as exc:
+            self._error(404, str(exc))
 
     def _stream(self, request: Request) -> None:
         self.close_connection = True

@@ -51,6 +51,9 @@ class Plant(str, Enum):
     # chat: the model's call dropped (no tool_calls, empty content, finish_reason "stop");
     # /v1/completions still returns the raw markup the same weights generate
     TOOL_CALL_DROPPED = "tool_call_dropped"
+    # mlx-lm#1215: a prompt equal to an earlier request's prompt and answer (an exact cache hit,
+    # nothing left to process) kills the generation: that request and every later one fail
+    EXACT_HIT_DIES = "exact_hit_dies"
 
 
 class BadRequest(Exception):

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from harness.scenarios.api_contracts import (
+    checks_continuation,
     checks_reasoning,
     checks_sampling,
     checks_server,
@@ -23,8 +24,11 @@ CHECKS: Mapping[str, ContractCheck] = MappingProxyType(
             checks_server,
             checks_reasoning,
             checks_tools,
+            checks_continuation,  # last: a server may not survive it (mlx-lm#1215)
         )
         for check in module.CHECKS
     }
 )
 CHECK_NAMES: tuple[str, ...] = tuple(CHECKS)
+# what runs when a suite names no checks: all but those a server may not survive
+DEFAULT_CHECKS: tuple[str, ...] = tuple(n for n in CHECK_NAMES if not CHECKS[n].named_only)

@@ -143,6 +143,9 @@ class ContractCheck:
     contract: str  # the contract in words, for the report
     run: Callable[[CheckContext], CheckResult]
     compares_texts: bool = False
+    # runs only when a suite names it: a server may not survive it, so it goes in a suite
+    # entry of its own, after the model's other cases
+    named_only: bool = False
 
 
 def records(results: tuple[CheckResult, ...]) -> list[Mapping[str, Any]]:
