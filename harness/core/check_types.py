@@ -1,6 +1,6 @@
 """A case's named checks, each with its own verdict: the comparable part of a contract case.
 
-A scenario that runs several named checks in one case (``api_contracts``' 19, the template
+A scenario that runs several named checks in one case (``api_contracts``' 20, the template
 contracts) rolls them into one case status; a check that goes from pass to fail goes unseen
 when the case already failed. So each check's verdict is recorded as its own result,
 ``CaseResult.checks``, and compare, the pin-set matrix and bisect judge each check between two
