@@ -79,6 +79,12 @@ CASES = [
         "the answer's text does not tokenize back to its tokens (the server counted 21 and 21",
     ),
     (
+        "a prompt-blind model",
+        {"again": (200, completion(ANSWER, 20, 8))},
+        Verdict.UNJUDGED,
+        "not judged: the model's answer does not depend on the prompt: the prompt and the",
+    ),
+    (
         "no /v1/completions",
         {"first_status": 404},
         Verdict.NOT_APPLICABLE,
