@@ -3,16 +3,38 @@
 GFM joins a heading to nothing, but a table to the paragraph line right after it (``0 metric
 comparison(s) unchanged.`` under a table becomes one more row) and a table line right after a
 paragraph to that paragraph. :func:`gfm_blocks` puts a blank line before and after every
-heading and every table, and folds runs of blank lines into one, outside fenced code blocks
-(whose text is kept as it is).
+heading and every table, folds runs of blank lines into one, and wraps a paragraph's line
+longer than :data:`WIDTH` characters at spaces (a soft break: it renders the same, and a CI job
+summary's source stays readable), never where the next line would start another block (a
+list, a heading, a quote, a table); fenced code blocks, HTML blocks and indented lines are
+kept as they are.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 
+WIDTH = 120  # characters a paragraph's line holds at most (a word longer than it stays whole)
 _HEADING = re.compile(r"^#{1,6}(\s|$)")
 _FENCE = re.compile(r"^(```|~~~)")
+# what would open another block at the start of a line: never a wrapped line's first word
+_OPENS_BLOCK = re.compile(r"^([#|>=`~<*+-]|\d+[.)])")
+
+
+def wrap(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` as lines of at most ``width`` characters where its spaces allow, none of them
+    starting a new block; a line starting with whitespace or ``<`` (HTML) is kept whole."""
+    if len(line) <= width or line[:1].isspace() or line.startswith("<"):
+        return [line]
+    pieces = textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False)
+    lines = [pieces[0]]
+    for piece in pieces[1:]:
+        if _OPENS_BLOCK.match(piece) or len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece  # kept on the line before: it would open a block
+        else:
+            lines.append(piece)
+    return lines
 
 
 def _kind(line: str) -> str:
@@ -46,6 +68,6 @@ def gfm_blocks(markdown: str) -> str:
         apart = kind != previous or kind == "heading"  # a table's rows stay together
         if previous != "blank" and apart:
             out.append("")
-        out.append(line)
+        out.extend(wrap(line) if kind == "text" else [line])
         previous = kind
     return "\n".join(out)
