@@ -19,7 +19,7 @@ WIDTH = 120  # characters a paragraph's line holds at most (a word longer than i
 _HEADING = re.compile(r"^#{1,6}(\s|$)")
 _FENCE = re.compile(r"^(```|~~~)")
 # what would open another block at the start of a line: never a wrapped line's first word
-_OPENS_BLOCK = re.compile(r"^([#|>=`~<*+-]|\d+[.)])")
+_OPENS_BLOCK = re.compile(r"^([#>|<=_+-]|\*(\s|$)|```|~~~|\d+[.)](\s|$))")
 
 
 def wrap(line: str, width: int = WIDTH) -> list[str]:

@@ -52,6 +52,9 @@ def test_a_long_line_is_wrapped_where_no_new_block_starts() -> None:
     # a wrapped line never starts with what opens a list, quote, heading or table
     opener = wrap("x" * 115 + " - 1. # | > tail " + LONG)
     assert all(not line.startswith(("-", "1.", "#", "|", ">")) for line in opener)
+    # a code span or bold text may start a line: neither opens a block
+    spans = wrap("x" * 115 + " `--flag` **bold** " + LONG)
+    assert spans[1].startswith("`--flag` **bold**") and all(len(line) <= WIDTH for line in spans)
     assert wrap("    indented " + LONG) == ["    indented " + LONG]  # code stays whole
     assert wrap("<details><summary>" + LONG) == ["<details><summary>" + LONG]
     assert wrap("x" * 300) == ["x" * 300]  # a word longer than the width stays whole
