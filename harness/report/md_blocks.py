@@ -22,19 +22,28 @@ _FENCE = re.compile(r"^(```|~~~)")
 _OPENS_BLOCK = re.compile(r"^([#>|<=_+-]|\*(\s|$)|```|~~~|\d+[.)](\s|$))")
 
 
+_CONTAINER = re.compile(r"^(> |[-*+] |\d+[.)] )")  # a quote's or a list item's marker
+
+
 def wrap(line: str, width: int = WIDTH) -> list[str]:
     """``line`` as lines of at most ``width`` characters where its spaces allow, none of them
-    starting a new block; a line starting with whitespace or ``<`` (HTML) is kept whole."""
+    starting a new block; a quote's lines go on with ``> ``, a list item's are indented under
+    its text; a line starting with whitespace or ``<`` (HTML) is kept whole."""
     if len(line) <= width or line[:1].isspace() or line.startswith("<"):
         return [line]
-    pieces = textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False)
+    marker = _CONTAINER.match(line)
+    lead = marker.group(1) if marker else ""
+    more = "> " if lead == "> " else " " * len(lead)
+    pieces = textwrap.wrap(
+        line[len(lead) :], width - len(lead), break_long_words=False, break_on_hyphens=False
+    )
     lines = [pieces[0]]
     for piece in pieces[1:]:
-        if _OPENS_BLOCK.match(piece) or len(lines[-1]) + 1 + len(piece) <= width:
+        if _OPENS_BLOCK.match(piece) or len(lines[-1]) + 1 + len(piece) <= width - len(lead):
             lines[-1] += " " + piece  # kept on the line before: it would open a block
         else:
             lines.append(piece)
-    return lines
+    return [lead + lines[0], *(more + rest for rest in lines[1:])]
 
 
 def _kind(line: str) -> str:

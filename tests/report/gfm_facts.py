@@ -55,3 +55,9 @@ def tables_in(markdown: str) -> int:
     """How many tables the renderer makes."""
     parser = MarkdownIt("commonmark").enable("table")
     return sum(1 for t in parser.parse(markdown) if t.type == "table_open")
+
+
+def unwrapped(markdown: str) -> str:
+    """``markdown`` with each wrapped paragraph, quote or list item on one line again (a soft
+    break and the ``> `` or indent that continues it become one space), to search for text."""
+    return re.sub(r"\n(?:> | +)?(?=[^\s|>#])", " ", markdown)

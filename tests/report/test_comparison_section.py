@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from gfm_facts import gfm_problems
+from gfm_facts import gfm_problems, unwrapped
 from report_fixtures import EVIL, case, make_run, metric
 
 from harness.core.types import RunRecord, Status, Unit
@@ -103,7 +103,7 @@ def test_the_section_lists_what_moved_and_counts_the_undecided_with_their_need()
         "Not listed here: **1** metric comparison(s) inconclusive, **1** unchanged "
         "(identical, or under the minimum effect with samples enough to show one). "
         "Every comparison: mlx-harness compare BASELINE CURRENT --out DIR writes "
-        "DIR/changes.csv." in markdown
+        "DIR/changes.csv." in unwrapped(markdown)
     )
     assert gfm_problems(markdown) == []
     html = render_html(cur, with_comparison(comparison))

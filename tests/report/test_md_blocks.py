@@ -57,6 +57,10 @@ def test_a_long_line_is_wrapped_where_no_new_block_starts() -> None:
     assert spans[1].startswith("`--flag` **bold**") and all(len(line) <= WIDTH for line in spans)
     assert wrap("    indented " + LONG) == ["    indented " + LONG]  # code stays whole
     assert wrap("<details><summary>" + LONG) == ["<details><summary>" + LONG]
+    quote, item = wrap("> " + LONG), wrap("- " + LONG)  # a quote goes on quoted, an item indented
+    assert all(line.startswith("> ") for line in quote) and len(quote) == 3
+    assert item[0].startswith("- word") and all(line.startswith("  word") for line in item[1:])
+    assert gfm_problems("\n".join(item)) == [] and all(len(line) <= WIDTH for line in item)
     assert wrap("x" * 300) == ["x" * 300]  # a word longer than the width stays whole
 
 
