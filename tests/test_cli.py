@@ -130,9 +130,10 @@ def test_compare_history_and_benchmark_json(
     # a run against itself: every sample equal, so nothing moved and no strip is drawn (two
     # timed runs of the fake may differ by the machine's noise and be drawn, rightly)
     assert main(["compare", str(base), str(base), "--out", str(tmp_path / "cmp")]) == 0
-    assert main(["compare", str(base), str(slow)]) == 1
+    assert main(["compare", str(base), str(slow), "--out", str(tmp_path / "slow")]) == 1
     out = capsys.readouterr().out
-    assert "🔻 regressed" in out and "throughput.decode_tps" in out
+    assert "  regressed: s::m::throughput: throughput.decode_tps -" in out
+    assert "🔻 regressed" in (tmp_path / "slow" / "compare.md").read_text()
     assert (tmp_path / "cmp" / "compare.html").read_text().count("<svg") == 0  # nothing moved
 
     assert (

@@ -34,11 +34,19 @@ def test_three_samples_a_side_say_inconclusive_not_unchanged(
     slow = _run(tmp_path, "slow", 0.006, repeats=3)  # decode about 3x slower
     capsys.readouterr()
 
-    assert main(["compare", str(base), str(slow)]) == 0  # nothing can be called a regression
+    out_dir = tmp_path / "compared"
+    # nothing can be called a regression
+    assert main(["compare", str(base), str(slow), "--out", str(out_dir)]) == 0
     out, err = capsys.readouterr()
-    assert "❔ inconclusive" in out and "needs n >= 4 a side" in out
-    assert "vs baseline base: 1 inconclusive" in err
-    assert "throughput.decode_tps -6" in err and "inconclusive (needs n >= 4 a side)" in err
+    assert out.splitlines()[0] == "vs baseline base: 1 inconclusive"
+    assert "throughput.decode_tps -6" in out and "inconclusive (needs n >= 4 a side)" in out
+    assert "wrote " in err
+    markdown = (out_dir / "compare.md").read_text()
+    assert "❔ inconclusive: **1**" in markdown and "needs n >= 4 a side" in markdown
+    assert (
+        "inconclusive,metric,s::m::throughput,m,throughput,,throughput.decode_tps,tok/s,"
+        in (out_dir / "changes.csv").read_text()
+    )
 
     assert main(["report", str(slow), "--baseline", str(base)]) == 0
     out = capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""``mlx-harness compare BASELINE CURRENT``: the comparison of two runs as Markdown (and HTML);
+"""``mlx-harness compare BASELINE CURRENT``: the verdict counts and the worst changes on the
+terminal; with ``--out``, compare.md / compare.html and every comparison in changes.csv;
 exit 1 on regressions."""
 
 from __future__ import annotations
@@ -21,13 +22,29 @@ def _alpha(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count of lines, e.g. 10")
+    return int(text)
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "compare", help="compare two runs; exit 1 on regressions"
     )
     p.add_argument("baseline", help="baseline run directory or run.jsonl")
     p.add_argument("current", help="current run directory or run.jsonl")
-    p.add_argument("--out", help="also write compare.md and compare.html here")
+    p.add_argument(
+        "--out",
+        help="write compare.md, compare.html and changes.csv (every comparison) here",
+    )
+    p.add_argument(
+        "--show",
+        type=_count,
+        default=10,
+        metavar="N",
+        help="changed cases listed on the terminal, worst first (0: counts only)",
+    )
     p.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (0-1)")
     p.add_argument(
         "--min-effect",
@@ -64,6 +81,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from harness.cli.policy import Policy, allow_dirty_machine, policy_lines
     from harness.report import render_html, render_markdown
+    from harness.report.change_list import changes_csv
     from harness.report.comparison import section
     from harness.report.comparison_text import comparison_lines
     from harness.results.ci_policy import PolicyError, parse_fail_on
@@ -87,16 +105,19 @@ def run(args: argparse.Namespace) -> int:
             allow_dirty_machine=allow_dirty_machine(args.allow_dirty_machine),
         ),
     )
-    sections = [section(comparison)]
-    markdown = render_markdown(current, sections)
-    print(markdown)
-    if args.out:
+    shown = args.show
+    if args.out:  # the full lists go to files; the terminal gets counts and the worst changes
         out = Path(args.out)
+        sections = [section(comparison, "changes.csv (beside this file)")]
         out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.md").write_text(markdown)
+        (out / "compare.md").write_text(render_markdown(current, sections))
         (out / "compare.html").write_text(render_html(current, sections))
-        print(f"wrote {out / 'compare.md'} and {out / 'compare.html'}", file=sys.stderr)
-    print("\n".join(comparison_lines(comparison)), file=sys.stderr)  # stdout stays Markdown
+        (out / "changes.csv").write_text(changes_csv(comparison))
+        listed = f"every one in {out / 'changes.csv'}"
+        print(f"wrote {out / 'compare.md'}, compare.html and changes.csv", file=sys.stderr)
+        print("\n".join(comparison_lines(comparison, shown, listed)))
+    else:
+        print("\n".join(comparison_lines(comparison, shown)))
     judged = policy_lines(current, comparison, policy, shard=current.shard is not None)
     for line in judged:
         print(line, file=sys.stderr)

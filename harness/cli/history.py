@@ -4,6 +4,7 @@ attributed; without ``--metric``, the metrics the runs hold (name, unit, runs, c
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.cli.policy import allow_dirty_machine
+    from harness.report.formatting import NO_CLEAN_RUN, figure
     from harness.results.history import Collector, read_digests
 
     paths = [Path(p) for p in args.paths]
@@ -70,11 +72,13 @@ def run(args: argparse.Namespace) -> int:
             if point.dirty:
                 fitted = "fitted anyway" if fit_dirty else "not fitted"
                 mark += f"  (flagged, {fitted}: {'; '.join(point.dirty)})"
-            print(
-                f"  {point.started_at}  {point.run_id:<24} {point.median:12.4g}"
-                f"  level {level:.4g}{mark}"
-            )
-        print(f"  {len(s.steps)} step(s) over {len(s.points)} runs")
+            fit = f"level {figure(level)}" if math.isfinite(level) else NO_CLEAN_RUN
+            value = figure(point.median)
+            print(f"  {point.started_at}  {point.run_id:<24} {value:>12}  {fit}{mark}")
+        if all(p.dirty for p in s.points) and not fit_dirty:
+            print(f"  {NO_CLEAN_RUN}: all {len(s.points)} runs flagged, so no step can be found")
+        else:
+            print(f"  {len(s.steps)} step(s) over {len(s.points)} runs")
     if not found:
         raise CliError(f"no run under {', '.join(args.paths)} has metric '{args.metric}'")
     return 0

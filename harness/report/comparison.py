@@ -1,10 +1,12 @@
 """The comparison section: verdicts against a baseline run, status changes first.
 
 Built from a :class:`harness.results.compare.Comparison`: every metric comparison with baseline,
-current, change, its 95% interval, samples, p and method where compare gives them; moved and
-undecided ones first, unchanged ones folded; then each named check whose verdict changed
-(:mod:`harness.results.check_changes`), whatever its case's status did. Inconclusive metrics
-(samples that cannot decide) are listed with the sample count they need. Strip plots of the
+current, change, its 95% interval, samples, p and method where compare gives them, for those that
+moved (regressed, improved); then each named check whose verdict changed
+(:mod:`harness.results.check_changes`), whatever its case's status did. Inconclusive and
+unchanged metrics are counted, not listed (a nightly holds thousands), with why the inconclusive
+ones could not decide and the file that lists every comparison (``changes.csv``, written by
+``compare --out``: :mod:`harness.report.change_list`). Strip plots of the
 raw samples come from :mod:`harness.report.comparison_charts` (numbers only: no text reaches
 the SVG).
 """
@@ -73,11 +75,13 @@ class ComparisonView:
     statuses: Table
     metrics: Table
     charts: tuple[Chart, ...]
-    unchanged_metrics: int
-    unchanged: Table  # every metric comparison that did not move, folded in the report
+    unchanged_metrics: int  # metric comparisons that did not move: counted, not listed
     model_changes: tuple[str, ...] = ()  # models whose files changed, compared or not
     check_counts: tuple[tuple[str, int], ...] = ()  # changed named checks per verdict
     checks: Table | None = None  # a row per named check whose verdict changed
+    inconclusive_metrics: int = 0  # metric comparisons that could not decide: counted
+    # where every comparison is listed: "changes.csv" beside compare.md, or how to get one
+    full_list: str = "mlx-harness compare BASELINE CURRENT --out DIR writes DIR/changes.csv"
 
 
 def _status(status: Status | None) -> str:
@@ -207,17 +211,14 @@ def _needs(delta: MetricDelta) -> Cell:
     return Cell(f"n ≥ {delta.needed_n}", sort=delta.needed_n, title="samples a side to decide")
 
 
-def _metric_rows(
-    cases: list[CaseDelta],
-) -> tuple[list[tuple[CaseDelta, MetricDelta]], list[tuple[CaseDelta, MetricDelta]]]:
-    """The metric comparisons that moved or could not decide (worst first), then the rest."""
-    shown: list[tuple[CaseDelta, MetricDelta]] = []
-    unchanged: list[tuple[CaseDelta, MetricDelta]] = []
-    for case in cases:
-        for delta in case.metrics:
-            (unchanged if delta.verdict is Verdict.UNCHANGED else shown).append((case, delta))
-    shown.sort(key=lambda pair: (VERDICT_ORDER.index(pair[1].verdict), pair[1].change))
-    return shown, unchanged
+MOVED = (Verdict.REGRESSED, Verdict.IMPROVED)  # metric verdicts listed; the rest are counted
+
+
+def _metric_rows(cases: list[CaseDelta]) -> list[tuple[CaseDelta, MetricDelta]]:
+    """The metric comparisons that moved, regressed first, the largest change first."""
+    shown = [(c, d) for c in cases for d in c.metrics if d.verdict in MOVED]
+    shown.sort(key=lambda pair: (VERDICT_ORDER.index(pair[1].verdict), -abs(pair[1].change)))
+    return shown
 
 
 def _metrics_table(pairs: list[tuple[CaseDelta, MetricDelta]]) -> Table:
@@ -317,9 +318,11 @@ def inconclusive_reasons(comparison: Comparison) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def build_view(comparison: Comparison) -> ComparisonView:
+def build_view(comparison: Comparison, full_list: str | None = None) -> ComparisonView:
+    """The section's view; ``full_list`` names the file that lists every comparison."""
     cases = list(comparison.cases)
-    pairs, unchanged = _metric_rows(cases)
+    pairs = _metric_rows(cases)
+    metric_counts = comparison.metric_counts()
     charts = tuple(
         strip_chart(i, f"{c.model} · {c.scenario} · {_point(c)} · {d.metric} ({_change(d)})", d)
         for i, (c, d) in enumerate(pairs[:MAX_STRIPS])
@@ -337,15 +340,17 @@ def build_view(comparison: Comparison) -> ComparisonView:
         statuses=_status_table(cases),
         metrics=_metrics_table(pairs),
         charts=charts,
-        unchanged_metrics=len(unchanged),
-        unchanged=_metrics_table(unchanged),
+        unchanged_metrics=metric_counts[Verdict.UNCHANGED],
+        inconclusive_metrics=metric_counts[Verdict.INCONCLUSIVE],
         check_counts=_ordered(comparison.check_counts()),
         checks=_check_table(comparison),
+        **({"full_list": full_list} if full_list else {}),
     )
 
 
-def section(comparison: Comparison) -> Section:
-    view = build_view(comparison)
+def section(comparison: Comparison, full_list: str | None = None) -> Section:
+    """The comparison section; ``full_list``: the file listing every comparison, if written."""
+    view = build_view(comparison, full_list)
 
     def build(_run: RunRecord) -> ComparisonView:
         return view

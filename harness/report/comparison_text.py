@@ -1,10 +1,12 @@
 """Terminal lines for a comparison with a baseline, and for the gates a run did not evaluate.
 
 Plain text for the end of a run (pytest's terminal summary, ``mlx-harness run``, ``compare``):
-the verdict counts, then one line per regressed, newly failing, not comparable or inconclusive
-case with the metric, its change and the reason, and one per named check whose verdict got
-worse, undecided or fixed (``check newly_failing: CASE: concurrent: pass -> FAIL (...)``); then
-every gate. Names and reasons are
+the verdict counts, then the worst changes (newly failing, regressed, not comparable, then
+inconclusive; the largest change first), at most ``shown`` lines of each kind with the metric, its
+change and the reason, then one line saying how many more there are and where every one is
+listed (a nightly of thousands of cases stays a screenful); the same for named checks whose
+verdict got worse, undecided or fixed (``check newly_failing: CASE: concurrent: pass -> FAIL
+(...)``); then every gate. Names and reasons are
 untrusted: :func:`plain` folds line breaks and shows control and bidi characters as escapes.
 """
 
@@ -22,6 +24,8 @@ SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.NOT_COMPARABLE, Verdi
 # the named checks a line each: those that got worse or can no longer be told, and the fixed
 CHECKS_SHOWN = (Verdict.NEWLY_FAILING, Verdict.REGRESSED, Verdict.INCONCLUSIVE, Verdict.FIXED)
 REASON_LIMIT = 200  # characters of a case's reason on its line
+WORST_SHOWN = 10  # changed cases (and checks, and output changes) listed on the terminal
+FULL_LIST = "compare BASELINE CURRENT --out DIR lists every one in DIR/changes.csv"
 
 
 def counts_line(comparison: Comparison) -> str:
@@ -50,26 +54,59 @@ def _detail(case: CaseDelta) -> str:
     return plain("; ".join(case.reasons), REASON_LIMIT) or case.verdict.value
 
 
-def comparison_lines(comparison: Comparison) -> list[str]:
-    """The counts line, then one line per newly failing, regressed, not comparable or
-    inconclusive case, with why."""
-    cases = sorted(
-        (c for c in comparison.cases if c.verdict in SHOWN), key=lambda c: SHOWN.index(c.verdict)
-    )
+def worst_first(case: CaseDelta) -> tuple[int, float]:
+    """Sort key of the terminal's changed cases: by verdict (``SHOWN``'s order), then the
+    largest change of a metric of the case's verdict first."""
+    changes = [abs(d.change) for d in case.metrics if d.verdict is case.verdict]
+    largest = max((c for c in changes if math.isfinite(c)), default=0.0)
+    return SHOWN.index(case.verdict), -largest
+
+
+def _capped(lines: list[str], shown: int | None, what: str, full_list: str) -> list[str]:
+    """The first ``shown`` of ``lines``, then ``  ... and 3 more changed cases (where)``."""
+    if shown is None or len(lines) <= shown:
+        return lines
+    return [*lines[:shown], f"  ... and {len(lines) - shown} more {what} ({full_list})"]
+
+
+def comparison_lines(
+    comparison: Comparison, shown: int | None = WORST_SHOWN, full_list: str = FULL_LIST
+) -> list[str]:
+    """The counts line, then the worst ``shown`` newly failing, regressed, not comparable or
+    inconclusive cases, with why (all of them when ``shown`` is None); ``full_list`` says
+    where the rest are."""
+    cases = sorted((c for c in comparison.cases if c.verdict in SHOWN), key=worst_first)
     lines = [counts_line(comparison)]
     lines += [f"  {plain(change, REASON_LIMIT)}" for change in comparison.model_changes]
-    lines += [f"  {c.verdict.value}: {plain(c.case_id)}: {_detail(c)}" for c in cases]
-    lines += [
-        f"  output changed: {plain(c.case_id)}: {plain(c.output_change or '', REASON_LIMIT)}"
-        for c in comparison.output_changes
-    ]
-    lines += [
-        f"  check {change.verdict.value}: {plain(case.case_id)}: {plain(change.line, REASON_LIMIT)}"
-        for case, change in sorted(
-            comparison.changed_checks(*CHECKS_SHOWN),
-            key=lambda pair: CHECKS_SHOWN.index(pair[1].verdict),
-        )
-    ]
+    lines += _capped(
+        [f"  {c.verdict.value}: {plain(c.case_id)}: {_detail(c)}" for c in cases],
+        shown,
+        "changed or undecided cases",
+        full_list,
+    )
+    lines += _capped(
+        [
+            f"  output changed: {plain(c.case_id)}: {plain(c.output_change or '', REASON_LIMIT)}"
+            for c in comparison.output_changes
+        ],
+        shown,
+        "output changes",
+        full_list,
+    )
+    checks = sorted(
+        comparison.changed_checks(*CHECKS_SHOWN),
+        key=lambda pair: CHECKS_SHOWN.index(pair[1].verdict),
+    )
+    lines += _capped(
+        [
+            f"  check {change.verdict.value}: {plain(case.case_id)}: "
+            f"{plain(change.line, REASON_LIMIT)}"
+            for case, change in checks
+        ],
+        shown,
+        "check changes",
+        full_list,
+    )
     lines += paired_lines(comparison)
     short = [(c.scenario, d.needed_n) for c in cases for d in c.metrics if d.needed_n is not None]
     if short:

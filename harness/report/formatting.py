@@ -107,6 +107,17 @@ def _auto_decimals(value: float) -> int:
     return 2
 
 
+NO_CLEAN_RUN = "no clean run"  # every run of a series was measured on a dirty machine
+
+
+def figure(value: float | None, missing: str = MISSING) -> str:
+    """``value`` to 4 significant digits, or ``missing`` where there is no number (never
+    ``nan``: a history whose every run was flagged has no level)."""
+    if value is None or not math.isfinite(value):
+        return missing
+    return f"{value:.4g}"
+
+
 def finite(values: Iterable[float | None]) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(v)]
 

@@ -1,5 +1,7 @@
-"""llama-bench style performance table: one row per (model, scenario, point), median ± stddev,
-with the roofline: bytes read per decoded token, the hardware's bandwidth-bound ceiling and the
+"""llama-bench style performance tables, one row per (model, scenario, point), median ± stddev,
+split so that each fits a CI job summary (about 120 characters a line): speed (prefill, decode,
+TTFT, end to end, with the noise), inter-token latency, memory (bytes read per decoded token, the
+case's MLX peak and peak RSS) and the roofline: the hardware's bandwidth-bound ceiling and the
 share of it reached ("ceiling invalid" where a run passed it: a share above 100% says the
 ceiling was wrong), kernel efficiency against MLX's own gemv, and one line per machine saying
 what the ceilings were, how and when they were measured (:mod:`harness.report.ceilings`); and
@@ -11,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from harness.core.metrics import MLX_PEAK, PROCESS_PEAK_RSS
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
 from harness.report.ceilings import INVALID, ceiling_lines, invalid_shares
 from harness.report.formatting import MIB, Scale, choose_scale
@@ -30,17 +33,26 @@ from harness.scenarios import throughput
 
 PREFIX = "throughput."
 
-COLUMNS: tuple[MetricColumn, ...] = (
+SPEED: tuple[MetricColumn, ...] = (
     MetricColumn("prefill", (throughput.PREFILL.name,), "prompt tokens per second"),
     MetricColumn("decode", (throughput.DECODE.name,), "generated tokens per second"),
     MetricColumn("TTFT", (throughput.TTFT.name,), "time to first token"),
+    MetricColumn("e2e", (throughput.E2E.name,), "end-to-end time of one request"),
+)
+LATENCY: tuple[MetricColumn, ...] = (
     MetricColumn("ITL p50", (throughput.ITL_P50.name,), "inter-token latency, median"),
     MetricColumn("ITL p90", (throughput.ITL_P90.name,), "inter-token latency, 90th percentile"),
     MetricColumn("ITL p99", (throughput.ITL_P99.name,), "inter-token latency, 99th percentile"),
-    MetricColumn("e2e", (throughput.E2E.name,), "end-to-end time of one request"),
-    MetricColumn(
-        "bytes/token", (throughput.BYTES_PER_TOKEN.name,), throughput.BYTES_PER_TOKEN.description
-    ),
+)
+BYTES_PER_TOKEN = MetricColumn(
+    "bytes/token", (throughput.BYTES_PER_TOKEN.name,), throughput.BYTES_PER_TOKEN.description
+)
+MEMORY: tuple[MetricColumn, ...] = (
+    BYTES_PER_TOKEN,
+    MetricColumn("MLX peak", (MLX_PEAK.name,), "MLX allocator peak during the case (reset before)"),
+    MetricColumn("peak RSS", (PROCESS_PEAK_RSS.name,), "worker process peak resident set size"),
+)
+ROOFLINE: tuple[MetricColumn, ...] = (
     MetricColumn("ceiling", (throughput.CEILING.name,), throughput.CEILING.description),
     MetricColumn("share", (throughput.SHARE.name,), throughput.SHARE.description),
     MetricColumn(
@@ -57,6 +69,7 @@ COLUMNS: tuple[MetricColumn, ...] = (
         "prefill share", (throughput.PREFILL_SHARE.name,), throughput.PREFILL_SHARE.description
     ),
 )
+COLUMNS: tuple[MetricColumn, ...] = (*SPEED, *LATENCY, BYTES_PER_TOKEN, *ROOFLINE)
 MIB_SCALE = Scale(MIB, 1, "MiB")
 
 
@@ -68,9 +81,21 @@ def scale(unit: Unit, values: list[float]) -> Scale:
 
 
 @dataclass(frozen=True)
-class Performance:
+class Part:
+    """One of the performance tables: ``speed``, ``latency``, ``memory``, ``roofline``, ``more``."""
+
+    key: str
+    title: str
     table: Table
+
+
+@dataclass(frozen=True)
+class Performance:
+    parts: tuple[Part, ...]
     bandwidth: tuple[str, ...] = ()  # one line per machine and measurement of the ceilings
+
+    def part(self, key: str) -> Table | None:
+        return next((p.table for p in self.parts if p.key == key), None)
 
 
 def bandwidth_lines(run: RunRecord) -> tuple[str, ...]:
@@ -78,8 +103,8 @@ def bandwidth_lines(run: RunRecord) -> tuple[str, ...]:
     return ceiling_lines(run)
 
 
-def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
-    """The known columns, then one per other ``throughput.*`` metric in the run."""
+def extra_columns(run: RunRecord) -> tuple[MetricColumn, ...]:
+    """A column per ``throughput.*`` metric in the run that no known column shows."""
     known = {name for column in COLUMNS for name in column.names}
     extra = sorted(
         {
@@ -91,7 +116,12 @@ def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
             and m.name not in throughput.RENAMED  # shown under today's name
         }
     )
-    return COLUMNS + tuple(MetricColumn(metric_label(name), (name,), name) for name in extra)
+    return tuple(MetricColumn(metric_label(name), (name,), name) for name in extra)
+
+
+def columns_for(run: RunRecord) -> tuple[MetricColumn, ...]:
+    """The known columns, then one per other ``throughput.*`` metric in the run."""
+    return COLUMNS + extra_columns(run)
 
 
 # the metrics whose coefficient of variation the CV column shows (every metric's is in its tip)
@@ -182,19 +212,66 @@ def _cells_marked(table: Table, results: list[CaseResult]) -> Table:
     return Table(table.columns, tuple(rows), table.css)
 
 
-def build(run: RunRecord) -> Performance | None:
-    columns = columns_for(run)
-    shown = [_holding_invalid(_current_names(r)) for r in run.results]
-    table = case_metric_table(shown, columns, scale_for=scale)
-    if not table:
-        return None
+SCENARIO_COLUMN = 1  # model, scenario, params, status, then the metrics
+
+
+def _one_scenario(table: Table) -> tuple[Table, str | None]:
+    """``table`` without its scenario column when every row is of one scenario (named in the
+    title instead: a narrower table), and that scenario."""
+    names = {row[SCENARIO_COLUMN].text for row in table.rows}
+    if len(names) != 1 or table.columns[SCENARIO_COLUMN].label != "scenario":
+        return table, None
+
+    keep = [i for i in range(len(table.columns)) if i != SCENARIO_COLUMN]
+    columns = tuple(table.columns[i] for i in keep)
+    rows = tuple(tuple(row[i] for i in keep) for row in table.rows)
+    return Table(columns, rows, table.css), names.pop()
+
+
+def _part(
+    shown: list[CaseResult], cases: list[CaseResult], columns: tuple[MetricColumn, ...], n: bool
+) -> tuple[Table, list[CaseResult]]:
+    """The table of ``columns`` over ``shown`` (``cases`` as recorded), and its rows' cases."""
+    table = case_metric_table(shown, columns, scale_for=scale, sample_count=n)
     kept = [
-        (s, r)
-        for s, r in zip(shown, run.results, strict=True)
+        r
+        for s, r in zip(shown, cases, strict=True)
         if any(find_metric(s, c.names) for c in columns)
     ]
-    table = _cells_marked(table, [r for _, r in kept])
-    return Performance(with_noise(table, [r for _, r in kept]), bandwidth_lines(run))
+    return table, kept
+
+
+def build(run: RunRecord) -> Performance | None:
+    columns = columns_for(run)
+    pairs = [(_holding_invalid(_current_names(r)), r) for r in run.results]
+    # the throughput cases: those with a throughput metric (a load case's memory stays out)
+    pairs = [(s, r) for s, r in pairs if any(find_metric(s, c.names) for c in columns)]
+    shown, cases = [s for s, _ in pairs], [r for _, r in pairs]
+    built: dict[str, tuple[str, Table, list[CaseResult]]] = {}
+    for key, title, part_columns in (
+        ("speed", "Speed", SPEED),
+        ("latency", "Latency", LATENCY),
+        ("memory", "Memory", MEMORY),
+        ("roofline", "Roofline", ROOFLINE),
+        ("more", "Other throughput metrics", extra_columns(run)),
+    ):
+        table, kept = _part(shown, cases, part_columns, n=key != "memory")
+        if table:
+            built[key] = (title, table, kept)
+    # the noise of decode and prefill: beside the latencies (the speed table stays narrow)
+    noisy = next((k for k in ("latency", "speed") if k in built), None)
+    if noisy is not None:
+        title, table, kept = built[noisy]
+        built[noisy] = (f"{title} and noise", with_noise(table, kept), kept)
+    parts = []
+    for key, (title, table, kept) in built.items():
+        if key == "roofline":
+            table = _cells_marked(table, kept)
+        table, scenario = _one_scenario(table)
+        parts.append(Part(key, f"{title} · {scenario}" if scenario else title, table))
+    if not parts:
+        return None
+    return Performance(tuple(parts), bandwidth_lines(run))
 
 
 SECTION = Section("performance", "Performance", build, claims=(PREFIX,))

@@ -18,6 +18,7 @@ from harness.core.exception_line import exception_line
 from harness.core.types import RunRecord
 from harness.report.contents import default_sections
 from harness.report.escape import html_finalize, md_finalize, md_url
+from harness.report.md_blocks import gfm_blocks
 from harness.report.sections import PLUGIN_PREFIX, BuiltSection, Section
 from harness.results.report_dir import make_dir, write_text_atomic
 
@@ -96,7 +97,8 @@ def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> st
 
 
 def render_markdown(run: RunRecord, sections: Sequence[Section] | None = None) -> str:
-    return _render(run, sections, "md")
+    """report.md's text: blank lines around each heading and table, as GFM needs them."""
+    return gfm_blocks(_render(run, sections, "md"))
 
 
 def render_html(run: RunRecord, sections: Sequence[Section] | None = None) -> str:

@@ -1,16 +1,23 @@
-"""Models side by side: when one run measures the same scenario and point on several models (a
-4-bit build against its float32 original, two families), one table per scenario with a column
-per model and each model's change against the first one.
+"""Models side by side: when one run measures the same scenario and point on variants of one
+model (a 4-bit build against its float32 original), one table per model and scenario with a
+column per variant and each one's change against the first.
 
-Rows are (point, metric) pairs that at least two models measured; values are medians in one
-unit per row, chosen from all of them. Up to :data:`MAX_MODELS` models, in run order.
+Only variants are set side by side: models whose probe (recorded in the run) names the same
+architecture (``model_type``) and a parameter count within :data:`SAME_SIZE` of each other;
+quantisation does not change the count. A model with no such variant in the run, or with no
+probe to tell, is named as not compared: a real model against a random tiny one says nothing.
+
+Rows are (point, metric) pairs that at least two variants measured, one row per metric (two
+metrics of one short label are shown by their full names); values are medians in one unit per
+row, chosen from all of them. Up to :data:`MAX_MODELS` variants a table, in run order.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
@@ -19,14 +26,72 @@ from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, metric_label
 
 MAX_MODELS = 4  # columns a reader compares at a glance (and GitHub's summary width holds)
+SAME_SIZE = 0.1  # parameter counts this close (relative) are one model's variants
 Key = tuple[str, str]  # (point label, metric name)
 
 
 @dataclass(frozen=True)
-class SideBySide:
+class Variants:
+    """Models of one architecture and size, in run order: the first is the one compared with."""
+
+    label: str  # "llama, 135M parameters"
     models: tuple[str, ...]
-    tables: tuple[tuple[str, Table], ...]  # (scenario, table)
-    left_out: int  # models beyond MAX_MODELS
+    left_out: int = 0  # variants beyond MAX_MODELS
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    tables: tuple[tuple[str, Table], ...]  # (title: scenario, model and first variant; table)
+    groups: tuple[Variants, ...]
+    apart: tuple[str, ...] = ()  # models with no variant in the run (or no probe): not compared
+
+    @property
+    def left_out(self) -> int:
+        return sum(g.left_out for g in self.groups)
+
+
+def _size(parameters: int) -> str:
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if parameters >= limit:
+            return f"{parameters / limit:.3g}{suffix}"
+    return str(parameters)
+
+
+def _kind(probe: Mapping[str, object]) -> tuple[str, int] | None:
+    """(architecture, parameter count) from a recorded probe; None when it does not say."""
+    model_type, parameters = probe.get("model_type"), probe.get("parameters")
+    if not isinstance(model_type, str) or not model_type:
+        return None
+    if not isinstance(parameters, int) or isinstance(parameters, bool) or parameters <= 0:
+        return None
+    return model_type, parameters
+
+
+def variant_groups(run: RunRecord) -> tuple[tuple[Variants, ...], tuple[str, ...]]:
+    """The groups of two or more variants, and the models left alone."""
+    found: list[tuple[str, int, list[str]]] = []
+    alone: list[str] = []
+    for model in dict.fromkeys(r.model for r in run.results):
+        kind = _kind(run.probes.get(model, {}))
+        if kind is None:
+            alone.append(model)
+            continue
+        for model_type, parameters, members in found:
+            if model_type == kind[0] and abs(kind[1] - parameters) <= SAME_SIZE * parameters:
+                members.append(model)
+                break
+        else:
+            found.append((kind[0], kind[1], [model]))
+    groups = []
+    for model_type, parameters, members in found:
+        if len(members) < 2:
+            alone.extend(members)
+            continue
+        label = f"{model_type}, {_size(parameters)} parameters"
+        shown = tuple(members[:MAX_MODELS])
+        groups.append(Variants(label, shown, len(members) - len(shown)))
+    order = list(dict.fromkeys(r.model for r in run.results))
+    return tuple(groups), tuple(sorted(alone, key=order.index))
 
 
 def _median(metric: Metric) -> float | None:
@@ -63,6 +128,7 @@ def _table(models: tuple[str, ...], rows: dict[Key, dict[str, tuple[float, Unit]
         Column("metric", css="nowrap"),
         *(Column(model, numeric=True) for model in models),
     )
+    labels = Counter(metric_label(name) for name in {name for _, name in rows})
     body = []
     for (point, name), by_model in sorted(rows.items()):
         if sum(1 for m in models if m in by_model) < 2:
@@ -80,24 +146,23 @@ def _table(models: tuple[str, ...], rows: dict[Key, dict[str, tuple[float, Unit]
             if index:
                 text += _change(value, first)
             cells.append(Cell(text, sort=value, title=f"{name}: median"))
-        body.append((Cell(point), Cell(metric_label(name), title=name), *cells))
+        label = metric_label(name) if labels[metric_label(name)] == 1 else name
+        body.append((Cell(point), Cell(label, title=name), *cells))
     return Table(columns, tuple(body))
 
 
 def build(run: RunRecord) -> SideBySide | None:
-    order = list(dict.fromkeys(r.model for r in run.results))
-    if len(order) < 2:
-        return None
-    models = tuple(order[:MAX_MODELS])
-    shown = [r for r in run.results if r.model in models]
-    tables = tuple(
-        (scenario, table)
-        for scenario, rows in sorted(_collect(shown).items())
-        if (table := _table(models, rows))
-    )
+    groups, apart = variant_groups(run)
+    tables = []
+    for group in groups:
+        shown = [r for r in run.results if r.model in group.models]
+        for scenario, rows in sorted(_collect(shown).items()):
+            if table := _table(group.models, rows):
+                title = f"{scenario} · {group.label} · against {group.models[0]}"
+                tables.append((title, table))
     if not tables:
         return None
-    return SideBySide(models, tables, len(order) - len(models))
+    return SideBySide(tuple(tables), groups, apart)
 
 
 SECTION = Section("side_by_side", "Models side by side", build)

@@ -27,6 +27,7 @@ import jinja2
 
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
+from harness.report.formatting import NO_CLEAN_RUN, figure
 from harness.report.history_chart import ChartPoint, history_svg
 from harness.report.render import HTML_FILE, template_environment
 from harness.results.history import Collector, Series, regression_in_effect
@@ -58,7 +59,7 @@ class SeriesView:
     steps: tuple[StepView, ...]
     runs: int
     flagged: int
-    latest: float
+    latest: str  # the latest clean run's median; "no clean run" when every run was flagged
 
 
 @dataclass(frozen=True)
@@ -157,14 +158,14 @@ def _series_view(s: Series, higher: bool) -> SeriesView:
         _step_views(s, higher),
         len(s.points),
         len(s.points) - len(clean),
-        clean[-1].median if clean else math.nan,
+        figure(clean[-1].median if clean else None, NO_CLEAN_RUN),
     )
 
 
 def _value(median: float, low: float, high: float) -> str:
-    if math.isfinite(low) and math.isfinite(high) and low != high:
+    if math.isfinite(median) and math.isfinite(low) and math.isfinite(high) and low != high:
         return f"{median:.4g} ({low:.4g}..{high:.4g})"
-    return f"{median:.4g}"
+    return figure(median)
 
 
 def _run_rows(

@@ -1,6 +1,7 @@
 """The cost of comparing two runs at the size of a nightly suite: generated records of N cases
 (throughput-like, 2 metrics x 5 samples each, the current run 0-20% slower at random), timed
-over compare_runs. Prints seconds in all and per case, for each N given.
+over compare_runs, then what ``compare --out`` makes of it: the terminal lines, compare.md and
+changes.csv (their sizes too). Prints seconds in all and per case, for each N given.
 
     .venv/bin/python tests/benchmarks/compare_scale.py 1000 3000 10000
 """
@@ -12,6 +13,10 @@ import sys
 import time
 
 from harness.core.types import CaseResult, Machine, Metric, ModelIdentity, RunRecord, Status, Unit
+from harness.report import render_markdown
+from harness.report.change_list import changes_csv
+from harness.report.comparison import section
+from harness.report.comparison_text import comparison_lines
 from harness.results.compare import compare_runs
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 24 * 2**30, "3.11")
@@ -56,6 +61,16 @@ def main(sizes: list[int]) -> None:
         print(
             f"{n:>6} cases: compare {took:7.2f} s, {took / n * 1000:6.2f} ms a case "
             f"({', '.join(f'{k} {v.value}' for v, k in comparison.counts().most_common())})",
+            flush=True,
+        )
+        start = time.perf_counter()
+        lines = comparison_lines(comparison)
+        markdown = render_markdown(cur, [section(comparison, "changes.csv")])
+        table = changes_csv(comparison)
+        took = time.perf_counter() - start
+        print(
+            f"{'':>13} output  {took:7.2f} s: terminal {len(lines)} lines, compare.md "
+            f"{len(markdown) / 1024:.0f} KiB, changes.csv {len(table) / 1024:.0f} KiB",
             flush=True,
         )
 

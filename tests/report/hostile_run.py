@@ -516,9 +516,15 @@ def _run(texts: Sequence[str], *, baseline: bool) -> RunRecord:
         },
         results=tuple(c for text in texts for c in cases[text]),
         finished_at="2025-01-01T12:05:00+00:00",
-        probes={
-            text: {"model_type": text, "chat_template": text, "tool_parser": text, "skip": text}
-            for text in texts
+        probes={  # models in pairs of one architecture and size: Models side by side has them
+            text: {
+                "model_type": texts[i - i % 2],
+                "parameters": 1_000_000,
+                "chat_template": text,
+                "tool_parser": text,
+                "skip": text,
+            }
+            for i, text in enumerate(texts)
         },
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from gfm_facts import gfm_problems, unwrapped
 from report_fixtures import EVIL, case, make_run, metric
 
 from harness.core.types import RunRecord, Status, Unit
@@ -83,7 +84,7 @@ def test_newly_failing_cases_give_their_reason_and_untrusted_text_is_plain() -> 
     assert all("\x1b" not in line and "\n" not in line for line in lines)
 
 
-def test_the_section_shows_inconclusive_metrics_with_their_sample_counts() -> None:
+def test_the_section_lists_what_moved_and_counts_the_undecided_with_their_need() -> None:
     comparison, cur = _comparison()
     view = build_view(comparison)
     assert view.counts == (("🔻 regressed", 1), ("❔ inconclusive", 1), ("= unchanged", 1))
@@ -95,10 +96,19 @@ def test_the_section_shows_inconclusive_metrics_with_their_sample_counts() -> No
     markdown = render_markdown(cur, with_comparison(comparison))
     assert "Cases: 🔻 regressed: **1** · ❔ inconclusive: **1** · = unchanged: **1**" in markdown
     assert "**Inconclusive:** 1 metric comparison(s) had too few samples" in markdown
-    row = next(line for line in markdown.splitlines() if "❔ inconclusive | few" in line)
-    assert "| 3 vs 3 |" in row and "needs n >= 4 a side" in row
+    row = next(line for line in markdown.splitlines() if "🔻 regressed | slow" in line)
+    assert "| 5 vs 5 |" in row and "-53.0%" in row
+    assert not any(line.startswith("| ❔ inconclusive") for line in markdown.splitlines())
+    assert (
+        "Not listed here: **1** metric comparison(s) inconclusive, **1** unchanged "
+        "(identical, or under the minimum effect with samples enough to show one). "
+        "Every comparison: mlx-harness compare BASELINE CURRENT --out DIR writes "
+        "DIR/changes.csv." in unwrapped(markdown)
+    )
+    assert gfm_problems(markdown) == []
     html = render_html(cur, with_comparison(comparison))
     assert "❔ inconclusive" in html and "needs n &gt;= 4 a side" in html
+    assert "<b>1</b> metric comparison(s) inconclusive" in html
 
 
 def test_the_comparison_comes_right_after_the_summary() -> None:

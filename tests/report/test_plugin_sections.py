@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from gfm_facts import unwrapped
 from report_fixtures import EVIL, case, make_run, metric
 
 from harness.api import Cell, Column, Section, Table
@@ -63,7 +64,7 @@ def test_a_broken_plugin_is_one_line_in_the_report(
     registry: Registry[Section] = Registry("report section", {"broken": target})
     monkeypatch.setattr(contents, "REPORT_SECTIONS", registry)
     run = make_run([case("m", "load")])
-    markdown = render_markdown(run)
+    markdown = unwrapped(render_markdown(run))
     assert "report section plug-in 'broken' could not be loaded" in markdown
     assert why in markdown
     assert "## " in markdown  # the rest of the report is there

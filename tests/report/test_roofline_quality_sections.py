@@ -82,12 +82,14 @@ def test_roofline_columns_and_one_bandwidth_line_per_machine() -> None:
     run = make_run([roofline_case(0, 8.5, 125.0), roofline_case(512, 7.7, 102.0)])
     built = performance.build(run)
     assert built is not None
-    labels = [c.label for c in built.table.columns]
-    assert {"bytes/token (MiB)", "ceiling (tok/s)", "share (x)"} <= set(labels)
+    roofline, memory = built.part("roofline"), built.part("memory")
+    assert roofline is not None and memory is not None
+    labels = [c.label for c in roofline.columns]
+    assert {"ceiling (tok/s)", "share (x)"} <= set(labels)
     share = labels.index("share (x)")
-    assert [row[share].text for row in built.table.rows] == ["0.07 ± 0.00", "0.08 ± 0.00"]
-    per_token = labels.index("bytes/token (MiB)")
-    assert built.table.rows[0][per_token].text == "100.1"
+    assert [row[share].text for row in roofline.rows] == ["0.07 ± 0.00", "0.08 ± 0.00"]
+    per_token = [c.label for c in memory.columns].index("bytes/token (MiB)")
+    assert memory.rows[0][per_token].text == "100.1"
     assert built.bandwidth == (
         "read bandwidth 13.15 GB/s by MLX's own gemv kernel (sum 2.90 GB/s), 256 MiB buffer, "
         "median of 7; float32 matmul 61.2 GFLOP/s, cached, machine 0123abcd<b>: an older "
@@ -155,12 +157,17 @@ def test_a_share_above_100_percent_reads_ceiling_invalid(
 ) -> None:
     built = performance.build(make_run([result]))
     assert built is not None
-    labels = [c.label for c in built.table.columns]
-    cell = built.table.rows[0][labels.index("share (x)")]
+    roofline = built.part("roofline")
+    assert roofline is not None
+    labels = [c.label for c in roofline.columns]
+    cell = roofline.rows[0][labels.index("share (x)")]
     assert cell.text == shown
     assert why is None or why in str(cell.title)
-    assert labels[-2:] == ["n", "CV"]
-    assert built.table.rows[0][labels.index("n")].text == "1–2"  # the ceiling: one sample
+    assert labels[-1] == "n"
+    assert roofline.rows[0][labels.index("n")].text == "1–2"  # the ceiling: one sample
+    speed = built.part("speed")  # no ITL measured: no latency table, the CV beside the speed
+    assert built.part("latency") is None
+    assert speed is not None and [c.label for c in speed.columns][-2:] == ["n", "CV"]
 
 
 def test_ceiling_invalid_in_both_renderings_never_the_share() -> None:

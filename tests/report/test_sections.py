@@ -96,32 +96,31 @@ def test_matrix_layout() -> None:
 def test_performance_table() -> None:
     data = performance.build(realistic_run())
     assert data is not None
-    table = data.table
+    table = data.part("speed")
+    assert table is not None
+    # every row is a throughput case: the scenario is in the title, not a column
+    assert [p.title for p in data.parts][:2] == [
+        "Speed · throughput",
+        "Latency and noise · throughput",
+    ]
     assert column_labels(table) == [
         "model",
-        "scenario",
         "params",
         "status",
         "prefill (tok/s)",
         "decode (tok/s)",
         "TTFT (s)",
-        "ITL p50 (ms)",
-        "ITL p90 (ms)",
-        "ITL p99 (ms)",
         "e2e (s)",
         "n",
-        "CV",
     ]
+    latency = data.part("latency")
+    assert latency is not None
+    assert column_labels(latency)[3:] == ["ITL p50 (ms)", "ITL p90 (ms)", "ITL p99 (ms)", "n", "CV"]
     first = table.rows[0]
-    assert [c.text for c in first[:4]] == [
-        "llama-3.2-1b-instruct-4bit",
-        "throughput",
-        "pp128 tg128",
-        "✅ passed",
-    ]
-    assert " ± " in first[5].text and first[-2].text == "5"
-    assert first[-1].text.startswith("decode ") and " · prefill " in first[-1].text
-    assert all(row[1].text == "throughput" for row in table.rows)  # load rows live in memory
+    assert [c.text for c in first[:3]] == ["llama-3.2-1b-instruct-4bit", "pp128 tg128", "✅ passed"]
+    assert " ± " in first[4].text and first[-1].text == "5"
+    noise = latency.rows[0][-1].text
+    assert noise.startswith("decode ") and " · prefill " in noise
 
 
 def test_performance_unknown_throughput_metric_gets_a_column() -> None:
@@ -130,8 +129,10 @@ def test_performance_unknown_throughput_metric_gets_a_column() -> None:
     )
     data = performance.build(run)
     assert data is not None
-    assert column_labels(data.table)[-3] == "spec accept ratio (x)"
-    assert column(data.table, "spec accept ratio (x)")[0].text == "0.60 ± 0.14"
+    more = data.part("more")
+    assert more is not None and [p.key for p in data.parts] == ["more"]
+    assert column_labels(more)[-2] == "spec accept ratio (x)"
+    assert column(more, "spec accept ratio (x)")[0].text == "0.60 ± 0.14"
 
 
 def _auto_case(decode: tuple[float, ...], stop: dict[str, object] | None) -> CaseResult:
@@ -166,7 +167,9 @@ def test_performance_cv_column(
 ) -> None:
     data = performance.build(make_run([_auto_case(decode, stop)]))
     assert data is not None
-    (cell,) = column(data.table, "CV")
+    speed = data.part("speed")  # no latencies measured: the noise is beside the speed
+    assert speed is not None and data.part("latency") is None
+    (cell,) = column(speed, "CV")
     assert (cell.text, cell.note) == (text, note)
     assert cell.title is not None and "throughput.ttft_s 0.0%" in cell.title
 

@@ -1,18 +1,31 @@
-"""Models side by side: a column per model for each (point, metric) two of them measured, with
-the change against the first model; no section for a one-model run."""
+"""Models side by side: a column per variant of one model (same architecture, parameter count
+within 10%) for each (point, metric) two of them measured, with the change against the first;
+no table for models that are not variants of each other, one row per metric."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+from gfm_facts import gfm_problems
 from report_fixtures import EVIL, case, make_run, metric, realistic_run
 
-from harness.core.types import Unit
+from harness.core.types import RunRecord, Unit
 from harness.report import render_markdown, side_by_side
 
 DECODE = "throughput.decode_tps"
 
 
-def _run(*models: tuple[str, float]):  # type: ignore[no-untyped-def]
-    return make_run(
+SMOLLM = {"model_type": "llama", "parameters": 134_515_008}
+TINY = {"model_type": "llama", "parameters": 106_816}
+
+
+def _probed(run: RunRecord, probes: dict[str, dict[str, object]]) -> RunRecord:
+    return dataclasses.replace(run, probes=probes)
+
+
+def _run(*models: tuple[str, float]) -> RunRecord:
+    run = make_run(
         [
             case(
                 m,
@@ -23,6 +36,7 @@ def _run(*models: tuple[str, float]):  # type: ignore[no-untyped-def]
             for m, v in models
         ]
     )
+    return _probed(run, {m: SMOLLM for m, _ in models})
 
 
 def test_one_model_has_no_side_by_side() -> None:
@@ -31,9 +45,9 @@ def test_one_model_has_no_side_by_side() -> None:
 
 def test_each_model_is_a_column_with_its_change_against_the_first() -> None:
     data = side_by_side.build(_run(("f32", 40.0), ("4bit", 60.0)))
-    assert data is not None and data.models == ("f32", "4bit")
-    ((scenario, table),) = data.tables
-    assert scenario == "throughput"
+    assert data is not None and [g.models for g in data.groups] == [("f32", "4bit")]
+    ((title, table),) = data.tables
+    assert title == "throughput · llama, 135M parameters · against f32"
     assert [c.label for c in table.columns] == ["params", "metric", "f32", "4bit"]
     assert [c.text for c in table.rows[0]] == ["pp128", "decode", "40.0 tok/s", "60.0 tok/s (+50%)"]
 
@@ -45,12 +59,70 @@ def test_a_row_only_one_model_measured_is_left_out() -> None:
             case("b", "load", metrics=[metric("load.weights_bytes", Unit.BYTES, 1e6)]),
         ]
     )
-    assert side_by_side.build(run) is None
+    assert side_by_side.build(_probed(run, {"a": SMOLLM, "b": SMOLLM})) is None
 
 
 def test_more_models_than_columns_are_counted_and_names_escaped() -> None:
-    data = side_by_side.build(realistic_run())
+    run = realistic_run()
+    models = list(dict.fromkeys(r.model for r in run.results))
+    data = side_by_side.build(_probed(run, {m: SMOLLM for m in models}))
     assert data is not None
-    assert len(data.models) == side_by_side.MAX_MODELS and data.left_out == 2
+    assert len(data.groups[0].models) == side_by_side.MAX_MODELS and data.left_out == 2
     markdown = render_markdown(_run((EVIL, 40.0), ("b", 41.0)))
     assert "Models side by side" in markdown and "<script>" not in markdown
+
+
+@pytest.mark.parametrize(
+    ("probes", "compared", "apart"),
+    [
+        # quantisations of one model: compared; a random tiny llama is not one of them
+        ({"f32": SMOLLM, "q4": SMOLLM, "tiny": TINY}, [("f32", "q4")], ("tiny",)),
+        # within 10% of each other's size: variants
+        (
+            {"f32": SMOLLM, "q4": {**SMOLLM, "parameters": 140_000_000}, "tiny": TINY},
+            [("f32", "q4")],
+            ("tiny",),
+        ),
+        # another architecture of the same size is another model
+        ({"f32": SMOLLM, "q4": {**SMOLLM, "model_type": "qwen2"}, "tiny": TINY}, [], None),
+        # no probe recorded: nothing tells they belong together
+        ({}, [], None),
+        ({"f32": SMOLLM, "q4": {"model_type": "llama", "parameters": None}}, [], None),
+    ],
+)
+def test_only_variants_of_one_model_are_set_side_by_side(
+    probes: dict[str, dict[str, object]],
+    compared: list[tuple[str, ...]],
+    apart: tuple[str, ...] | None,
+) -> None:
+    run = make_run(
+        [
+            case(m, "load", metrics=[metric("load.load_s", Unit.SECONDS, v)])
+            for m, v in (("tiny", 0.08), ("f32", 2.0), ("q4", 1.5))
+        ]
+    )
+    data = side_by_side.build(_probed(run, probes))
+    if not compared:
+        assert data is None
+        return
+    assert data is not None
+    assert [g.models for g in data.groups] == compared and data.apart == apart
+    markdown = render_markdown(_probed(run, probes))
+    assert "Not compared (no variant of theirs in this run, or no probe to tell): tiny." in markdown
+    assert "+2336%" not in markdown and "(-25%)" in markdown
+
+
+def test_metrics_of_one_short_label_are_one_row_each_by_full_name() -> None:
+    peaks = [("load.mlx_peak_bytes", 0.4e6), ("memory.mlx_peak_bytes", 0.0)]
+    run = make_run(
+        [
+            case(m, "load", metrics=[metric(name, Unit.BYTES, v * k) for name, v in peaks])
+            for m, k in (("f32", 1.0), ("q4", 0.5))
+        ]
+    )
+    data = side_by_side.build(_probed(run, {"f32": SMOLLM, "q4": SMOLLM}))
+    assert data is not None
+    ((_, table),) = data.tables
+    labels = [row[1].text for row in table.rows]
+    assert labels == ["load.mlx_peak_bytes", "memory.mlx_peak_bytes"]
+    assert gfm_problems(render_markdown(_probed(run, {"f32": SMOLLM, "q4": SMOLLM}))) == []

@@ -149,3 +149,25 @@ def test_a_rebuild_drops_the_pages_of_cases_no_longer_found(tmp_path: Path) -> N
     build_site([tmp_path / "reports"], tmp_path / "site")
     pages = sorted(p.name for p in (tmp_path / "site" / "machine-1").iterdir())
     assert pages == ["case-1.html", "case-2.html", "index.html", "notes.html"]
+
+
+def test_a_series_whose_every_run_was_flagged_says_no_clean_run_never_nan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.cli import main
+
+    monkeypatch.delenv("MLX_HARNESS_ALLOW_DIRTY_MACHINE", raising=False)
+    plan = Plan(nights=4, cases=1, flagged=range(4))
+    write_nights(tmp_path / "reports", plan)
+    build_site([tmp_path / "reports"], tmp_path / "site")
+    case = _text(tmp_path / "site" / "machine-1" / "case-1.html")
+    assert "latest clean median no clean run" in case
+    assert "No step can be found: no clean run" in case and "No step." not in case
+    assert not re.search(r"\bnan\b", case, re.IGNORECASE)
+
+    args = ["history", str(tmp_path / "reports"), "--metric", DECODE]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "no clean run: all 4 runs flagged, so no step can be found" in out
+    assert out.count("  no clean run  (flagged") == 4
+    assert not re.search(r"\bnan\b", out, re.IGNORECASE)

@@ -60,9 +60,11 @@ def test_each_run_records_every_checks_own_verdict(runs: dict[str, Path]) -> Non
 def _compare(
     runs: dict[str, Path], before: str, after: str, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, list[str]]:
-    status = main(["compare", str(runs[before]), str(runs[after])])
+    """The exit status, compare.md, and the terminal's lines (stdout, then stderr)."""
+    out_dir = runs[after].parent.parent / f"compared-{before}-{after}"
+    status = main(["compare", str(runs[before]), str(runs[after]), "--out", str(out_dir)])
     out, err = capsys.readouterr()
-    return status, out, err.splitlines()
+    return status, (out_dir / "compare.md").read_text(), [*out.splitlines(), *err.splitlines()]
 
 
 def test_compare_flags_exactly_the_planted_check(
