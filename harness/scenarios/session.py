@@ -294,6 +294,21 @@ def _metrics(measured: list[list[list[TurnResult]]]) -> tuple[Any, ...]:
     return tuple(make_metric(spec, samples) for spec, samples in values.items() if samples)
 
 
+def _prompt_blind(turns: list[tuple[int, TurnResult]]) -> str | None:
+    """Why "the same answer with the cache and without" proves nothing here (one line), else
+    None: every turn checked, each a different prompt, got the same greedy answer."""
+    checked = [t for _, t in turns if t.identical is not None]
+    if len({t.turn for t in checked}) < 2 or len({t.answer for t in checked}) != 1:
+        return None
+    from harness.scenarios.prompt_dependence import independence_line
+
+    return independence_line(
+        f"the {len({t.turn for t in checked})} turns checked (each a different prompt) got the "
+        f"same greedy answer ({len(checked[0].answer)} characters), so the answer with the cache "
+        "matching the one without proves nothing"
+    )
+
+
 def _failures(replays: list[list[list[TurnResult]]], params: SessionParams) -> list[str]:
     """One line per kind of finding, naming its first turn and how many turns had it."""
     turns = [(r, t) for r, replay in enumerate(replays) for session in replay for t in session]
@@ -315,6 +330,8 @@ def _failures(replays: list[list[list[TurnResult]]], params: SessionParams) -> l
             f"the cache changed the answer in {len(differ)} of {len(turns)} turns: first turn "
             f"{t.turn} (replay {r + 1}) at {t.differs_at}"
         )
+    elif (blind := _prompt_blind(turns)) is not None:
+        out.append(blind)
     faults = [(r, t) for r, t in turns if t.cache_fault]
     if faults:
         r, t = faults[0]

@@ -349,3 +349,38 @@ def test_a_server_that_does_not_answer_fails_naming_the_turn() -> None:
     out = _run(FakeServed("http://127.0.0.1:9"))
     assert len(out.failures) == 1
     assert out.failures[0].startswith("turn 1: ")
+
+
+def _turn(turn: int, answer: str, identical: bool | None = True) -> Any:
+    from harness.scenarios.session_reuse import TurnResult
+
+    return TurnResult(turn, "user", TurnReuse(40, 30, 30), 0.1, 50.0, answer, identical=identical)
+
+
+@pytest.mark.parametrize(
+    ("answers", "identical", "blind"),
+    [
+        (("a b c", "a b c", "a b c"), True, True),  # every prompt answered alike: proves nothing
+        (("a b c", "d e f", "a b c"), True, False),
+        (("a b c", "a b c"), None, False),  # not checked: nothing to judge
+        (("a b c",), True, False),  # one turn: no two prompts to tell apart
+    ],
+)
+def test_identical_answers_are_not_judged_on_a_prompt_blind_model(
+    answers: tuple[str, ...], identical: bool | None, blind: bool
+) -> None:
+    from harness.scenarios.session import _failures
+
+    turns = [_turn(i + 1, a, identical) for i, a in enumerate(answers)]
+    lines = _failures([[turns]], SessionParams())
+    expected = (
+        [
+            "not judged: the model's answer does not depend on the prompt: the 3 turns checked "
+            "(each a different prompt) got the same greedy answer (5 characters), so the answer "
+            "with the cache matching the one without proves nothing; use a model whose answer "
+            "depends on its prompt (the zoo's text families, or a real model)"
+        ]
+        if blind
+        else []
+    )
+    assert lines == expected
