@@ -220,7 +220,7 @@ def test_crash_and_timeout_are_outcomes_and_other_models_complete(project: pytes
 def test_invalid_suite_is_a_one_line_collection_error(project: pytest.Pytester) -> None:
     project.makefile(".suite.yaml", smoke=SUITE.replace("repeats: 2", "repeets: 2"))
     result = project.runpytest()
-    assert result.ret == pytest.ExitCode.INTERRUPTED  # collection error
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # bad input (README: 4)
     result.stdout.fnmatch_lines(
         ["*smoke.suite.yaml:2:12: unknown key 'repeets' in defaults; did you mean 'repeats'?"]
     )

@@ -49,4 +49,4 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(f"  {line}" for line in lines))
         for warning in (*loaded.warnings, *overdue_warnings(loaded, today)):
             print(warning, file=sys.stderr)
-    return 1 if failed else 0
+    return 2 if failed else 0  # bad input, as run says it

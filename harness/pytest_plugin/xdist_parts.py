@@ -261,6 +261,9 @@ class XdistController:
         from harness.cli.policy import judge_pytest_session
 
         judge_pytest_session(session, self.state, end, shard=self.state.split is not None)
+        from harness.pytest_plugin.policy_report import failing_lines, report_policy
+
+        report_policy(self.config, failing_lines(self.state, end))  # after junitxml wrote
 
 
 def setup_xdist(config: pytest.Config, state: Any, report_root: Path) -> None:

@@ -46,6 +46,7 @@ from harness.runner.outcome import (
     interrupted,
     now,
     outcome_of,
+    skip_cause,
 )
 from harness.runner.preflight import Preflight, Preflighter
 from harness.runner.rounds import (
@@ -427,6 +428,7 @@ class RunSession:
             scenario_version=outcome.version,
             preflight=outcome.preflight,
             checks=outcome.checks,
+            skip_cause=skip_cause(case, outcome) if status is Status.SKIPPED else None,
         )
 
     def record_result(self, case: Case, result: CaseResult) -> CaseResult:
