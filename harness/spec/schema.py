@@ -452,8 +452,8 @@ class Suite(Strict):
     fail_on: list[FailOn | Literal["none"]] | None = Field(
         None,
         description="what besides failed cases fails a run of this suite (the CI policy's "
-        "kinds; --fail-on overrides); default: nothing-ran, input-skip, unjudged-gates, not-comparable, "
-        "new-failure",
+        "kinds; --fail-on overrides); default: nothing-ran, input-skip, unjudged-gates, "
+        "not-comparable, new-failure",
     )
     baseline: str | None = Field(
         None,
