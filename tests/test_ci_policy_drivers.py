@@ -56,6 +56,8 @@ def _pytest(
         str(reports),
         "--run-id",
         run_id,
+        "--junitxml",
+        str(pytester.path / "junit.xml"),
         *extra,
     )
     return int(result.ret), result.stdout.str() + result.stderr.str()
@@ -89,7 +91,9 @@ CASES = [
         1,
         "policy: nothing-ran",
     ),
-    ("unjudged-gates", RELATIVE_GATE, False, "", (), 1, "policy: unjudged-gates: none of"),
+    # a relative gate without a baseline waits for one: the first run makes the baseline
+    ("relative-gate-waits", RELATIVE_GATE, False, "", (), 0, "note: 1 relative gates not judged"),
+    ("relative-gate-judged", RELATIVE_GATE, True, "", (), 0, ""),
     ("unjudged-allowed", RELATIVE_GATE, False, "", ("--fail-on", "nothing-ran"), 0, ""),
     ("not-comparable", "", True, "files", (), 1, "model files changed: config.json"),
     ("model-change-allowed", "", True, "files", ("--allow-model-change",), 0, ""),
@@ -148,9 +152,17 @@ def test_each_outcome_kind_through_each_driver(
     assert got == status, out
     if says:
         assert says in out, out
-    else:
+    if status == 0:
         assert "policy: " not in out, out
     assert "Traceback" not in out
+    if driver == "pytest":  # the JUnit file and pytest's own count carry the policy too
+        junit = (tmp_path / "junit.xml").read_text()
+        policy_case = 'classname="mlx-harness" name="policy"'
+        if says.startswith("policy: "):
+            assert policy_case in junit and "<failure" in junit, junit
+            assert says in junit and " failed" in out.splitlines()[-1], out
+        else:
+            assert policy_case not in junit, junit
 
 
 @pytest.mark.parametrize(
