@@ -35,6 +35,10 @@ SUITES = {
     "unknown-hub": PLAIN.replace(
         MODEL, MODEL + "  - {name: h, hub: mlx-community/no-such-model-zz-4bit}\n"
     ),
+    # the discard port: nothing listens there
+    "unreachable-url": PLAIN.replace(MODEL, '  - {name: srv, url: "http://127.0.0.1:9"}\n').replace(
+        "scenario: throughput", "scenario: http_throughput"
+    ),
     "suite-baseline-missing": PLAIN + "baseline: runs/nowhere\n",
     "suite-baseline-last-none": PLAIN + "baseline: last\n",
 }
@@ -60,6 +64,14 @@ TABLE = [
     ("unknown-hub", "run", (), 1, "policy: input-skip: 1 cases skipped"),
     ("unknown-hub", "pytest", (), 1, "policy: input-skip: 1 cases skipped"),
     ("unknown-hub", "validate", (), 2, "model 'h': hub model 'mlx-community/no-such-model-zz"),
+    # the suite's server, not the harness: failed, with the server named
+    (
+        "unreachable-url",
+        "run",
+        (),
+        1,
+        "failed  t::srv::http_throughput  (server http://127.0.0.1:9",
+    ),
     ("suite-baseline-missing", "run", (), 2, "baseline: runs/nowhere: "),
     ("suite-baseline-missing", "pytest", (), 4, "baseline: runs/nowhere: "),
     ("suite-baseline-last-none", "run", (), 0, "baseline: none yet"),

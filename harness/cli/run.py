@@ -45,7 +45,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--run-id", default=None, help="name of the run (default: time and a random tag)"
     )
-    p.add_argument("-k", default=None, help="only cases whose id contains this text")
+    p.add_argument(
+        "-k",
+        default=None,
+        metavar="EXPRESSION",
+        help="only the cases pytest -k would choose: names (suite file, model, case, scenario, "
+        "backend, tags) matched by substring, with and/or/not and parentheses",
+    )
     p.add_argument(
         "--progress",
         choices=("auto", "live", "lines", "off"),
@@ -113,7 +119,9 @@ def _run_suites(args: argparse.Namespace, paths: Sequence[Path]) -> int:
             print(warning, file=sys.stderr)
     cases = [c for _, suite_cases in planned for c in suite_cases]
     if args.k:
-        cases = [c for c in cases if args.k in c.case_id]
+        from harness.cli.keywords import chosen
+
+        cases = chosen(cases, args.k)
     if not cases:
         print("no cases to run (see the warnings above, or -k)", file=sys.stderr)
         return NO_CASES
