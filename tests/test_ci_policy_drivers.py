@@ -93,7 +93,6 @@ CASES = [
     ),
     # a relative gate without a baseline waits for one: the first run makes the baseline
     ("relative-gate-waits", RELATIVE_GATE, False, "", (), 0, "note: 1 relative gates not judged"),
-    ("relative-gate-judged", RELATIVE_GATE, True, "", (), 0, ""),
     ("unjudged-allowed", RELATIVE_GATE, False, "", ("--fail-on", "nothing-ran"), 0, ""),
     ("not-comparable", "", True, "files", (), 1, "model files changed: config.json"),
     ("model-change-allowed", "", True, "files", ("--allow-model-change",), 0, ""),
