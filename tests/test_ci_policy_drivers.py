@@ -32,7 +32,9 @@ def _suite(tmp_path: Path, *, extra: str = "", per_token_s: float = 0.001) -> Pa
 
 ALL_SKIPPED = "expect:\n  - {model: m, status: skip, reason: 'not in the local cache'}\n"
 RELATIVE_GATE = "gates: {throughput.decode_tps: '-5%'}\n"  # no baseline: never judged
-MIXED_GATES = "gates: {throughput.decode_tps: '>= 1', throughput.prefill_tps: '-5%'}\n"
+# the fake backend measures no roofline share: a gate on it is never judged ("not measured")
+UNMEASURED_GATE = "gates: {throughput.decode_hw_share: '>= 0.01'}\n"
+MIXED_GATES = "gates: {throughput.decode_tps: '>= 1', throughput.decode_hw_share: '>= 0.01'}\n"
 XFAIL_SLOW = (
     "gates: {throughput.decode_tps: '>= 1000000'}\n"
     "expect:\n  - {model: m, status: xfail, reason: 'known slow'}\n"
@@ -56,6 +58,8 @@ def _pytest(
         str(reports),
         "--run-id",
         run_id,
+        "--junitxml",
+        str(pytester.path / "junit.xml"),
         *extra,
     )
     return int(result.ret), result.stdout.str() + result.stderr.str()
@@ -89,8 +93,10 @@ CASES = [
         1,
         "policy: nothing-ran",
     ),
-    ("unjudged-gates", RELATIVE_GATE, False, "", (), 1, "policy: unjudged-gates: none of"),
-    ("unjudged-allowed", RELATIVE_GATE, False, "", ("--fail-on", "nothing-ran"), 0, ""),
+    # a relative gate without a baseline waits for one: the first run makes the baseline
+    ("relative-gate-waits", RELATIVE_GATE, False, "", (), 0, "note: 1 relative gates not judged"),
+    ("unjudged-gates", UNMEASURED_GATE, False, "", (), 1, "policy: unjudged-gates: none of"),
+    ("unjudged-allowed", UNMEASURED_GATE, False, "", ("--fail-on", "nothing-ran"), 0, ""),
     ("not-comparable", "", True, "files", (), 1, "model files changed: config.json"),
     ("model-change-allowed", "", True, "files", ("--allow-model-change",), 0, ""),
     ("new-failure", XFAIL_SLOW, True, "", (), 1, "policy: new-failure: 1 cases newly failing"),
@@ -148,9 +154,17 @@ def test_each_outcome_kind_through_each_driver(
     assert got == status, out
     if says:
         assert says in out, out
-    else:
+    if status == 0:
         assert "policy: " not in out, out
     assert "Traceback" not in out
+    if driver == "pytest":  # the JUnit file and pytest's own count carry the policy too
+        junit = (tmp_path / "junit.xml").read_text()
+        policy_case = 'classname="mlx-harness" name="policy"'
+        if "policy: " in out:  # a finding: a failed test, counted on pytest's line
+            assert policy_case in junit and "<failure" in junit, junit
+            assert says in junit and " failed" in out.splitlines()[-1], out
+        else:
+            assert policy_case not in junit, junit
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ def test_validate_prints_one_line_per_problem_and_fails(
 ) -> None:
     for name, text in BAD_SUITES.items():
         (tmp_path / name).write_text(text)
-    assert main(["validate", str(tmp_path)]) == 1
+    assert main(["validate", str(tmp_path)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 4
     expected = {

@@ -101,3 +101,33 @@ def test_options_show_their_defaults(capsys: pytest.CaptureFixture[str]) -> None
     text = " ".join(capsys.readouterr().out.split())
     assert "(default: 0.05)" in text and "(default: 0.03)" in text  # --alpha, --min-effect
     assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def _defaults_said(parser: argparse.ArgumentParser) -> list[tuple[str, int]]:
+    """How often each option's help, as ``--help`` prints it, names its default."""
+    import re
+
+    from harness.cli.parser import DefaultsFormatter
+
+    formatter = DefaultsFormatter("p")
+    counts = []
+    for path, action in _actions(parser, parser.prog):
+        if isinstance(action, str) or not action.help or not action.option_strings:
+            continue
+        text = formatter._expand_help(action)
+        said = len(re.findall(r"\bdefault\b", text, re.IGNORECASE))
+        counts.append((f"{path} {'/'.join(action.option_strings)}", said))
+    return counts
+
+
+def test_help_names_each_default_once() -> None:
+    twice = [(name, n) for name, n in _defaults_said(build_parser()) if n > 1]
+    assert twice == []
+    said = dict(_defaults_said(build_parser()))
+    assert said["mlx-harness run --report-dir"] == 1  # the formatter adds what the help lacks
+
+
+def test_the_count_finds_a_default_said_twice() -> None:
+    parser = argparse.ArgumentParser(prog="p")
+    parser.add_argument("--x", default=0.7, help="a share (default 0.70); default: 0.7 here")
+    assert dict(_defaults_said(parser))["p --x"] == 2

@@ -164,3 +164,14 @@ def test_measures_time_matches_the_metrics(name: str) -> None:
     scenario = SCENARIOS.get(name)
     speed = _speed_metrics(scenario.metrics)
     assert getattr(scenario, "measures_time", True) == bool(speed), (name, speed)
+
+
+def test_a_policy_finding_over_workers_is_a_failed_test_in_junit(project: pytest.Pytester) -> None:
+    skips = "".join(f"  - {{model: {m}, status: skip, reason: 'not today'}}\n" for m in MODELS)
+    project.makefile(".suite.yaml", check=CORRECTNESS_SUITE + "expect:\n" + skips)
+    result = project.runpytest("-n", "2", "--junitxml", "junit.xml")
+    assert result.ret == 1, result.stdout.str()
+    result.assert_outcomes(skipped=6, failed=1)
+    junit = (project.path / "junit.xml").read_text()
+    assert '<testcase classname="mlx-harness" name="policy"' in junit
+    assert 'failure message="policy: nothing-ran: all 6 cases were skipped' in junit

@@ -40,6 +40,11 @@ class BackendError(Exception):
     """A backend could not do what was asked; the message is one line."""
 
 
+class ServerUnreachable(BackendError):
+    """A ``url:`` server that does not answer: the suite's server, not the harness, so its
+    cases are ``failed`` with the server named (not ``errored``)."""
+
+
 class BackendContractError(BackendError):
     """A backend broke its own contract (a bug in the backend, not in the model)."""
 

@@ -26,6 +26,7 @@ from harness.backends.base import (
     LoadInfo,
     MemoryUnavailable,
     ServerMemory,
+    ServerUnreachable,
     SpeechChunk,
 )
 from harness.backends.chat_templating import ChatTemplating
@@ -228,7 +229,7 @@ class HttpBackend:
         with sync_client(30.0) as client:
             reply = get(client, endpoint, "/v1/models")
         if reply.error is not None:
-            raise BackendError(f"{server.url} does not answer: {reply.error}")
+            raise ServerUnreachable(f"server {server.url} cannot be reached: {reply.error}")
         if reply.status in (401, 403):
             raise BackendError(
                 f"{server.url}/v1/models refused the API key (HTTP {reply.status}); set "

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 _CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 _UNKNOWN = re.compile(r"unrecognized arguments: (.*)")
+_SAYS_DEFAULT = re.compile(r"\bdefault\b", re.IGNORECASE)
 
 
 class DefaultsFormatter(argparse.HelpFormatter):
@@ -23,6 +24,7 @@ class DefaultsFormatter(argparse.HelpFormatter):
         if (
             text
             and "%(default)" not in text
+            and not _SAYS_DEFAULT.search(text)  # "(default 0.70)": the help says it already
             and action.option_strings
             and default not in (None, False, argparse.SUPPRESS)
             and default != []

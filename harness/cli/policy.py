@@ -19,6 +19,7 @@ from harness.results.ci_policy import (
     chosen_kinds,
     findings,
     kinds,
+    notes,
     parse_fail_on,
 )
 from harness.results.compare import Comparison, Thresholds
@@ -126,6 +127,12 @@ def policy_lines(
     return [f"policy: {f.line}" for f in findings(run, comparison, kinds_, shard=shard)]
 
 
+def note_lines(run: RunRecord, comparison: Comparison | None) -> list[str]:
+    """Lines that explain the verdict without changing it (relative gates without a
+    baseline)."""
+    return notes(run, comparison)
+
+
 def judge_pytest_session(session: Any, state: Any, end: Any, *, shard: bool) -> None:
     """Under pytest: the policy's findings on the ended run (``end``, a RunEnd), kept on
     ``state.policy_lines`` for the summary; any of them, or reports that could not be written,
@@ -145,6 +152,7 @@ __all__ = [
     "add_policy_options",
     "allow_dirty_machine",
     "judge_pytest_session",
+    "note_lines",
     "policy_from",
     "policy_lines",
 ]

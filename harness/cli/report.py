@@ -27,7 +27,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Render a run's reports; exit as the CI policy judges the run (and the comparison)."""
-    from harness.cli.policy import PolicyError, policy_from, policy_lines
+    from harness.cli.policy import PolicyError, note_lines, policy_from, policy_lines
     from harness.report.publish import publish_reports
     from harness.results.store import load_run
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     html = publish_reports(record, run_dir, None, sections)
     print(f"report: {html}")
     judged = policy_lines(record, comparison, policy, shard=record.shard is not None)
-    for line in judged:
+    for line in (*note_lines(record, comparison), *judged):
         print(line)
     failed = any(not r.status.is_ok for r in record.results)
     return 1 if judged or failed else 0

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from harness.spec.loaded import LoadedSuite
 
 NO_CASES = 5  # as pytest's "no tests collected"
+BAD_INPUT = 2  # a suite that does not load: its lines say file, line and fix (pytest: 4)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,7 +45,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--run-id", default=None, help="name of the run (default: time and a random tag)"
     )
-    p.add_argument("-k", default=None, help="only cases whose id contains this text")
+    p.add_argument(
+        "-k",
+        default=None,
+        metavar="EXPRESSION",
+        help="only the cases pytest -k would choose: names (suite file, model, case, scenario, "
+        "backend, tags) matched by substring, with and/or/not and parentheses",
+    )
     p.add_argument(
         "--progress",
         choices=("auto", "live", "lines", "off"),
@@ -104,7 +111,7 @@ def _run_suites(args: argparse.Namespace, paths: Sequence[Path]) -> int:
         except SuiteInvalid as exc:
             for error in exc.errors:
                 print(error, file=sys.stderr)
-            return 1
+            return BAD_INPUT
     planned = [(s, plan(s, allow_download=args.allow_download)) for s in loaded]
     today = dt.date.today()
     for suite, _ in planned:
@@ -112,7 +119,9 @@ def _run_suites(args: argparse.Namespace, paths: Sequence[Path]) -> int:
             print(warning, file=sys.stderr)
     cases = [c for _, suite_cases in planned for c in suite_cases]
     if args.k:
-        cases = [c for c in cases if args.k in c.case_id]
+        from harness.cli.keywords import chosen
+
+        cases = chosen(cases, args.k)
     if not cases:
         print("no cases to run (see the warnings above, or -k)", file=sys.stderr)
         return NO_CASES
@@ -120,12 +129,13 @@ def _run_suites(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     if split is not None:  # an empty shard still runs: its record says it holds nothing
         shard, cases = shard_plan(cases, *split)
         print(shard_line(shard, len(cases), len({model_of(c) for c in cases})), flush=True)
+    infos = [suite_info(s, suite_cases) for s, suite_cases in planned]
     return _run_cases(
         args,
         group_by_first_seen(cases, worker_key),
-        [suite_info(s, suite_cases) for s, suite_cases in planned],
+        infos,
         run_id,
-        _load_baseline(args.baseline),
+        _load_baseline(args.baseline) or _suites_baseline(args, infos, run_id),
         shard,
         turns,
     )
@@ -195,6 +205,24 @@ def _load_baseline(raw: str | None) -> RunRecord | None:
         return load_run(Path(raw))
     except RunFileError as exc:
         raise CliError(f"--baseline: {exc}") from None
+
+
+def _suites_baseline(
+    args: argparse.Namespace, suites: Sequence[SuiteInfo], run_id: str | None
+) -> RunRecord | None:
+    """Without ``--baseline``: the run the suites name (``baseline:``), its line printed; a
+    named run that is missing is a CliError (one line, nothing runs)."""
+    from harness.results.named_baseline import NamedBaselineError, named_baseline
+
+    if args.baseline:
+        return None
+    try:
+        chosen = named_baseline(suites, Path(args.report_dir), run_id)
+    except NamedBaselineError as exc:
+        raise CliError(str(exc)) from None
+    if chosen.line is not None:
+        print(chosen.line, flush=True)
+    return chosen.run
 
 
 def _run_cases(
@@ -312,7 +340,9 @@ def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> in
 
     policy = chosen_policy(args)
     judged = policy_lines(end.run, end.comparison, policy, shard=bool(args.shard))
-    for line in judged:
+    from harness.cli.policy import note_lines
+
+    for line in (*note_lines(end.run, end.comparison), *judged):
         print(line)
     ok = all(r.status.is_ok for r in end.run.results) and not judged
     return 0 if ok and end.report_error is None else 1

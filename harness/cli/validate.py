@@ -1,4 +1,6 @@
-"""``mlx-harness validate SUITE... [--expand]``: check suites without running them."""
+"""``mlx-harness validate SUITE... [--expand]``: check suites without running them: the
+schema, and the models' files (what a run would skip for its input is an error here). Exit 0:
+every suite ok; 2: bad input, one line per problem."""
 
 from __future__ import annotations
 
@@ -19,6 +21,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="list every model each select: entry chose or left out (and why)",
     )
+    p.add_argument(
+        "--schema-only",
+        action="store_true",
+        help="check the suites' text only, not the models' files (a machine without the models)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -26,6 +33,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     import datetime as dt
 
+    from harness.cli.model_files import model_problems
     from harness.spec.errors import SuiteInvalid
     from harness.spec.ledger import overdue_warnings
     from harness.spec.loader import load_suite
@@ -43,10 +51,16 @@ def run(args: argparse.Namespace) -> int:
                 print(error, file=sys.stderr)
             continue
         cases = plan(loaded)
+        problems = [] if args.schema_only else model_problems(loaded, cases)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
+            failed += 1
+            continue
         print(f"{path}: ok ({len(loaded.models)} models, {len(cases)} cases)")
         for selection in loaded.selections:
             lines = detail_lines(selection) if args.expand else [summary_line(selection)]
             print("\n".join(f"  {line}" for line in lines))
         for warning in (*loaded.warnings, *overdue_warnings(loaded, today)):
             print(warning, file=sys.stderr)
-    return 1 if failed else 0
+    return 2 if failed else 0  # bad input, as run says it

@@ -72,6 +72,16 @@ class ExpectKind(str, Enum):
     SKIP = "skip"
 
 
+class SkipCause(str, Enum):
+    """Why a skipped case was skipped, as the CI policy needs it: the user's input (a model
+    that cannot be found or read: fails CI by default, ``input-skip``) or on purpose (an
+    ``expect:`` skip entry, a capability the model or backend lacks)."""
+
+    INPUT = "input"  # an unknown hub id, a missing path, a corrupt or empty model folder
+    EXPECTED = "expected"  # an expect: entry with status skip
+    NOT_APPLICABLE = "not-applicable"  # the scenario does not apply to this model or backend
+
+
 class ModelSource(str, Enum):
     PATH = "path"
     HUB = "hub"
@@ -276,6 +286,8 @@ class CaseResult:
     # empty for a scenario without named checks. Older records carry only the ``checks``
     # artifact: the codec reads these from it (harness.results.legacy_checks)
     checks: tuple[CheckVerdict, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
+    # a skipped case's cause (None: not skipped, or a record from before causes were kept)
+    skip_cause: SkipCause | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     def metric(self, name: str) -> Metric | None:
         for m in self.metrics:
@@ -311,6 +323,8 @@ class SuiteInfo:
     warnings: tuple[str, ...] = ()  # one line each: a selector that chose nothing, ...
     # what the suite says fails a run (its ``fail_on:``, CI policy kinds); None: the default
     fail_on: tuple[str, ...] | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    # the suite's ``baseline:`` as written (a path relative to ``path``'s folder, or "last")
+    baseline: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
 
 @dataclass(frozen=True)

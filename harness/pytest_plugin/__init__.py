@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from harness.core.types import Case, CaseResult, ExpectKind, Status, SuiteInfo
+from harness.pytest_plugin.policy_report import failing_lines, report_policy
 from harness.pytest_plugin.xdist_parts import (
     choose_loadgroup,
     group_of,
@@ -48,6 +49,7 @@ class HarnessState:
     shard: Any = None  # harness.core.types.Shard once the plan is split
     policy: Any = None  # harness.cli.policy.Policy: what fails the run besides failed cases
     policy_lines: list[str] = field(default_factory=list)  # what the policy found at the end
+    bad_input: bool = False  # a suite did not load: a usage error (exit 4), as for bad options
 
 
 STATE = pytest.StashKey[HarnessState]()
@@ -184,6 +186,7 @@ class SuiteFile(pytest.File):
         from harness.spec.errors import SuiteInvalid
 
         if isinstance(excinfo.value, SuiteInvalid):
+            self.config.stash[STATE].bad_input = True
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -338,6 +341,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state.planned = [item.case for item in session.items if isinstance(item, CaseItem)]
     if (not state.planned and state.shard is None) or config.option.collectonly:
         return  # an empty shard still opens its record: it says it holds nothing
+    _suites_baseline(config, state)
     if in_worker(config):
         return  # a pytest-xdist worker opens its part with its first case
     try:
@@ -345,6 +349,24 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     except (RunFileError, OSError) as exc:
         raise pytest.UsageError(str(exc)) from None
     state.signals.enter_context(stop_on_signals())
+
+
+def _suites_baseline(config: pytest.Config, state: HarnessState) -> None:
+    """Without ``--baseline``: the run the collected suites name (``baseline:``); a named run
+    that is missing is a usage error (one line, nothing runs)."""
+    from harness.results.named_baseline import NamedBaselineError, named_baseline
+
+    if state.baseline is not None:
+        return
+    run_id = config.getoption("resume") or config.getoption("run_id")
+    try:
+        chosen = named_baseline(list(state.suites.values()), _report_root(config), run_id)
+    except NamedBaselineError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    state.baseline = chosen.run
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if chosen.line is not None and reporter is not None and not in_worker(config):
+        reporter.write_line(chosen.line)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -429,11 +451,14 @@ def pytest_runtest_makereport(
     return report
 
 
+@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries the policy
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from harness.cli.run_end import conclude
     from harness.runner.signals import RunInterrupted, signals_deferred
 
     state = session.config.stash.get(STATE, None)
+    if state is not None and state.bad_input:
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR  # the README's table: bad input is 4
     if state is None or state.session is None:
         return
     if state.stop is None and exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -459,6 +484,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     if not in_worker(session.config):  # xdist: the controller judges the joined run
         judge_pytest_session(session, state, state.end, shard=state.split is not None)
+        report_policy(session.config, failing_lines(state, state.end))
 
 
 def resume_command(config: pytest.Config, run_id: str) -> str:
@@ -495,7 +521,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     lines = [*terminal_summary(end.run), *gate_lines(end.run), *machine_lines(end.run)]
     if end.comparison is not None:
         lines += comparison_lines(end.comparison)
-    lines += state.policy_lines
+    from harness.cli.policy import note_lines
+
+    lines += [*note_lines(end.run, end.comparison), *state.policy_lines]
     if end.report_html is not None:
         lines.append(f"report: {end.report_html}")
     if end.report_error is not None:

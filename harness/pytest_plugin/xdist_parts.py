@@ -20,7 +20,7 @@ worker processes and still ends in one run record, one report and one terminal s
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +193,7 @@ class XdistController:
         self.workers = workers
         self.planned: list[Case] | None = None  # None until the first worker has collected
         self.groups: dict[str, str] = {}  # node id -> model group, for the scheduler
+        self.concluded = False  # the run was joined and judged (or that was tried)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -220,9 +221,25 @@ class XdistController:
         self.state.planned = self.planned
         self.groups.update({nodeid: group_of(case) for nodeid, _, case in cases})
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """A run that went to its end is joined and judged here, before junitxml writes its
+        file, so the policy's failed test ``mlx-harness::policy`` is in it: every worker has
+        ended its session, so every part is closed. A stopped run (-x, a signal) raises
+        instead and is joined at the session's end, once xdist has stopped the workers."""
+        result = yield
+        self._conclude(session)
+        return result
+
     @pytest.hookimpl(trylast=True)  # after xdist has stopped its workers: every part is closed
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.concluded:
+            self._conclude(session)
+
+    def _conclude(self, session: pytest.Session) -> None:
         from harness.cli.run_end import conclude_record
+
+        self.concluded = True
         from harness.results.merge import MergeError
         from harness.results.store import RUN_FILE, RunFileError, write_record
 
@@ -242,10 +259,14 @@ class XdistController:
         try:
             run = write_record(join_parts(parts, self.share.run_id, self.planned, not_run), run_dir)
         except (MergeError, RunFileError, OSError) as exc:  # OSError: ReportDirError
+            line = f"mlx-harness: the workers' parts were not joined: {exc}"
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             if reporter is not None:
-                reporter.write_line(f"mlx-harness: the workers' parts were not joined: {exc}")
+                reporter.write_line(line)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            from harness.pytest_plugin.policy_report import report_policy
+
+            report_policy(self.config, [line])
             return
         render = not self.config.getoption("no_report")
         policy = self.state.policy
@@ -261,6 +282,9 @@ class XdistController:
         from harness.cli.policy import judge_pytest_session
 
         judge_pytest_session(session, self.state, end, shard=self.state.split is not None)
+        from harness.pytest_plugin.policy_report import failing_lines, report_policy
+
+        report_policy(self.config, failing_lines(self.state, end))
 
 
 def setup_xdist(config: pytest.Config, state: Any, report_root: Path) -> None:

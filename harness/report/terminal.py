@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.core.types import CaseResult, RunRecord, Unit
+from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report.escape import plain
 from harness.report.formatting import MISSING, format_value, params_label
 from harness.report.header import count_statuses
@@ -88,7 +88,12 @@ HEADLINES: dict[str, tuple[Headline, ...]] = {
 FALLBACK_HEADLINES = 3
 SHARES = ("share", "rate", "accuracy", "agreement", "wer", "cer")  # ratios read as percentages
 # (header, widest allowed) of the columns every table has
-FIXED: tuple[tuple[str, int], ...] = (("model", 32), ("point", 24), ("status", 9))
+# (a status is never cut: its column is as wide as the longest status)
+FIXED: tuple[tuple[str, int], ...] = (
+    ("model", 32),
+    ("point", 24),
+    ("status", max(len(s.value) for s in Status)),
+)
 WIDEST_FIGURE = 14
 
 

@@ -9,7 +9,11 @@ cases; ``--fail-on-regression`` adds ``regression``; a suite's ``fail_on:`` is i
 default, recorded with the run, so re-judging a record judges it the same way):
 
 - ``nothing-ran``: cases were planned and every one was skipped: nothing was measured.
-- ``unjudged-gates``: the run has gates and not one of them could be judged.
+- ``input-skip``: a case skipped because of the user's input (an unknown ``hub:`` id, a corrupt
+  or empty model folder, missing weights: :class:`~harness.core.types.SkipCause`), even when
+  other cases ran; an ``expect:`` skip or a capability the model lacks is no finding.
+- ``unjudged-gates``: the run has gates and not one of them could be judged (a relative gate
+  of a run without a baseline is not counted: it waits for one, and :func:`notes` says so).
 - ``inconclusive-gate``: any gate not judged (not in the default: a noisy machine straddles).
 - ``not-comparable``: with a baseline, a case that cannot be compared with it (its model files
   changed, another machine, ...), named with its reason.
@@ -30,12 +34,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from harness.core.types import RunRecord, Status, SuiteInfo, Verdict
+from harness.core.types import (
+    CaseResult,
+    GateResult,
+    RunRecord,
+    SkipCause,
+    Status,
+    SuiteInfo,
+    Verdict,
+)
 from harness.results.compare import Comparison
 
 
 class FailOn(str, Enum):
     NOTHING_RAN = "nothing-ran"
+    INPUT_SKIP = "input-skip"
     UNJUDGED_GATES = "unjudged-gates"
     INCONCLUSIVE_GATE = "inconclusive-gate"
     NOT_COMPARABLE = "not-comparable"
@@ -45,7 +58,13 @@ class FailOn(str, Enum):
 
 
 DEFAULT = frozenset(
-    {FailOn.NOTHING_RAN, FailOn.UNJUDGED_GATES, FailOn.NOT_COMPARABLE, FailOn.NEW_FAILURE}
+    {
+        FailOn.NOTHING_RAN,
+        FailOn.INPUT_SKIP,
+        FailOn.UNJUDGED_GATES,
+        FailOn.NOT_COMPARABLE,
+        FailOn.NEW_FAILURE,
+    }
 )
 NONE = "none"
 SHOWN = 3  # cases named per finding line; the rest counted
@@ -134,7 +153,9 @@ def findings(
                     f"(first: {first})",
                 )
             )
-    gates = [(r.case_id, g) for r in results for g in r.gates]
+    if FailOn.INPUT_SKIP in wanted:
+        found += _input_skips(results)
+    gates = [(r.case_id, g) for r in results for g in r.gates if _judgeable(g, comparison)]
     unjudged = [case_id for case_id, g in gates if g.passed is None]
     if FailOn.UNJUDGED_GATES in wanted and gates and len(unjudged) == len(gates):
         found.append(
@@ -165,6 +186,41 @@ def findings(
                 )
             )
     return found
+
+
+def _input_skips(results: Sequence[CaseResult]) -> list[Finding]:
+    """``input-skip: 2 cases skipped for their input (first: CASE: REASON)``."""
+    skipped = [r for r in results if r.skip_cause is SkipCause.INPUT]
+    if not skipped:
+        return []
+    first = skipped[0]
+    line = (
+        f"{FailOn.INPUT_SKIP.value}: {len(skipped)} cases skipped because of the suite's input "
+        f"(first: {first.case_id}: {first.reason or 'no reason recorded'}); fix the model, or "
+        "say so with an expect: skip entry"
+    )
+    return [Finding(FailOn.INPUT_SKIP, line)]
+
+
+def _judgeable(gate: GateResult, comparison: Comparison | None) -> bool:
+    """A relative gate (``"-5%"``) of a run without a baseline waits for one: it is no
+    finding (the first run makes the baseline), :func:`notes` says so."""
+    return comparison is not None or not gate.gate.relative
+
+
+def notes(run: RunRecord, comparison: Comparison | None) -> list[str]:
+    """Lines that explain the verdict without changing it: relative gates waiting for a
+    baseline."""
+    if comparison is not None:
+        return []
+    waiting = [r.case_id for r in run.results for g in r.gates if g.gate.relative]
+    if not waiting:
+        return []
+    return [
+        f"note: {len(waiting)} relative gates not judged "
+        f"({_named(list(dict.fromkeys(waiting)))}): they apply once a baseline is given "
+        "(--baseline RUN, or the suite's baseline:); this run can be that baseline"
+    ]
 
 
 def _comparison_findings(comparison: Comparison, wanted: frozenset[FailOn]) -> list[Finding]:

@@ -13,7 +13,7 @@ from typing import Any
 from harness.core.check_types import CheckVerdict
 from harness.core.exception_line import exception_line
 from harness.core.preflight_types import PreflightRecord
-from harness.core.types import Case, CaseResult, Metric, Status, Unit
+from harness.core.types import Case, CaseResult, ExpectKind, Metric, SkipCause, Status, Unit
 from harness.results.codec import checks_from_json, metric_from_json
 
 
@@ -121,3 +121,20 @@ def plain_params(values: Mapping[str, Any]) -> dict[str, Any]:
         except (TypeError, ValueError):
             out[str(key)] = repr(value)
     return out
+
+
+# preflight codes that mean the model's files are not usable as given: the user's input
+INPUT_CODES = frozenset({"corrupt_model", "missing_weights"})
+
+
+def skip_cause(case: Case, outcome: Outcome) -> SkipCause:
+    """Why ``case`` was skipped: a model the plan could not resolve (its planned skip, with no
+    ``expect:`` entry behind it) or files the preflight found unusable are the user's input;
+    an ``expect:`` skip entry is expected; anything else (a capability n/a) does not apply."""
+    expectation = case.expectation
+    if expectation is not None and expectation.kind is ExpectKind.SKIP:
+        return SkipCause.EXPECTED if expectation.source is not None else SkipCause.INPUT
+    preflight = outcome.preflight
+    if preflight is not None and preflight.code in INPUT_CODES:
+        return SkipCause.INPUT
+    return SkipCause.NOT_APPLICABLE

@@ -46,6 +46,7 @@ from harness.runner.outcome import (
     interrupted,
     now,
     outcome_of,
+    skip_cause,
 )
 from harness.runner.preflight import Preflight, Preflighter
 from harness.runner.rounds import (
@@ -74,6 +75,7 @@ class _LiveModel:
     case: Case  # the first case that needed this worker; its model is the one loaded
     client: WorkerClient | None = None
     load_error: str | None = None
+    load_status: Status = Status.ERRORED  # failed: the suite's url: server did not answer
     device: str | None = None
     blas: str | None = None
     server: ServedIdentity | None = None
@@ -199,7 +201,11 @@ class RunSession:
         if reply.get("op") != "loaded":
             client.close()
             live.client = None
-            live.load_error = f"load failed: {reply.get('error', reply)}"
+            if reply.get("status") == Status.FAILED.value:  # a url: server that is not there
+                live.load_status = Status.FAILED
+                live.load_error = str(reply.get("error"))
+            else:
+                live.load_error = f"load failed: {reply.get('error', reply)}"
             raise WorkerGone(live.load_error)
         info = reply.get("info")
         live.device = info.get("device") if isinstance(info, dict) else None
@@ -244,13 +250,13 @@ class RunSession:
         self, case: Case, live: _LiveModel, on_progress: OnProgress | None = None
     ) -> Outcome:
         if live.load_error is not None:
-            return Outcome(Status.ERRORED, live.load_error)
+            return Outcome(live.load_status, live.load_error)
         try:
             client = self._ensure_loaded(live, case.timeout_s)
         except WorkerGone as exc:
             live.client = None
             if live.load_error is not None:  # the backend said no: same answer for every case
-                return Outcome(Status.ERRORED, live.load_error)
+                return Outcome(live.load_status, live.load_error)
             status = Status.TIMED_OUT if exc.timed_out else Status.CRASHED
             live.load_error = f"load {status.value}: {exc}"
             return Outcome(status, f"during load: {exc}")
@@ -428,6 +434,7 @@ class RunSession:
             scenario_version=outcome.version,
             preflight=outcome.preflight,
             checks=outcome.checks,
+            skip_cause=skip_cause(case, outcome) if status is Status.SKIPPED else None,
         )
 
     def record_result(self, case: Case, result: CaseResult) -> CaseResult:

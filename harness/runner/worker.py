@@ -211,7 +211,12 @@ class Worker:
                 return 3
             except Exception as exc:  # every failure is a result the supervisor records
                 traceback.print_exc(file=sys.stderr)
-                self.reply({"op": "error", "error": exception_line(exc)})
+                from harness.backends.base import ServerUnreachable
+
+                # the suite's server did not answer: the case fails, it is not our error
+                failed = {"status": "failed"} if isinstance(exc, ServerUnreachable) else {}
+                line = str(exc) if failed else exception_line(exc)
+                self.reply({"op": "error", "error": line, **failed})
         return 0
 
 

@@ -223,4 +223,5 @@ def suite_info(loaded: LoadedSuite, cases: Sequence[Case]) -> SuiteInfo:
             if loaded.suite.fail_on is not None
             else None
         ),
+        baseline=loaded.suite.baseline,
     )

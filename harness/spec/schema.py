@@ -466,8 +466,15 @@ class Suite(Strict):
     fail_on: list[FailOn | Literal["none"]] | None = Field(
         None,
         description="what besides failed cases fails a run of this suite (the CI policy's "
-        "kinds; --fail-on overrides); default: nothing-ran, unjudged-gates, not-comparable, "
-        "new-failure",
+        "kinds; --fail-on overrides); default: nothing-ran, input-skip, unjudged-gates, "
+        "not-comparable, new-failure",
+    )
+    baseline: str | None = Field(
+        None,
+        min_length=1,
+        description="the run to compare with when --baseline is not given: a run folder or "
+        "run.jsonl (relative to this file), or 'last': the latest earlier run of this suite in "
+        "the report folder; a named run that is missing fails the run before it starts",
     )
 
     @field_validator("pin_sets")

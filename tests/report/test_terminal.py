@@ -130,3 +130,10 @@ def test_terminal_summary_is_plain_and_fixed_width() -> None:
 def test_terminal_summary_of_an_empty_run() -> None:
     lines = terminal_summary(make_run([]))
     assert lines[-1] == "0 cases: none"
+
+
+@pytest.mark.parametrize("status", list(Status))
+def test_a_status_is_never_cut(status: Status) -> None:
+    lines = terminal_summary(make_run([case("m", "load", status), case("n", "load")]))
+    (row,) = [line for line in _table(lines, "load") if line.startswith("  m ")]
+    assert f" {status.value}" in row and "…" not in row

@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from harness.core.types import Gate, GateResult, Status, SuiteInfo, Verdict
+from harness.core.types import Gate, GateResult, SkipCause, Status, SuiteInfo, Verdict
 from harness.results.ci_policy import (
     DEFAULT,
     FailOn,
     PolicyError,
     chosen_kinds,
     findings,
+    notes,
     parse_fail_on,
     policy_line,
 )
 from harness.results.compare import CaseDelta, Comparison
 from tests.report.report_fixtures import case, make_run
 
-GATE = Gate("throughput.decode_tps", "within", 0.05, True, "-5%")
+GATE = Gate("throughput.decode_tps", ">=", 5.0, False, ">= 5")
+RELATIVE = Gate("throughput.decode_tps", "within", 0.05, True, "-5%")
 
 
-def _gate(passed: bool | None) -> GateResult:
-    return GateResult(GATE, 10.0, passed, "throughput.decode_tps -5%: ...")
+def _gate(passed: bool | None, gate: Gate = GATE) -> GateResult:
+    return GateResult(gate, 10.0, passed, f"throughput.decode_tps {gate.expression}: ...")
 
 
 def _comparison(*verdicts: Verdict) -> Comparison:
@@ -48,6 +52,17 @@ SKIPPED = [
 PASSED = [case("a", "load"), case("b", "load", Status.SKIPPED)]
 UNJUDGED = [case("a", "throughput", gates=[_gate(None), _gate(None)])]
 MIXED_GATES = [case("a", "throughput", gates=[_gate(None), _gate(True)])]
+# relative gates of a run without a baseline wait for one: no finding (with one: judged)
+WAITING = [case("a", "throughput", gates=[_gate(None, RELATIVE)])]
+INPUT_SKIP = [
+    case("a", "load"),
+    dataclasses.replace(case("b", "load", Status.SKIPPED), skip_cause=SkipCause.INPUT),
+]
+INTENDED_SKIPS = [
+    case("a", "load"),
+    dataclasses.replace(case("b", "load", Status.SKIPPED), skip_cause=SkipCause.EXPECTED),
+    dataclasses.replace(case("c", "load", Status.SKIPPED), skip_cause=SkipCause.NOT_APPLICABLE),
+]
 
 # (results, comparison, fail_on, kinds found)
 TABLE = [
@@ -56,6 +71,12 @@ TABLE = [
     (PASSED, None, DEFAULT, []),  # one case ran: something was measured
     ([], None, DEFAULT, []),  # no cases: its own exit status (5), not this policy's
     (UNJUDGED, None, DEFAULT, [FailOn.UNJUDGED_GATES]),
+    (WAITING, None, DEFAULT, []),
+    (WAITING, None, {FailOn.INCONCLUSIVE_GATE}, []),
+    (WAITING, _comparison(), DEFAULT, [FailOn.UNJUDGED_GATES]),
+    (INPUT_SKIP, None, DEFAULT, [FailOn.INPUT_SKIP]),  # even though another case ran
+    (INPUT_SKIP, None, DEFAULT - {FailOn.INPUT_SKIP}, []),
+    (INTENDED_SKIPS, None, DEFAULT, []),
     (MIXED_GATES, None, DEFAULT, []),  # one gate judged: not every gate went unjudged
     (MIXED_GATES, None, {FailOn.INCONCLUSIVE_GATE}, [FailOn.INCONCLUSIVE_GATE]),
     (UNJUDGED, None, {FailOn.INCONCLUSIVE_GATE}, [FailOn.INCONCLUSIVE_GATE]),
@@ -91,6 +112,23 @@ def test_a_finding_names_the_first_case_and_its_reason() -> None:
     )
 
 
+def test_relative_gates_without_a_baseline_are_a_note_not_a_finding() -> None:
+    (line,) = notes(make_run(WAITING), None)
+    assert line.startswith("note: 1 relative gates not judged (smoke::a::throughput)")
+    assert "apply once a baseline is given" in line
+    assert notes(make_run(WAITING), _comparison()) == []  # with one, they are judged
+    assert notes(make_run(UNJUDGED), None) == []  # absolute gates need no baseline
+
+
+def test_an_input_skip_names_the_case_and_its_reason() -> None:
+    run = make_run(
+        [dataclasses.replace(r, reason="hub model 'x/y' not cached") for r in INPUT_SKIP]
+    )
+    (found,) = findings(run, None, DEFAULT)
+    assert found.line.startswith("input-skip: 1 cases skipped because of the suite's input")
+    assert "(first: " in found.line and "hub model 'x/y' not cached" in found.line
+
+
 def test_an_empty_shard_is_not_nothing_ran() -> None:
     assert findings(make_run(SKIPPED), None, DEFAULT, shard=True) == []
 
@@ -122,7 +160,8 @@ def test_a_bad_fail_on_is_one_line_with_the_kinds(text: str, says: str) -> None:
 
 def test_the_policy_line_says_what_was_judged() -> None:
     assert policy_line(DEFAULT) == (
-        "fails on: failed cases, nothing-ran, unjudged-gates, not-comparable, new-failure"
+        "fails on: failed cases, nothing-ran, input-skip, unjudged-gates, not-comparable, "
+        "new-failure"
     )
     assert policy_line(()) == "fails on: failed cases"
 

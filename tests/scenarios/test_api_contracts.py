@@ -337,7 +337,7 @@ def test_unknown_check_names_are_one_line_with_the_fix(
         "schema_version: 1\nmodels:\n  - {name: s, url: 'http://127.0.0.1:9'}\n"
         f"scenarios:\n  - scenario: api_contracts\n    params: {{checks: [seed, {checks}]}}\n"
     )
-    assert main(["validate", str(suite)]) == 1
+    assert main(["validate", str(suite)]) == 2
     (line,) = [ln for ln in capsys.readouterr().err.splitlines() if "unknown check" in ln]
     assert line.startswith(f"{suite}:6:")  # the params line
     assert f"unknown check '{checks}'" in line and hint in line

@@ -215,7 +215,7 @@ def test_validate_command_prints_the_line_without_a_traceback(tmp_path: Path, na
         text=True,
         timeout=120,
     )
-    assert out.returncode == 1
+    assert out.returncode == 2  # bad input
     assert "Traceback" not in out.stderr
     errors = out.stderr.splitlines()
     assert all(ONE_LINE.match(e) for e in errors), errors
@@ -230,7 +230,7 @@ def test_pytest_collection_shows_the_line_without_a_traceback(
     path = pytester.path / "t.suite.yaml"
     path.write_bytes(data)
     result = pytester.runpytest(str(path))
-    assert result.ret == pytest.ExitCode.INTERRUPTED  # errors during collection
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # bad input, as the README says
     output = "\n".join(result.outlines + result.errlines)
     assert "Traceback" not in output and "raise " not in output
     shown = [o for o in result.outlines if o.startswith(f"{path}:")]

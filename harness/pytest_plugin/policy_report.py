@@ -1,0 +1,46 @@
+"""The CI policy as a test result: a finding (or reports that could not be written) is one
+failed test ``mlx-harness::policy``, so pytest's summary line (``1 passed, 1 failed``), its
+short summary and the ``--junitxml`` file all carry what the exit status says.
+
+The report goes through pytest's own ``pytest_runtest_logreport`` hook: the terminal reporter
+counts it, junitxml writes it as a ``<testcase>`` with a ``<failure>``, ``--report-log`` and
+pytest-xdist see it as any other test. Nothing is reported when the policy finds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+NODE_ID = "mlx-harness::policy"
+
+
+def policy_report(lines: Sequence[str]) -> pytest.TestReport:
+    """A failed ``mlx-harness::policy`` test whose message is the findings, one a line."""
+    text = "\n".join(lines)
+    return pytest.TestReport(
+        nodeid=NODE_ID,
+        location=("mlx-harness", None, "policy"),
+        keywords={"mlx-harness": 1, "policy": 1},
+        outcome="failed",
+        longrepr=text,
+        when="call",
+        user_properties=[("finding", line) for line in lines],
+    )
+
+
+def report_policy(config: pytest.Config, lines: Sequence[str]) -> None:
+    """Log the findings (if any) as one failed test, through pytest's hooks."""
+    if lines:
+        config.hook.pytest_runtest_logreport(report=policy_report(lines))
+
+
+def failing_lines(state: object, end: object) -> list[str]:
+    """What fails an otherwise passing session: the policy's lines (``state.policy_lines``)
+    and reports that could not be written (``end.report_error``)."""
+    lines = list(getattr(state, "policy_lines", []))
+    error = getattr(end, "report_error", None)
+    if error is not None:
+        lines.append(f"error: {error}")
+    return lines
