@@ -132,7 +132,7 @@ def test_compare_history_and_benchmark_json(
     assert main(["compare", str(base), str(base), "--out", str(tmp_path / "cmp")]) == 0
     assert main(["compare", str(base), str(slow)]) == 1
     out = capsys.readouterr().out
-    assert "🔻 regressed" in out and "throughput.decode_tps" in out
+    assert "🟥 regressed" in out and "throughput.decode_tps" in out
     assert (tmp_path / "cmp" / "compare.html").read_text().count("<svg") == 0  # nothing moved
 
     assert (
