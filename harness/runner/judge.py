@@ -103,12 +103,13 @@ def judge_gate(
     if not dirty or _measured(metric) is None:  # nothing measured: that is the reason
         return result
     if result.passed is True and metric is not None and load_proof(gate, metric.unit):
+        detail = result.message.removeprefix(f"{gate.metric} ok: ")
         return GateResult(
             gate,
             result.measured,
             True,
-            f"{result.message}; measured on a dirty machine ({dirty_line(dirty)}), "
-            "which only slows a run, so the pass holds",
+            f"{gate.metric} ok on a dirty machine (load only slows a run, so a pass holds): "
+            f"{detail}; {dirty_line(dirty)}",
         )
     return _not_judged(gate, metric, dirty)
 
