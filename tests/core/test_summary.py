@@ -9,7 +9,7 @@ import math
 import pytest
 
 from harness.core.metrics import MetricSpec
-from harness.core.summary import Summary
+from harness.core.summary import Summary, median_ci
 from harness.core.types import Metric, Unit
 from harness.report.table import stats
 from harness.results.compare import Thresholds, compare_metric
@@ -102,3 +102,9 @@ def test_all_nan_samples_are_not_measured() -> None:
     got = evaluate_gate(parse_gate(metric.name, ">= 5"), metric)
     assert (got.passed, got.measured) == (None, None)
     assert got.message == "throughput.decode_tps: not evaluated: not measured"
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, 1.5, -0.1])
+def test_a_confidence_outside_0_1_is_refused(confidence: float) -> None:
+    with pytest.raises(ValueError, match=rf"^confidence must be in \(0, 1\), got {confidence}$"):
+        median_ci((1.0, 2.0, 3.0, 4.0, 5.0, 6.0), confidence)

@@ -17,7 +17,7 @@ from harness.core.types import (
     Unit,
     Verdict,
 )
-from harness.results.comparability import identity_changes, not_comparable
+from harness.results.comparability import identity_changes, model_changes, not_comparable
 from harness.results.compare import Thresholds, compare_runs
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 1 << 34, "3.11", blas="openblas")
@@ -106,3 +106,71 @@ def test_compare_follows_the_same_rule(
     assert case.verdict is verdict
     if reason is not None:
         assert case.reasons == (reason,)
+
+
+def test_the_model_is_held_against_its_files_by_default() -> None:
+    assert not_comparable(_result(), _result(), (F32, Q4)) == [WEIGHTS]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "reason"),
+    [
+        # a param on one side only changed too
+        ({"prompt_tokens": 64}, {"prompt_tokens": 64, "max_tokens": 8}, "max_tokens None -> 8"),
+        ({"prompt_tokens": 64, "max_tokens": 8}, {"prompt_tokens": 64}, "max_tokens 8 -> None"),
+        # every param named, in order
+        (
+            {"prompt_tokens": 64, "gen_tokens": 4},
+            {"prompt_tokens": 1024, "gen_tokens": 8},
+            "gen_tokens 4 -> 8, prompt_tokens 64 -> 1024",
+        ),
+        ({"chat": "yes"}, {"chat": "no"}, "chat 'yes' -> 'no'"),
+    ],
+)
+def test_params_changed_names_each_param_with_both_values(
+    before: dict[str, object], after: dict[str, object], reason: str
+) -> None:
+    base = dataclasses.replace(_result(), params=before)
+    cur = dataclasses.replace(_result(), params=after)
+    assert not_comparable(base, cur, (F32, F32)) == [f"params changed: {reason}"]
+
+
+def test_an_input_on_one_side_only_is_no_change() -> None:
+    base = _result(artifacts={"tool_calls_template_sha256": "a" * 64})
+    cur = _result(artifacts={})
+    assert not_comparable(base, cur, (F32, F32)) == []
+    cur = _result(artifacts={"tool_calls_template_sha256": "b" * 64})
+    assert not_comparable(base, cur, (F32, F32)) == [
+        "tool calls template changed: aaaaaaaaaaaa -> bbbbbbbbbbbb"
+    ]
+
+
+def test_model_changes_reads_each_run_under_its_own_name() -> None:
+    base, cur = _run("a", F32, _result()), _run("b", Q4, _result())
+    cur = dataclasses.replace(cur, models={"q": Q4})
+    assert model_changes(base, cur, "m", "q") == [WEIGHTS]
+    assert model_changes(base, cur, "m", "m") == []  # no identity under that name: not held
+    assert model_changes(base, cur, "q", "q") == []
+
+
+# (field, before, after, line)
+IDENTITY_LINES = [
+    ("revision", None, "9f8e7d6c5b4a3210", "revision none -> 9f8e7d6c5b4a"),
+    ("revision", "", "1a2b3c4d5e6f7890", "revision none -> 1a2b3c4d5e6f"),
+    ("config_sha256", "c" * 64, "d" * 64, "config.json cccccccccccc -> dddddddddddd"),
+    ("weights_bytes", 2**20, 3 * 2**19, "weights 1.0 MiB -> 1.5 MiB"),
+    ("weights_bytes", None, 2**20, "weights none -> 1.0 MiB"),
+    ("backend", "mlx_lm_kv_quantized", "mlx_vlm_something", None),
+    ("server", "mlx_lm.server 0.31.1-rc", "", "server mlx_lm.server 0.31.1-rc -> none"),
+]
+
+
+@pytest.mark.parametrize(("name", "before", "after", "line"), IDENTITY_LINES)
+def test_each_identity_field_reads_as_people_say_it(
+    name: str, before: object, after: object, line: str | None
+) -> None:
+    got = identity_changes(
+        dataclasses.replace(F32, **{name: before}), dataclasses.replace(F32, **{name: after})
+    )
+    expected = line or f"backend {before} -> {after}"  # a backend is shown whole
+    assert got == [f"model files changed: {expected}"]

@@ -97,6 +97,7 @@ def test_a_gate_on_a_busy_machine_is_judged_by_direction(
     status, (gate,), reason = judge(
         _case(metric, expression), Status.PASSED, METRICS, None, SPECS, dirty=dirty
     )
+    assert gate.gate == parse_gate(metric, expression)
     assert (gate.passed, gate.measured) == (passed, measured)
     if message is not None:
         assert gate.message == message
@@ -152,6 +153,7 @@ def test_a_relative_gate_is_never_judged_against_another_point(
         _case(DECODE, "-5%"), Status.PASSED, METRICS, None, SPECS, BASE, dirty, apart
     )
     assert status is Status.PASSED and reason is None
+    assert gate.gate == parse_gate(DECODE, "-5%")
     assert (gate.passed, gate.measured) == (None, 700.0)
     assert gate.message == (
         f"throughput.decode_tps -5%: not evaluated: the baseline's case is not comparable "
