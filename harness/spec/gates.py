@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 
 from harness.core.summary import Summary
 from harness.core.types import Gate, GateResult, Metric
@@ -83,11 +82,6 @@ def evaluate_gate(
             "(give --baseline a run that has this case)",
         )
     return _relative(gate, metric, baseline, higher_is_better)
-
-
-def median_interval(samples: Sequence[float]) -> tuple[float, float]:
-    """The 95% interval of the median over the finite samples (:attr:`Summary.interval`)."""
-    return Summary.of(samples).interval
 
 
 def _samples_to_decide(n: int, half_width: float, distance: float) -> str:

@@ -108,3 +108,15 @@ def test_all_nan_samples_are_not_measured() -> None:
 def test_a_confidence_outside_0_1_is_refused(confidence: float) -> None:
     with pytest.raises(ValueError, match=rf"^confidence must be in \(0, 1\), got {confidence}$"):
         median_ci((1.0, 2.0, 3.0, 4.0, 5.0, 6.0), confidence)
+
+
+@pytest.mark.parametrize(
+    ("n", "interval"), [(6, (1.0, 6.0)), (20, (6.0, 15.0)), (100, (40.0, 61.0))]
+)
+def test_the_interval_of_many_samples_is_from_order_statistics(
+    n: int, interval: tuple[float, float]
+) -> None:
+    """1..n: the k-th smallest and largest, k from the binomial tail (40 and 61 of 100)."""
+    samples = [float(i) for i in range(n, 0, -1)]
+    assert median_ci(samples) == interval
+    assert Summary.of(samples).interval == interval and Summary.of(samples).exact_interval
