@@ -11,7 +11,8 @@ import pytest
 from harness.core.metrics import MetricSpec
 from harness.core.summary import Summary, median_ci
 from harness.core.types import Metric, Unit
-from harness.report.table import stats
+from harness.report.formatting import choose_scale
+from harness.report.table import metric_cell, stats
 from harness.results.compare import Thresholds, compare_metric
 from harness.spec.gates import evaluate_gate, parse_gate
 
@@ -82,6 +83,9 @@ def test_one_nan_sample_gives_the_same_median_in_the_gate_the_report_and_compare
         "(median of 4, 1 sample dropped; 95% interval 10..13)"
     )
     assert stats(metric).median == 11.5 and stats(metric).dropped == 1
+    cell = metric_cell(metric, choose_scale(metric.unit, [11.5]))
+    assert cell.sort == 11.5 and cell.title is not None
+    assert cell.title.startswith("throughput.decode_tps: median of 4, 1 sample dropped; stddev ")
     spec = MetricSpec(metric.name, Unit.TOKENS_PER_SECOND, True, "decode")
     delta = compare_metric(spec, metric, metric, Thresholds())
     assert (delta.baseline_median, delta.current_median) == (11.5, 11.5)
