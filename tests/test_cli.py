@@ -133,7 +133,7 @@ def test_compare_history_and_benchmark_json(
     assert main(["compare", str(base), str(slow), "--out", str(tmp_path / "slow")]) == 1
     out = capsys.readouterr().out
     assert "  regressed: s::m::throughput: throughput.decode_tps -" in out
-    assert "🔻 regressed" in (tmp_path / "slow" / "compare.md").read_text()
+    assert "🟥 regressed" in (tmp_path / "slow" / "compare.md").read_text()
     assert (tmp_path / "cmp" / "compare.html").read_text().count("<svg") == 0  # nothing moved
 
     assert (

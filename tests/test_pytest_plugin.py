@@ -295,7 +295,7 @@ def test_baseline_relative_gate_and_comparison(pytester: pytest.Pytester) -> Non
     )
     report = (pytester.path / "reports" / "slow" / "report.md").read_text()
     assert "## Comparison with baseline" in report and "newly failing" in report
-    assert "🔻 regressed | m | throughput | — | throughput.decode_tps" in report
+    assert "🟥 regressed | m | throughput | — | throughput.decode_tps" in report
 
 
 def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:

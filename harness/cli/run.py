@@ -256,6 +256,7 @@ def _run_cases(
                 allow_dirty_machine=allow_dirty_machine(
                     getattr(args, "allow_dirty_machine", False)
                 ),
+                allow_model_change=bool(getattr(args, "allow_model_change", False)),
             )
         except KeyboardInterrupt as exc:
             return as_interrupt(exc).exit_status

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.core.check_types import CheckVerdict
 from harness.core.preflight_types import OMITTED_WHEN_DEFAULT, PreflightRecord
+from harness.core.summary import Summary
 
 JSONValue = Any  # a value that json.dumps accepts; kept loose on purpose at this boundary
 
@@ -235,8 +236,15 @@ class Metric:
     view: str | None = None  # for memory: which view (mlx_peak, mlx_active, process_peak_rss)
 
     @property
+    def summary(self) -> Summary:
+        """Median, interval and n over the finite samples, with the count dropped: the one
+        summary every gate, comparison and report shows."""
+        return Summary.of(self.samples)
+
+    @property
     def median(self) -> float:
-        return statistics.median(self.samples) if self.samples else math.nan
+        """The median of the finite samples (:attr:`summary`); NaN when there is none."""
+        return self.summary.median
 
     @property
     def mean(self) -> float:

@@ -309,6 +309,7 @@ def _session(config: pytest.Config) -> Any:
             shard=state.shard,
             selection=_selection(config),
             allow_dirty_machine=allow_dirty_machine(config.getoption("allow_dirty_machine")),
+            allow_model_change=bool(config.getoption("allow_model_change")),
         )
         state.session.plan(state.planned if part is None else [])  # a worker: what it runs
     return state.session

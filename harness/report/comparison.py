@@ -42,10 +42,10 @@ VERDICT_ORDER = (
 )
 VERDICT_LABEL = {
     Verdict.NEWLY_FAILING: "🔴 newly failing",
-    Verdict.REGRESSED: "🔻 regressed",
+    Verdict.REGRESSED: "🟥 regressed",
     Verdict.NOT_COMPARABLE: "≠ not comparable",
     Verdict.FIXED: "🟢 fixed",
-    Verdict.IMPROVED: "🔺 improved",
+    Verdict.IMPROVED: "🟩 improved",
     Verdict.INCONCLUSIVE: "❔ inconclusive",
     Verdict.NEW: "✳ new",
     Verdict.REMOVED: "− removed",

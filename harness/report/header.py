@@ -15,6 +15,7 @@ from harness.report.formatting import (
     status_css,
     status_order,
 )
+from harness.report.machine_state import busy_banner
 from harness.report.overhead import overhead
 from harness.report.sections import Section
 from harness.results.merge import merge_notes
@@ -49,6 +50,7 @@ class Header:
     interrupted: str | None = None  # why the run was stopped (Ctrl-C, SIGTERM), if it was
     read_warnings: tuple[str, ...] = ()  # the record's: a cut last line skipped, ...
     runs: tuple[str, ...] = ()  # a shard's place in its plan; a merge's runs and machines
+    busy: str | None = None  # cases measured on a dirty machine, and what their gates became
 
 
 def _parse(stamp: str | None) -> datetime | None:
@@ -142,6 +144,7 @@ def build(run: RunRecord) -> Header:
         interrupted=run.interrupted,
         read_warnings=run.read_warnings,
         runs=_runs(run),
+        busy=busy_banner(run),
     )
 
 

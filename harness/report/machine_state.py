@@ -3,8 +3,11 @@ samples cannot be trusted (busy, throttled, on battery, Low Power Mode, memory p
 swapping), as the worker recorded it (:mod:`harness.runner.sample_guard`).
 
 The section lists the cases measured on a dirty machine first, with why; the terminal gets one
-line when there are any (:func:`machine_lines`). Their gates were not judged and compare calls
-them not comparable, unless the run said ``--allow-dirty-machine``.
+line when there are any (:func:`machine_lines`), and the report's Summary a banner
+(:func:`busy_banner`). Load only slows a run, so of their gates only a floor on a rate or a
+ceiling on a time that passed counts (it would pass on a quiet machine too); the others were not
+judged, and compare calls them not comparable, unless the run said ``--allow-dirty-machine``
+(:mod:`harness.runner.judge`).
 """
 
 from __future__ import annotations
@@ -123,6 +126,33 @@ def machine_lines(run: RunRecord) -> list[str]:
         f"machine: {len(dirty)} of {measured} cases measured on a dirty machine "
         f"(first: {plain(case_id)}: {plain(dirty_line(reasons), 200)})"
     ]
+
+
+def busy_banner(run: RunRecord) -> str | None:
+    """The Summary's banner when cases were measured on a dirty machine: how many, the first
+    with why, and what became of their gates; None when every case was measured on a clean
+    one."""
+    dirty = [r for r in run.results if dirty_reasons(r)]
+    if not dirty:
+        return None
+    measured = sum(1 for r in run.results if _state(r) is not None)
+    gates = [g for r in dirty for g in r.gates]
+    counts = (
+        (sum(1 for g in gates if g.passed is True), "passed"),
+        (sum(1 for g in gates if g.passed is False), "FAILED"),
+        (sum(1 for g in gates if g.passed is None), "not judged"),
+    )
+    text = (
+        f"{len(dirty)} of {measured} cases were measured on a dirty machine (first: "
+        f"{dirty[0].case_id}: {dirty_line(dirty_reasons(dirty[0]))})."
+    )
+    if gates:
+        text += (
+            f" Their gates: {', '.join(f'{n} {word}' for n, word in counts if n)} (load only "
+            "slows a run: a floor on a rate or a ceiling on a time that passes holds; other "
+            "gates there are not judged)."
+        )
+    return text + " They are not compared with a baseline; see Machine state."
 
 
 SECTION = Section("machine_state", "Machine state", build)

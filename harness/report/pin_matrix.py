@@ -40,11 +40,11 @@ STEP_ORDER = (
 )
 STEP_LABEL = {
     Verdict.NEWLY_FAILING: "🔴 newly failing",
-    Verdict.REGRESSED: "🔻 regressed",
+    Verdict.REGRESSED: "🟥 regressed",
     Verdict.NOT_COMPARABLE: "≠ not comparable",
     Verdict.INCONCLUSIVE: "❔ inconclusive",
     Verdict.FIXED: "🟢 fixed",
-    Verdict.IMPROVED: "🔺 improved",
+    Verdict.IMPROVED: "🟩 improved",
     Verdict.UNCHANGED: "= unchanged",
 }
 STEP_CSS = {

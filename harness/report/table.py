@@ -7,17 +7,16 @@ sorting); the ``table.md.j2`` and ``table.html.j2`` partials lay any of them out
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from harness.core.summary import Summary
 from harness.core.types import CaseResult, Metric, Unit
 from harness.report.escape import safe_link
 from harness.report.formatting import (
     MISSING,
     Scale,
     choose_scale,
-    finite,
     format_stat,
     params_label,
     status_css,
@@ -75,22 +74,13 @@ class MetricColumn:
     description: str = ""
 
 
-@dataclass(frozen=True)
-class Stats:
-    median: float
-    stddev: float
-    n: int
-    dropped: int  # samples that were NaN or infinite
+Stats = Summary  # what a cell shows: the one summary gates and compare decide on
 
 
-def stats(metric: Metric) -> Stats:
-    """Median and spread over the finite samples only (a NaN sample does not poison them)."""
-    values = finite(metric.samples)
-    dropped = len(metric.samples) - len(values)
-    if not values:
-        return Stats(math.nan, math.nan, 0, dropped)
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    return Stats(statistics.median(values), spread, len(values), dropped)
+def stats(metric: Metric) -> Summary:
+    """Median and spread over the finite samples only (a NaN sample does not poison them):
+    :attr:`harness.core.types.Metric.summary`, the summary gates and compare use."""
+    return metric.summary
 
 
 def find_metric(result: CaseResult, names: Iterable[str]) -> Metric | None:
@@ -108,11 +98,9 @@ def metric_cell(metric: Metric | None, scale: Scale, *, spread: bool = True) -> 
     if st.n == 0:
         return Cell(MISSING, title=f"{metric.name}: no finite samples")
     text = format_stat(st.median, st.stddev if spread else math.nan, st.n, scale)
-    tip = f"{metric.name}: median of n={st.n}"
+    tip = f"{metric.name}: {st.counted()}"  # median of 4, 1 sample dropped
     if st.n > 1:
-        tip += f", stddev {scale.with_unit(scale.number(st.stddev))}"
-    if st.dropped:
-        tip += f"; {st.dropped} non-finite sample(s) left out"
+        tip += f"; stddev {scale.with_unit(scale.number(st.stddev))}"
     if metric.view:
         tip += f"; view: {metric.view}"
     return Cell(text, sort=st.median, title=tip)

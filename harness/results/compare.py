@@ -10,7 +10,9 @@ item by item instead, a Wilcoxon signed-rank test over the items paired by id
 (:func:`harness.results.paired.decide_paired`); items that differ make the case "not comparable".
 A case takes its worst metric's verdict:
 regressed > improved > inconclusive > unchanged. Cases whose model files, chat template, scenario
-version, parameters or machine changed, or whose samples either side were taken on a dirty
+version or parameters changed (the rule relative gates follow too:
+:func:`harness.results.comparability.not_comparable`), whose machine changed, or whose samples
+either side were taken on a dirty
 machine (busy, throttled, on battery, swapping: :mod:`harness.results.machine_flags`), are "not
 comparable", with the reason. Each named check of a case (``CaseResult.checks``) is judged on
 its own too (:mod:`harness.results.check_changes`): a check that fails now and did not before is
@@ -29,6 +31,7 @@ from typing import Any
 from harness.core.metrics import MetricSpec, VariesBy
 from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
 from harness.results.check_changes import CheckChange, check_changes
+from harness.results.comparability import model_changes, not_comparable
 from harness.results.machine_flags import dirty_line, dirty_reasons
 from harness.results.output_diff import first_difference
 from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
@@ -38,15 +41,6 @@ from harness.scenarios.specs import all_specs
 
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
 MACHINE_FIELDS = ("cpu", "cores", "memory_bytes", "os", "arch", "mlx_device", "blas")
-# what makes a model's files "the same" between runs: (field, what a change of it is called)
-IDENTITY_FIELDS = (
-    ("revision", "revision"),
-    ("config_sha256", "config.json"),
-    ("weights_bytes", "weights"),
-    ("chat_template_sha256", "chat template"),
-    ("backend", "backend"),
-    ("server", "server"),
-)
 # a case's verdict is its worst metric's: regressed > improved > inconclusive > unchanged
 ROLL_UP = (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE)
 
@@ -188,17 +182,19 @@ def compare_metric(
     floor = max(spec.noise_floor if spec else 0.0, thresholds.min_effect)
     if spec is not None and spec.paired:
         return _compare_items(base, cur, higher, floor, thresholds.alpha, items)
+    # the samples the one Summary is over: a NaN or infinite sample is dropped, as gates drop it
+    before, after = base.summary.finite, cur.summary.finite
     decision = decide(
-        base.samples,
-        cur.samples,
+        before,
+        after,
         unit=cur.unit,
         higher_is_better=higher,
         effect=floor,
         alpha=thresholds.alpha,
         once_a_case=spec is not None and spec.varies_by is VariesBy.CASE,
     )
-    testable = min(len(base.samples), len(cur.samples)) >= 3
-    ci = bootstrap_ratio_ci(base.samples, cur.samples) if testable else None
+    testable = min(len(before), len(after)) >= 3
+    ci = bootstrap_ratio_ci(before, after) if testable else None
     return _delta(base, cur, higher, decision, ratio_ci=ci, needed_n=decision.needed_n)
 
 
@@ -244,67 +240,6 @@ def _compare_items(
         base, cur, higher, decision, ratio_ci=None, method=Method.PAIRED_ITEMS,
         paired=decision.summary,
     )  # fmt: skip
-
-
-def _not_comparable(
-    base: CaseResult,
-    cur: CaseResult,
-    baseline: RunRecord,
-    current: RunRecord,
-    thresholds: Thresholds,
-) -> list[str]:
-    reasons: list[str] = []
-    if base.scenario_version != cur.scenario_version:
-        reasons.append(f"scenario version {base.scenario_version} -> {cur.scenario_version}")
-    changed = sorted(
-        k for k in set(base.params) | set(cur.params) if base.params.get(k) != cur.params.get(k)
-    )
-    if changed:
-        reasons.append(
-            "params changed: "
-            + ", ".join(f"{k} {base.params.get(k)!r} -> {cur.params.get(k)!r}" for k in changed)
-        )
-    if not thresholds.allow_model_change:
-        reasons.extend(model_changes(baseline, current, base.model, cur.model))
-    reasons.extend(input_changes(base.artifacts, cur.artifacts))
-    return reasons
-
-
-def input_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    """Inputs a scenario fingerprinted in its artifacts (keys ending in ``_sha256``, e.g. the
-    tool_calls template swapped in by name) that differ between the two runs."""
-    keys = sorted(k for k in set(before) & set(after) if k.endswith("_sha256"))
-    return [
-        f"{k.removesuffix('_sha256').replace('_', ' ')} changed: "
-        f"{str(before[k])[:12]} -> {str(after[k])[:12]}"
-        for k in keys
-        if before[k] != after[k]
-    ]
-
-
-def model_changes(baseline: RunRecord, current: RunRecord, before: str, after: str) -> list[str]:
-    """What differs between a model's identity in two runs, one line with both values:
-    ``model files changed: revision 1a2b3c4d5e6f -> 9f8e7d6c5b4a, weights 513.0 MiB ->
-    98.2 MiB`` (empty when the same, or when either run lacks the identity)."""
-    b_id, c_id = baseline.models.get(before), current.models.get(after)
-    if b_id is None or c_id is None:
-        return []
-    changes = [
-        f"{label} {_identity_value(name, getattr(b_id, name))} -> "
-        f"{_identity_value(name, getattr(c_id, name))}"
-        for name, label in IDENTITY_FIELDS
-        if getattr(b_id, name) != getattr(c_id, name)
-    ]
-    return [f"model files changed: {', '.join(changes)}"] if changes else []
-
-
-def _identity_value(name: str, value: object) -> str:
-    if value is None or value == "":
-        return "none"
-    if name == "weights_bytes" and isinstance(value, int):
-        return f"{value / 2**20:.1f} MiB"
-    text = str(value)
-    return text[:12] if name.endswith("sha256") or name == "revision" else text
 
 
 def _metric_deltas(
@@ -392,7 +327,12 @@ def _case_delta(
         )
     reasons = [
         *machine_reasons,
-        *_not_comparable(base, cur, baseline, current, thresholds),
+        *not_comparable(
+            base,
+            cur,
+            (baseline.models.get(base.model), current.models.get(cur.model)),
+            allow_model_change=thresholds.allow_model_change,
+        ),
         *([] if thresholds.allow_dirty_machine else dirty_sides(base, cur)),
     ]
     if reasons:

@@ -4,8 +4,10 @@ A change is ``regressed`` or ``improved`` only when it is at least the minimum e
 Mann-Whitney U test finds it significant at alpha. When the sample sizes cannot reach
 significance at all (3 vs 3: the smallest p is 0.1), the answer is ``inconclusive`` with the
 sample count that would be needed, never ``unchanged``. A change at least as large as the
-minimum effect that the test does not find significant is ``inconclusive`` too (with its p).
-``unchanged`` needs samples that could have shown a change, or identical samples.
+minimum effect that the test does not find significant is ``inconclusive`` too (with its p),
+never ``unchanged``. ``unchanged`` needs samples that could have shown a change, or identical
+samples: a tested change under the minimum effect, or a significant one in seconds smaller than
+the timer's jitter (:data:`TIMER_JITTER_S`).
 
 Timings (seconds, tokens per second, and ratios, which are mostly ratios of timings) vary from
 run to run, so without enough samples they are never judged. Counted quantities (bytes, counts,
@@ -85,14 +87,22 @@ def decide(
         return Decision(Verdict.UNCHANGED, change, None, "identical samples")
     better = change > 0 if higher_is_better else change < 0
     moved = Verdict.IMPROVED if better else Verdict.REGRESSED
-    small = abs(change) < effect or (unit is Unit.SECONDS and abs(c - b) < TIMER_JITTER_S)
+    under_effect = abs(change) < effect
+    jitter = unit is Unit.SECONDS and abs(c - b) < TIMER_JITTER_S
+    small = under_effect or jitter
+    apart_ms, jitter_ms = abs(c - b) * 1000, TIMER_JITTER_S * 1000
+    why_small = (
+        f"under the {effect:.0%} minimum effect"
+        if under_effect
+        else f"{apart_ms:.2g} ms apart, under the {jitter_ms:g} ms timer jitter"
+    )
     if not can_reach(n1, n2, alpha):
         needed = needed_n(alpha)
         if unit in TIMED_UNITS and not once_a_case:
             return Decision(Verdict.INCONCLUSIVE, change, None, too_few_note(alpha), needed)
         large = max(LARGE_CHANGE, effect)
         if small:
-            note = f"a count under the {effect:.0%} minimum effect (too few samples for a test)"
+            note = f"a count {why_small} (too few samples for a test)"
             return Decision(Verdict.UNCHANGED, change, None, note)
         if abs(change) >= large:
             note = f"a count that moved {large:.0%} or more (too few samples for a test)"
@@ -105,14 +115,14 @@ def decide(
         note += f"{effect:.0%}-{large:.0%}"
         return Decision(Verdict.INCONCLUSIVE, change, None, note, needed)
     p_value = mann_whitney_u(baseline, current)
-    if small:
-        return Decision(
-            Verdict.UNCHANGED,
-            change,
-            p_value,
-            f"p={p_value:.3g}, under the {effect:.0%} minimum effect",
-        )
-    if p_value < alpha:
+    significant = p_value < alpha
+    if under_effect or (jitter and significant):
+        return Decision(Verdict.UNCHANGED, change, p_value, f"p={p_value:.3g}, {why_small}")
+    if significant:
         return Decision(moved, change, p_value, f"p={p_value:.3g}, minimum effect {effect:.0%}")
+    # over the minimum effect and not significant: the samples cannot tell, even where the
+    # difference is under the timer's jitter (it is not shown to be noise either)
     note = f"p={p_value:.3g}, not significant at alpha {alpha:g}"
+    if jitter:
+        note += f"; {why_small}"
     return Decision(Verdict.INCONCLUSIVE, change, p_value, note)

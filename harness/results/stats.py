@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from harness.core.summary import median_ci as median_ci  # lives with the one Summary
+
 
 def _ranks(values: Sequence[float]) -> list[float]:
     """Average ranks (1-based), ties sharing the mean of their positions."""
@@ -155,28 +157,6 @@ def _drawn_indices(u: Any, n: int) -> Any:
     import numpy as np
 
     return np.clip(np.ceil(n * u).astype(np.int64) - 1, 0, n - 1)
-
-
-def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
-    """Distribution-free confidence interval of the median from order statistics.
-
-    The interval ``[x_(k), x_(n-k+1)]`` of the sorted samples covers the median with probability
-    ``1 - 2 P(Binomial(n, 1/2) <= k - 1)``; ``k`` is the largest that keeps this at least
-    ``confidence``. None when no interval can reach it (at 95%: fewer than 6 samples)."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    ordered = sorted(samples)
-    n = len(ordered)
-    tail = (1 - confidence) / 2
-    cumulative, k = 0.0, 0
-    while k < n // 2:
-        cumulative += math.comb(n, k) / 2**n  # P(B = k), summed: P(B <= k)
-        if cumulative > tail:
-            break
-        k += 1
-    if k == 0:
-        return None
-    return (ordered[k - 1], ordered[n - k])
 
 
 def relative_ci_width(samples: Sequence[float], confidence: float = 0.95) -> float:

@@ -1,4 +1,18 @@
-"""From what a case measured to its status: gates first, then the suite's expectation."""
+"""From what a case measured to its status: gates first, then the suite's expectation.
+
+Every gate is decided on the metric's one summary (:attr:`harness.core.types.Metric.summary`),
+by :func:`harness.spec.gates.evaluate_gate`, with two rules on top:
+
+- a relative gate is judged only against the same point: when the baseline's case cannot be
+  compared with this one (``apart``: its params, model files, scenario version or inputs
+  changed; the rule compare uses, :func:`harness.results.comparability.not_comparable`), the
+  gate is "not evaluated" and says why, never judged against the old point;
+- on a dirty machine (busy, throttled, on battery, ...: ``dirty``) load only slows a run: a
+  time only grows and a rate only falls. So an absolute gate that passes in the direction load
+  works against (a floor on tok/s or req/s, a ceiling on seconds) passes, and says it held on a
+  busy machine. Any other gate measured there (a miss, an undecided interval, a relative gate,
+  a metric load does not slow that way) is "not judged", with why.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +20,27 @@ from collections.abc import Mapping
 
 from harness.core.check_types import CheckVerdict
 from harness.core.metrics import MetricSpec
-from harness.core.types import Case, Expectation, ExpectKind, Gate, GateResult, Metric, Status
+from harness.core.types import (
+    Case,
+    Expectation,
+    ExpectKind,
+    Gate,
+    GateResult,
+    Metric,
+    Status,
+    Unit,
+)
 from harness.results.machine_flags import dirty_line
 from harness.runner.check_expectation import judge_checks
 from harness.spec.gates import evaluate_gate
+
+# the gates load cannot make pass: per unit, the operators of a bound load works against
+# (load makes a time longer and a rate lower, never the other way)
+LOAD_PROOF = {
+    Unit.SECONDS: frozenset({"<", "<="}),
+    Unit.TOKENS_PER_SECOND: frozenset({">", ">="}),
+    Unit.REQUESTS_PER_SECOND: frozenset({">", ">="}),
+}
 
 
 def judge(
@@ -20,24 +51,26 @@ def judge(
     specs: Mapping[str, MetricSpec],
     baseline: Mapping[str, Metric] | None = None,
     dirty: tuple[str, ...] = (),
+    apart: tuple[str, ...] = (),
     checks: tuple[CheckVerdict, ...] = (),
 ) -> tuple[Status, tuple[GateResult, ...], str | None]:
     """``dirty``: why the case's samples cannot be trusted (the machine was busy, throttled,
-    ...): its gates are then not judged, and say why. ``checks``: the case's verdict per check,
-    for a known-broken entry that names checks."""
+    ...); ``apart``: why the baseline's case is not comparable with this one (params changed,
+    model files changed, ...). See the module's rules. ``checks``: the case's verdict per
+    check, for a known-broken entry that names checks."""
     by_name = {m.name: m for m in metrics}
     gates: tuple[GateResult, ...] = ()
-    if status is Status.PASSED and dirty:
-        gates = tuple(_not_judged(gate, by_name.get(gate.metric), dirty) for gate in case.gates)
-    elif status is Status.PASSED:
+    if status is Status.PASSED:
         gates = tuple(
-            evaluate_gate(
+            judge_gate(
                 gate,
                 by_name.get(gate.metric),
                 higher_is_better=specs[gate.metric].higher_is_better
                 if gate.metric in specs
                 else True,
                 baseline=(baseline or {}).get(gate.metric),
+                dirty=dirty,
+                apart=apart,
             )
             for gate in case.gates
         )
@@ -61,13 +94,65 @@ def judge(
     return status, gates, reason
 
 
-def _not_judged(gate: Gate, metric: Metric | None, dirty: tuple[str, ...]) -> GateResult:
-    measured = metric.median if metric is not None and metric.samples else None
+def judge_gate(
+    gate: Gate,
+    metric: Metric | None,
+    *,
+    higher_is_better: bool,
+    baseline: Metric | None,
+    dirty: tuple[str, ...] = (),
+    apart: tuple[str, ...] = (),
+) -> GateResult:
+    """One gate of a passed case, by the module's rules."""
+    if gate.relative and apart and baseline is not None:
+        return _apart(gate, metric, apart)
+    result = evaluate_gate(gate, metric, higher_is_better=higher_is_better, baseline=baseline)
+    if not dirty or _measured(metric) is None:  # nothing measured: that is the reason
+        return result
+    if result.passed is True and metric is not None and load_proof(gate, metric.unit):
+        detail = result.message.removeprefix(f"{gate.metric} ok: ")
+        return GateResult(
+            gate,
+            result.measured,
+            True,
+            f"{gate.metric} ok on a dirty machine (load only slows a run, so a pass holds): "
+            f"{detail}; {dirty_line(dirty)}",
+        )
+    return _not_judged(gate, metric, dirty)
+
+
+def load_proof(gate: Gate, unit: Unit) -> bool:
+    """Whether a pass of ``gate`` on a metric in ``unit`` holds however loaded the machine was:
+    an absolute floor on a rate or ceiling on a time (load only slows a run)."""
+    return not gate.relative and gate.op in LOAD_PROOF.get(unit, frozenset())
+
+
+def _measured(metric: Metric | None) -> float | None:
+    return metric.summary.median if metric is not None and metric.summary.n else None
+
+
+def _apart(gate: Gate, metric: Metric | None, apart: tuple[str, ...]) -> GateResult:
     return GateResult(
         gate,
-        measured,
+        _measured(metric),
         None,
-        f"{gate.metric} {gate.expression}: not judged: {dirty_line(dirty)} "
+        f"{gate.metric} {gate.expression}: not evaluated: the baseline's case is not "
+        f"comparable ({'; '.join(apart)}); a relative gate is judged against the same point only",
+    )
+
+
+def _not_judged(gate: Gate, metric: Metric | None, dirty: tuple[str, ...]) -> GateResult:
+    if gate.relative:
+        why = "a relative gate is not judged on samples taken there"
+    elif metric is not None and load_proof(gate, metric.unit):
+        why = "a miss or an undecided interval there may be the load's"
+    else:
+        why = "only a floor on a rate or a ceiling on a time that passes is judged there"
+    return GateResult(
+        gate,
+        _measured(metric),
+        None,
+        f"{gate.metric} {gate.expression}: not judged: {dirty_line(dirty)}; {why} "
         "(--allow-dirty-machine judges it anyway)",
     )
 

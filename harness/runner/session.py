@@ -23,6 +23,7 @@ from harness.core.types import (
     CaseResult,
     ExpectKind,
     GateResult,
+    ModelIdentity,
     PinSetInfo,
     RunRecord,
     Shard,
@@ -30,6 +31,7 @@ from harness.core.types import (
     SuiteInfo,
 )
 from harness.probe.machine import MemoryBudget
+from harness.results.comparability import not_comparable
 from harness.results.machine_flags import dirty_in
 from harness.results.store import RUN_FILE, RunWriter, check_report_root, load_run
 from harness.runner.blas import planned_blas, worker_env
@@ -106,6 +108,7 @@ class RunSession:
         turns: Turns | None = None,
         selection: Sequence[str] = (),
         allow_dirty_machine: bool = False,
+        allow_model_change: bool = False,
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
         ``shard``: this run holds that shard of its plan (written in the record's start);
@@ -147,10 +150,11 @@ class RunSession:
             )
         self.baseline = baseline
         self.allow_dirty_machine = allow_dirty_machine  # judge gates on a dirty machine anyway
+        self.allow_model_change = allow_model_change  # relative gates across model files too
         self.stopped: RunInterrupted | None = None
         self._baseline_cases = {r.case_id: r for r in baseline.results} if baseline else {}
         self._live: _LiveModel | None = None
-        self._identities: set[str] = set()
+        self._identities: dict[str, ModelIdentity] = {}  # this run's, by model key
         self._preflight = Preflighter(budget=memory_budget)
         self._probed: set[str] = set()
         self._planned: dict[str, Case] = {}
@@ -216,11 +220,10 @@ class RunSession:
 
     def _record_identity(self, case: Case, live: _LiveModel) -> None:
         if case.model.key not in self._identities:
-            self._identities.add(case.model.key)
+            identity = model_identity(case.model, live.server)
+            self._identities[case.model.key] = identity
             with signals_deferred():
-                self.writer.model(
-                    model_identity(case.model, live.server), device=live.device, blas=live.blas
-                )
+                self.writer.model(identity, device=live.device, blas=live.blas)
 
     def _check(self, case: Case) -> Preflight | None:
         """Probe (once per model, recorded) and policy for ``case``, before any load."""
@@ -425,6 +428,7 @@ class RunSession:
                     baseline={m.name: m for m in before.metrics} if before else None,
                     dirty=() if self.allow_dirty_machine else dirty_in(outcome.artifacts),
                     checks=outcome.checks,
+                    apart=self._apart(case, outcome, before),
                 )
         return dataclasses.replace(
             bare(case, status, reason, started, time.perf_counter() - start),
@@ -435,6 +439,24 @@ class RunSession:
             preflight=outcome.preflight,
             checks=outcome.checks,
             skip_cause=skip_cause(case, outcome) if status is Status.SKIPPED else None,
+        )
+
+    def _apart(self, case: Case, outcome: Outcome, before: CaseResult | None) -> tuple[str, ...]:
+        """Why the baseline's result of ``case`` is not comparable with what it measured now
+        (compare's rule, :func:`not_comparable`): its relative gates are then not judged."""
+        if before is None or self.baseline is None:
+            return ()
+        now = dataclasses.replace(
+            bare(case, outcome.status, outcome.reason, "", 0.0),
+            artifacts=outcome.artifacts,
+            scenario_version=outcome.version,
+        )
+        identities = (
+            self.baseline.models.get(before.model),
+            self._identities.get(case.model.key),
+        )
+        return tuple(
+            not_comparable(before, now, identities, allow_model_change=self.allow_model_change)
         )
 
     def record_result(self, case: Case, result: CaseResult) -> CaseResult:

@@ -1,6 +1,9 @@
 """Gate expressions: ``">= 5"`` (absolute, in the metric's unit) or ``"-5%"`` (vs baseline).
 
-A gate judges the change, not the noise. Each is decided on an interval:
+A gate judges the change, not the noise, on the metric's one
+:class:`harness.core.summary.Summary` (median, interval and n over the finite samples; a NaN or
+infinite sample is dropped and counted: "median of 4, 1 sample dropped"). Each is decided on an
+interval:
 
 - absolute: the 95% interval of the median (order statistics; with fewer than 6 samples the
   range of the samples, which covers the median less often and is wider). It passes when the
@@ -18,11 +21,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 
+from harness.core.summary import Summary
 from harness.core.types import Gate, GateResult, Metric
 from harness.results.significance import TIMED_UNITS, relative_change
-from harness.results.stats import bootstrap_ratio_ci, median_ci, median_noise
+from harness.results.stats import bootstrap_ratio_ci, median_noise
 
 MAX_SUGGESTED = 1000  # "about N samples" above this says "more than 1000"
 
@@ -66,30 +69,19 @@ def evaluate_gate(
 ) -> GateResult:
     """Check ``gate`` against ``metric`` (and ``baseline`` when relative); ``passed`` None when
     it cannot be judged, with the reason (and what would decide it) in the message."""
-    if metric is None or not _finite(metric.samples) or math.isnan(metric.median):
+    if metric is None or metric.summary.n == 0:
         return GateResult(gate, None, None, f"{gate.metric}: not evaluated: not measured")
     if not gate.relative:
         return _absolute(gate, metric)
-    if baseline is None or not _finite(baseline.samples) or math.isnan(baseline.median):
+    if baseline is None or baseline.summary.n == 0:
         return GateResult(
             gate,
-            metric.median,
+            metric.summary.median,
             None,
             f"{gate.metric} {gate.expression}: not evaluated: no baseline "
             "(give --baseline a run that has this case)",
         )
     return _relative(gate, metric, baseline, higher_is_better)
-
-
-def _finite(samples: Sequence[float]) -> list[float]:
-    return [s for s in samples if math.isfinite(s)]
-
-
-def median_interval(samples: Sequence[float]) -> tuple[float, float]:
-    """The 95% interval of the median (:func:`median_ci`), or the samples' range when there are
-    too few for one (fewer than 6; one sample: the point)."""
-    finite = sorted(_finite(samples))
-    return median_ci(finite) or (finite[0], finite[-1])
 
 
 def _samples_to_decide(n: int, half_width: float, distance: float) -> str:
@@ -101,15 +93,15 @@ def _samples_to_decide(n: int, half_width: float, distance: float) -> str:
 
 
 def _absolute(gate: Gate, metric: Metric) -> GateResult:
-    finite = _finite(metric.samples)
-    measured, unit, n = metric.median, metric.unit.value, len(finite)
-    low, high = median_interval(finite)
+    summary = metric.summary
+    measured, unit, n = summary.median, metric.unit.value, summary.n
+    low, high = summary.interval
     meets_low = bool(_OPS[gate.op](low, gate.threshold))
     meets_high = bool(_OPS[gate.op](high, gate.threshold))
     interval = f"; 95% interval {low:.4g}..{high:.4g}" if n > 1 else ""
     detail = (
         f"expected {gate.op} {gate.threshold:g} {unit}, measured {measured:.4g} {unit} "
-        f"(median of {n}{interval})"
+        f"({summary.counted()}{interval})"
     )
     if meets_low and meets_high:
         return GateResult(gate, measured, True, f"{gate.metric} ok: {detail}")
@@ -123,17 +115,20 @@ def _absolute(gate: Gate, metric: Metric) -> GateResult:
     return GateResult(gate, measured, None, message)
 
 
-def _side(name: str, samples: Sequence[float]) -> str:
-    """``baseline ±19.4% n=5``: how uncertain one side's median is."""
-    noise = median_noise(samples)
-    return f"{name} {f'±{noise:.1%} ' if noise is not None else ''}n={len(samples)}"
+def _side(name: str, summary: Summary) -> str:
+    """``baseline ±19.4% n=5``: how uncertain one side's median is (``n=4, 1 dropped`` when a
+    sample was NaN or infinite)."""
+    noise = median_noise(summary.finite)
+    dropped = f", {summary.dropped} dropped" if summary.dropped else ""
+    return f"{name} {f'±{noise:.1%} ' if noise is not None else ''}n={summary.n}{dropped}"
 
 
 def _relative(gate: Gate, metric: Metric, baseline: Metric, higher_is_better: bool) -> GateResult:
-    before, after = _finite(baseline.samples), _finite(metric.samples)
-    measured, unit, allowed = metric.median, metric.unit.value, gate.threshold
-    change = relative_change(baseline.median, measured)
-    sides = f"{_side('baseline', before)}, {_side('current', after)}"
+    base_sum, cur_sum = baseline.summary, metric.summary
+    before, after = base_sum.finite, cur_sum.finite
+    measured, unit, allowed = cur_sum.median, metric.unit.value, gate.threshold
+    change = relative_change(base_sum.median, measured)
+    sides = f"{_side('baseline', base_sum)}, {_side('current', cur_sum)}"
     head = f"{gate.metric} {gate.expression}"
     if metric.unit in TIMED_UNITS and min(len(before), len(after)) < 2:
         message = (
@@ -142,7 +137,7 @@ def _relative(gate: Gate, metric: Metric, baseline: Metric, higher_is_better: bo
         )
         return GateResult(gate, measured, None, message)
     ratio_low, ratio_high = bootstrap_ratio_ci(before, after)
-    if math.isnan(ratio_low) or baseline.median == 0:
+    if math.isnan(ratio_low) or base_sum.median == 0:
         message = f"{head}: not evaluated: the baseline's median is 0 (no relative change)"
         return GateResult(gate, measured, None, message)
     low, high = ratio_low - 1, ratio_high - 1
@@ -152,7 +147,7 @@ def _relative(gate: Gate, metric: Metric, baseline: Metric, higher_is_better: bo
     within = low >= line - slack if higher_is_better else high <= line + slack
     change_text = f"{change:+.1%} (95% {low:+.1%}..{high:+.1%})"
     detail = (
-        f"{change_text} from {baseline.median:.4g} to {measured:.4g} {unit}, "
+        f"{change_text} from {base_sum.median:.4g} to {measured:.4g} {unit}, "
         f"allowed {allowed:.1%} worse; {sides}"
     )
     if beyond:

@@ -87,14 +87,14 @@ def test_newly_failing_cases_give_their_reason_and_untrusted_text_is_plain() -> 
 def test_the_section_lists_what_moved_and_counts_the_undecided_with_their_need() -> None:
     comparison, cur = _comparison()
     view = build_view(comparison)
-    assert view.counts == (("🔻 regressed", 1), ("❔ inconclusive", 1), ("= unchanged", 1))
+    assert view.counts == (("🟥 regressed", 1), ("❔ inconclusive", 1), ("= unchanged", 1))
     assert view.metric_counts == view.counts
     assert view.inconclusive == (
         "1 metric comparison(s) had too few samples to decide: needs n >= 4 a side "
         "(repeats: 4 or more)",
     )
     markdown = render_markdown(cur, with_comparison(comparison))
-    assert "Cases: 🔻 regressed: **1** · ❔ inconclusive: **1** · = unchanged: **1**" in markdown
+    assert "Cases: 🟥 regressed: **1** · ❔ inconclusive: **1** · = unchanged: **1**" in markdown
     assert "**Inconclusive:** 1 metric comparison(s) had too few samples" in markdown
     row = next(line for line in markdown.splitlines() if "🔻 regressed | slow" in line)
     assert "| 5 vs 5 |" in row and "-53.0%" in row

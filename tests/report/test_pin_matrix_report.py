@@ -42,7 +42,7 @@ def test_view_has_a_column_pair_per_pin_set_and_step() -> None:
     )
     assert "drift" in view.timing_note
     slows = next(row for row in view.matrix.rows if row[0].text == "slows")
-    assert slows[4].text == "🔻 regressed" and "decode_tps -20.0%" in (slows[4].note or "")
+    assert slows[4].text == "🟥 regressed" and "decode_tps -20.0%" in (slows[4].note or "")
     assert "decode 80.0 tok/s" in (slows[5].note or "")
 
 
