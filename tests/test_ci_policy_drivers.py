@@ -195,14 +195,17 @@ def test_compare_and_report_name_the_model_change_and_fail_closed(
     captured = capsys.readouterr()
     assert "model files changed: config.json" in captured.out  # compare.md says why
     assert "policy: not-comparable: 1 cases not comparable" in captured.err
-    assert main(["compare", base, str(reports / "cur"), "--allow-model-change"]) == 0
-    capsys.readouterr()
+    # allowed, the case is compared: no not-comparable finding (the fake's timings may still
+    # differ by the machine's noise, so the exit is not asserted: no test depends on timing)
+    main(["compare", base, str(reports / "cur"), "--allow-model-change"])
+    assert "not-comparable" not in capsys.readouterr().err
     # report judges the same way: the comparison section names the change, the exit fails
     assert main(["report", str(reports / "cur"), "--baseline", base]) == 1
     out = capsys.readouterr().out
     assert "policy: not-comparable: 1 cases" in out
     assert "model files changed: config.json" in (reports / "cur" / "report.md").read_text()
-    assert main(["report", str(reports / "cur"), "--baseline", base, "--allow-model-change"]) == 0
+    main(["report", str(reports / "cur"), "--baseline", base, "--allow-model-change"])
+    assert "not-comparable" not in capsys.readouterr().out
 
 
 def test_a_run_with_k_records_its_selection_and_compare_says_not_selected(
