@@ -15,7 +15,7 @@ from harness.cli import main
 from harness.core.check_types import CheckStatus
 from harness.core.types import Status
 from harness.results.store import load_run
-from harness.scenarios.api_contracts.catalog import CHECK_NAMES
+from harness.scenarios.api_contracts.catalog import DEFAULT_CHECKS
 from tests.servers.planted_process import planted_server
 from tests.servers.planted_requests import Plant
 
@@ -52,7 +52,7 @@ def test_each_run_records_every_checks_own_verdict(runs: dict[str, Path]) -> Non
     assert {c["name"]: c["status"] for c in line["result"]["checks"]}["top_k"] == "fail"
     for name, failing in (("clean", set()), ("topk", {"top_k"}), ("seed", {"seed"})):
         (result,) = load_run(runs[name]).results
-        assert [c.name for c in result.checks] == list(CHECK_NAMES)
+        assert [c.name for c in result.checks] == list(DEFAULT_CHECKS)
         assert {c.name for c in result.checks if c.status is not CheckStatus.PASS} == failing
         assert result.status is (Status.FAILED if failing else Status.PASSED)
 
