@@ -15,13 +15,12 @@ row, chosen from all of them. Up to :data:`MAX_MODELS` variants a table, in run 
 from __future__ import annotations
 
 import math
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
-from harness.report.formatting import MISSING, choose_scale, finite, params_label
+from harness.report.formatting import MISSING, choose_scale, params_label
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table, metric_label
 
@@ -95,8 +94,11 @@ def variant_groups(run: RunRecord) -> tuple[tuple[Variants, ...], tuple[str, ...
 
 
 def _median(metric: Metric) -> float | None:
-    values = finite(metric.samples)
-    return statistics.median(values) if values else None
+    """The one summary's median (finite samples only); None when nothing was measured. Counts
+    (checks passed, errors) are the suite's choice, not a property of a variant: left out."""
+    if metric.unit is Unit.COUNT or metric.summary.n == 0:
+        return None
+    return metric.summary.median
 
 
 def _collect(

@@ -126,3 +126,20 @@ def test_metrics_of_one_short_label_are_one_row_each_by_full_name() -> None:
     labels = [row[1].text for row in table.rows]
     assert labels == ["load.mlx_peak_bytes", "memory.mlx_peak_bytes"]
     assert gfm_problems(render_markdown(_probed(run, {"f32": SMOLLM, "q4": SMOLLM}))) == []
+
+
+def test_counts_and_unmeasured_metrics_are_not_compared() -> None:
+    """Checks passed is the suite's choice, not a variant's property; a metric with no finite
+    sample has no median: neither gets a row."""
+    passed = "api_contracts.passed"
+    nan = float("nan")
+    run = make_run(
+        [
+            case(m, "api_contracts", metrics=[metric(passed, Unit.COUNT, v), metric(DECODE, u, w)])
+            for m, v, u, w in (
+                ("a", 14.0, Unit.TOKENS_PER_SECOND, nan),
+                ("b", 4.0, Unit.TOKENS_PER_SECOND, nan),
+            )
+        ]
+    )
+    assert side_by_side.build(_probed(run, {"a": SMOLLM, "b": SMOLLM})) is None
