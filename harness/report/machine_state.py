@@ -65,6 +65,15 @@ def _row(result: CaseResult, state: Mapping[str, Any]) -> tuple[Cell, ...]:
     )
 
 
+def _waited(state: Mapping[str, Any]) -> Cell:
+    """How long the case waited for other processes to go quiet, and whether they did."""
+    waited = _number(state.get("waited_for_quiet_s"))
+    if waited is None:
+        return Cell(MISSING)
+    outcome = "quiet" if state.get("quiet") is True else "still busy"
+    return Cell(f"{waited:.1f} s ({outcome})", sort=waited)
+
+
 def _state_line(state: Mapping[str, Any]) -> str:
     before = state.get("before")
     if not isinstance(before, Mapping):
@@ -98,7 +107,7 @@ def build(run: RunRecord) -> MachineStates | None:
     if not found:
         return None
     found.sort(key=lambda pair: not dirty_reasons(pair[0]))  # dirty first, else run order
-    columns = (
+    columns: tuple[Column, ...] = (
         Column("case"),
         Column("machine", css="nowrap"),
         Column(
@@ -110,6 +119,16 @@ def build(run: RunRecord) -> MachineStates | None:
         Column("why"),
     )
     rows = tuple(_row(r, s) for r, s in found)
+    if any("waited_for_quiet_s" in s for _, s in found):  # the suite's wait_for_quiet_s
+        title = "before the case, the wait for other processes to go quiet (wait_for_quiet_s)"
+        columns = (
+            *columns[:-1],
+            Column("waited for quiet", numeric=True, title=title),
+            columns[-1],
+        )
+        rows = tuple(
+            (*row[:-1], _waited(s), row[-1]) for row, (_, s) in zip(rows, found, strict=True)
+        )
     dirty = sum(1 for r, _ in found if dirty_reasons(r))
     return MachineStates(Table(columns, rows), len(found), dirty, _state_line(found[-1][1]))
 
@@ -117,14 +136,33 @@ def build(run: RunRecord) -> MachineStates | None:
 def machine_lines(run: RunRecord) -> list[str]:
     """``machine: 2 of 8 cases measured on a dirty machine: their gates not judged (first: ...)``,
     or nothing when every case was measured on a clean machine."""
+    lines = _wait_lines(run)
     dirty = [(r.case_id, dirty_reasons(r)) for r in run.results if dirty_reasons(r)]
     if not dirty:
-        return []
+        return lines
     measured = sum(1 for r in run.results if _state(r) is not None)
     case_id, reasons = dirty[0]
     return [
+        *lines,
         f"machine: {len(dirty)} of {measured} cases measured on a dirty machine "
-        f"(first: {plain(case_id)}: {plain(dirty_line(reasons), 200)})"
+        f"(first: {plain(case_id)}: {plain(dirty_line(reasons), 200)})",
+    ]
+
+
+def _wait_lines(run: RunRecord) -> list[str]:
+    """``machine: waited for quiet before 3 cases, 42 s in all; 1 still busy after its wait``."""
+    waits = [
+        (waited, state.get("quiet") is True)
+        for r in run.results
+        if (state := _state(r)) is not None
+        and (waited := _number(state.get("waited_for_quiet_s"))) is not None
+    ]
+    if not waits:
+        return []
+    busy = sum(1 for _, quiet in waits if not quiet)
+    return [
+        f"machine: waited for quiet before {len(waits)} cases, {sum(w for w, _ in waits):.0f} s "
+        f"in all; {busy} still busy after the wait (wait_for_quiet_s)"
     ]
 
 

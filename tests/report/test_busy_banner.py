@@ -61,3 +61,42 @@ def test_the_busy_banner(run: RunRecord, banner: str | None) -> None:
         summary = markdown.split("\n## ", 2)[1]
         assert "**⚠ busy machine:**" in summary and "Summary" in summary.splitlines()[0]
         assert "⚠ busy machine:</strong>" in render_html(run)
+
+
+def _waited(name: str, waited: float | None, quiet: bool) -> CaseResult:
+    state: dict[str, object] = {"dirty": [] if quiet else [BUSY], "runs": []}
+    if waited is not None:
+        state |= {"waited_for_quiet_s": waited, "quiet": quiet}
+    return dataclasses.replace(case(name, "throughput"), artifacts={"machine_state": state})
+
+
+@pytest.mark.parametrize(
+    ("results", "line", "cells"),
+    [
+        ([_waited("a", None, True)], None, None),  # no wait_for_quiet_s: no column, no line
+        (
+            [_waited("a", 12.04, True), _waited("b", 60.0, False)],
+            "machine: waited for quiet before 2 cases, 72 s in all; 1 still busy after the wait "
+            "(wait_for_quiet_s)",
+            ("12.0 s (quiet)", "60.0 s (still busy)"),
+        ),
+    ],
+)
+def test_the_wait_for_quiet_is_shown(
+    results: list[CaseResult], line: str | None, cells: tuple[str, ...] | None
+) -> None:
+    from harness.report.machine_state import build, machine_lines
+
+    run = make_run(results)
+    lines = machine_lines(run)
+    assert (lines[0] if lines and lines[0].startswith("machine: waited") else None) == line
+    built = build(run)
+    assert built is not None
+    labels = [c.label for c in built.table.columns]
+    if cells is None:
+        assert "waited for quiet" not in labels
+    else:
+        at = labels.index("waited for quiet")
+        assert labels[-1] == "why"
+        assert {row[at].text for row in built.table.rows} == set(cells)
+        assert "waited for quiet" in render_markdown(run)
