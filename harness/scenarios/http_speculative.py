@@ -14,7 +14,10 @@ engine, mlx_lm.server's ``num_draft_tokens: 0``; else a twin server, below). The
 - decode tok/s of each, as ``http_throughput`` counts it (tokens after the first chunk over
   the first to the last chunk), and speed-up = drafted decode / baseline decode, same run
   (decode only: the second request of a pair may find the prompt in the server's cache);
-- time to first token of each.
+- time to first token of each;
+- where the two texts were compared and agreed, one more greedy request with another prompt:
+  when it gets the same text, the agreement proves nothing (a model whose answer does not
+  depend on its prompt) and the case fails with "not judged: ..." (issue 36's rule).
 
 The two sides must differ by the draft alone: start the server without its prompt cache
 (mlx_lm.server ``--prompt-cache-size 0``). With it on, the second request of a pair reuses the
@@ -33,7 +36,7 @@ says why.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -69,6 +72,7 @@ from harness.scenarios.http_draft import (
     text_mismatch,
     why_no_baseline,
 )
+from harness.scenarios.prompt_dependence import independence_line
 from harness.scenarios.prompts import PromptSource, text_of_about
 
 REQUEST_TIMEOUT_S = 600.0
@@ -152,6 +156,19 @@ def side(reply: StreamReply, model: Served) -> Side:
         server_acceptance(reply.timings),
         arrivals.tokens,
     )
+
+
+OTHER_TOPIC = "A different request entirely, about mountains and snow. "
+
+
+def other_prompt(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` with another prompt: its text (or its last message's) after another topic."""
+    if isinstance(body.get("prompt"), str):
+        return {**body, "prompt": OTHER_TOPIC + body["prompt"]}
+    messages = [dict(m) for m in body.get("messages") or []]
+    if messages and isinstance(messages[-1].get("content"), str):
+        messages[-1]["content"] = OTHER_TOPIC + messages[-1]["content"]
+    return {**body, "messages": messages}
 
 
 @dataclass(frozen=True)
@@ -254,7 +271,20 @@ class HttpSpeculative(BaseScenario[HttpSpeculativeParams]):
                 pair = self._pair(model, drafted, baseline)
                 pairs.append(pair)
                 ctx.run_done(pair.drafted.tokens + (pair.baseline.tokens if pair.baseline else 0))
-        return self._output(model, pairs[ctx.warmup :], pairs, artifacts)
+            blind = None
+            if target is not None and pairs and not any(p.mismatch for p in pairs):
+                path, body = self._request(model, params, 0)
+                other = send(model.endpoint, other_prompt(body), path)
+                if other.ok and other.content == pairs[0].drafted.text:
+                    blind = independence_line(
+                        f"a different prompt got the same greedy text ({len(other.content)} "
+                        "characters), so the drafted text matching the undrafted one proves "
+                        "nothing"
+                    )
+        out = self._output(model, pairs[ctx.warmup :], pairs, artifacts)
+        if blind is not None:
+            out = replace(out, failures=(*out.failures, blind))
+        return out
 
     @staticmethod
     def _request(

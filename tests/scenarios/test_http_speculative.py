@@ -17,7 +17,7 @@ from harness.backends.server_engines import Draft, ServerEngine, draft_args
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
 from harness.scenarios.draft_checks import Acceptance
 from harness.scenarios.http_draft import draft_off, server_acceptance, text_mismatch
-from harness.scenarios.http_speculative import SCENARIO, HttpSpeculativeParams
+from harness.scenarios.http_speculative import OTHER_TOPIC, SCENARIO, HttpSpeculativeParams
 from harness.spec.errors import SuiteInvalid
 from harness.spec.loader import load_suite
 from harness.spec.plan import plan
@@ -111,10 +111,11 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def scripted(drafted_text: str) -> Any:
+def scripted(drafted_text: str, *, prompt_blind: bool = False) -> Any:
     """A drafted server of a toy model: the answer without the draft is fixed; with the draft
     it is ``drafted_text`` (the same text: a sound draft; another: a broken one), with
-    llama-server-style timings counting its draft."""
+    llama-server-style timings counting its draft. Another prompt (the scenario's check that
+    answers depend on the prompt) gets the words in reverse, unless ``prompt_blind``."""
     plain = "the sea is wide and the ships are slow"
 
     def answer(method: str, path: str, body: Any) -> tuple[int, Any]:
@@ -122,6 +123,8 @@ def scripted(drafted_text: str) -> Any:
             return 200, {"data": [{"id": "scripted"}]}
         drafted = body.get("num_draft_tokens") != 0
         text = drafted_text if drafted else plain
+        if str(body.get("prompt", "")).startswith(OTHER_TOPIC) and not prompt_blind:
+            text = " ".join(reversed(text.split()))
         pieces = [w + " " for w in text.split()]
         timings = {"draft_n": 6, "draft_n_accepted": 5} if drafted else {}
         usage = {"prompt_tokens": 9, "completion_tokens": len(pieces)}
@@ -137,14 +140,27 @@ def run_against(url: str, **params: Any) -> ScenarioOutput:
     return SCENARIO.run(ctx, HttpSpeculativeParams(gen_tokens=9, **params))
 
 
+PLAIN = "the sea is wide and the ships are slow"
+
+
 def test_a_sound_draft_passes_with_its_acceptance() -> None:
-    with scripted_server(scripted("the sea is wide and the ships are slow")) as url:
+    with scripted_server(scripted(PLAIN)) as url:
         out = run_against(url, baseline_body={"num_draft_tokens": 0})
     assert out.failures == ()
     figures = {m.name: m.samples for m in out.metrics}
     assert figures["http_speculative.acceptance"] == (5 / 6, 5 / 6)
     assert len(figures["http_speculative.speedup"]) == 2
     assert out.artifacts["first_mismatch"] is None
+
+
+def test_a_prompt_blind_model_leaves_the_comparison_not_judged() -> None:
+    with scripted_server(scripted(PLAIN, prompt_blind=True)) as url:
+        out = run_against(url, baseline_body={"num_draft_tokens": 0})
+    (line,) = out.failures
+    assert line.startswith(
+        "not judged: the model's answer does not depend on the prompt: a different prompt got "
+        "the same greedy text (39 characters), so the drafted text matching the undrafted one"
+    )
 
 
 def test_planted_break_a_draft_that_changes_the_greedy_output_is_caught() -> None:
