@@ -192,6 +192,23 @@ def mismatch_failure(model: LoadedModel, runs: list[SideBySide]) -> str | None:
     )
 
 
+def prompt_blind(
+    model: LoadedModel, prompt: list[int], run: SideBySide, params: SpeculativeParams
+) -> str | None:
+    """Why "the draft kept the greedy output" proves nothing here (one line), else None: the
+    prompt with its first tokens replaced gets the same greedy tokens (issue 36's rule)."""
+    from harness.scenarios.prompt_dependence import foreign_prompt, independence_line
+
+    other = foreign_prompt(prompt, min(8, len(prompt)), model.vocab_size())
+    if baseline_request(model, other, params.gen_tokens).tokens != run.baseline.tokens:
+        return None
+    return independence_line(
+        f"the prompt with its first {min(8, len(prompt))} tokens replaced got the same "
+        f"{len(run.baseline.tokens)} greedy tokens, so the drafted output matching the "
+        "undrafted one proves nothing"
+    )
+
+
 def _prompts(model: LoadedModel, params: SpeculativeParams) -> list[list[int]]:
     if params.prompts is None:
         return [text_prompt(model, params.text_tokens)]
@@ -255,6 +272,8 @@ class SpeculativeScenario(BaseScenario[SpeculativeParams]):
         )
         artifacts.update(_facts(prompts, measured, runs))
         failure = mismatch_failure(model, runs)
+        if failure is None and runs:
+            failure = prompt_blind(model, prompts[0], runs[0], params)
         return ScenarioOutput(metrics, artifacts, failures=(failure,) if failure else ())
 
     def _runs(

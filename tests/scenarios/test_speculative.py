@@ -234,3 +234,28 @@ def test_drafts_that_cannot_be_used_fail_the_case(
     unknown = SpeculativeParams(draft={"embedded": "zoo/nope"})
     out = SCENARIO.run(_ctx(llama), unknown)
     assert out.failures == ("draft 'zoo/nope' is no embedded model; see `mlx-harness models list`",)
+
+
+class PromptBlind(MlxLmModel):
+    """A planted model whose greedy output ignores the prompt, drafted or not: the draft
+    keeping that output proves nothing."""
+
+    def stream_tokens(self, prompt: Sequence[int], **kwargs: Any) -> Iterator[int]:
+        return super().stream_tokens([1, 2, 3, 4], **kwargs)
+
+    def stream_drafted(
+        self, prompt: Sequence[int], draft: object, *, max_tokens: int, num_draft_tokens: int
+    ) -> Iterator[DraftedToken]:
+        return super().stream_drafted(
+            [1, 2, 3, 4], draft, max_tokens=max_tokens, num_draft_tokens=num_draft_tokens
+        )
+
+
+def test_a_prompt_blind_model_is_not_judged(llama: MlxLmModel, tiny_llama: Path) -> None:
+    blind = PromptBlind(llama.model, llama.tokenizer, llama.path)
+    out = _run(blind, tiny_llama, num_draft_tokens=3)
+    (failure,) = out.failures
+    assert failure.startswith(
+        "not judged: the model's answer does not depend on the prompt: the prompt with its "
+        "first 8 tokens replaced got the same 12 greedy tokens"
+    )
