@@ -1,6 +1,7 @@
 # The two commands a newcomer needs:
 #   make demo   - set up, prepare the embedded models, run the default suite (pytest suites/smoke.suite.yaml)
-#   make test   - set up, prepare the embedded models, run the test suite
+#   make test   - set up, lint (ruff, ruff format --check, mypy, lint-imports), prepare the
+#                 embedded models, run the test suite
 # Both create or reuse a local virtualenv in .venv; nothing is downloaded from a model hub.
 
 VENV ?= .venv
@@ -14,7 +15,9 @@ PYTEST_ARGS ?=
 demo: models
 	$(PY) -m pytest suites/smoke.suite.yaml $(PYTEST_ARGS)
 
-test: models
+# The lint comes first: a finding stops `make test` in seconds, with its output, before the models
+# are prepared and pytest starts.
+test: lint models
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 setup: system-deps $(STAMP)
@@ -75,8 +78,10 @@ mutation: setup
 	$(VENV)/bin/mutmut run --max-children 2
 	$(VENV)/bin/mutmut results
 
+# The same four commands are the pre-commit hooks (.pre-commit-config.yaml).
 lint: setup
 	$(VENV)/bin/ruff check harness tests conftest.py
+	$(VENV)/bin/ruff format --check harness tests conftest.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

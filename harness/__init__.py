@@ -1,3 +1,3 @@
 """mlx-harness: benchmarking and compatibility harness for local inference on MLX."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

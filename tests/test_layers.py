@@ -1,5 +1,7 @@
-"""The import layers and the no-cycle rule (``[tool.importlinter]`` in pyproject.toml), checked
-by import-linter on this tree, and shown to fail on a copy with a planted upward import or cycle.
+"""The import layers and the no-cycle rule (``[tool.importlinter]`` in pyproject.toml): shown to
+fail on a copy with a planted upward import or cycle, each report naming the planted import. The
+tree itself is checked by ``make lint``, which ``make test`` runs before pytest (and by the
+pre-commit hook), not again here.
 """
 
 from __future__ import annotations
@@ -29,21 +31,20 @@ def _lint(cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_tree_keeps_its_layers_and_has_no_cycle() -> None:
-    done = _lint(ROOT)
-    assert done.returncode == 0, done.stdout[-3000:]
-    assert "2 kept, 0 broken" in done.stdout
-
-
 PLANTED = [
-    # (file, line added, what import-linter must report)
+    # (file, line added, what import-linter must report: the planted import itself, so a break
+    # already in the tree cannot stand in for it)
     (
         "harness/core/types.py",
         "import harness.cli.run\n",
-        "harness.core is not allowed to import",
+        "- harness.core.types -> harness.cli.run ",
     ),
-    ("harness/runner/client.py", "import harness.report.render\n", "not allowed to import"),
-    ("harness/report/sections.py", "import harness.report.matrix\n", "No import cycles"),
+    (
+        "harness/runner/client.py",
+        "import harness.report.render\n",
+        "- harness.runner.client -> harness.report.render ",
+    ),
+    ("harness/report/sections.py", "import harness.report.matrix\n", "- .sections -> .matrix "),
 ]
 
 

@@ -255,7 +255,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from harness.results.store import RunFileError
 
     models = {item.nodeid: item.stash.get(MODELS_USED, []) for item in session.items}
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     found = list(benchmark_results(benchmarks, models, started))
     if not found:
         return

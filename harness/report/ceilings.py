@@ -50,7 +50,7 @@ def _when(value: object) -> str:
     number = _number(value)
     if number is None:
         return "at an unknown time"
-    moment = datetime.datetime.fromtimestamp(number, tz=datetime.timezone.utc)
+    moment = datetime.datetime.fromtimestamp(number, tz=datetime.UTC)
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 

@@ -22,9 +22,9 @@ import json
 import math
 from collections.abc import Mapping
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from harness.core.check_types import CheckVerdict
 from harness.core.preflight_types import PreflightRecord

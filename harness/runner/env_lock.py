@@ -33,6 +33,7 @@ def lock_versions(text: str, path: Path) -> dict[str, frozenset[str]]:
     writes (milliseconds for a lock of 100 packages) when every package matches it, else by
     parsing the TOML."""
     import tomllib
+
     from packaging.utils import canonicalize_name
 
     quick: dict[str, set[str]] = {}

@@ -18,7 +18,7 @@ from harness.results.codec import checks_from_json, metric_from_json
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def memory_metrics(memory: dict[str, Any]) -> list[Metric]:

@@ -14,7 +14,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -94,7 +94,7 @@ def _kept(found: Resolution, pinned: Mapping[str, str]) -> Resolution:
 def _record(path: Path, choices: Sequence[Choice], notes: Sequence[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {
-        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "choices": [{"pin": c.pin, "why": c.why} for c in choices],
         "notes": list(notes),
     }
