@@ -96,7 +96,7 @@ def test_the_section_lists_what_moved_and_counts_the_undecided_with_their_need()
     markdown = render_markdown(cur, with_comparison(comparison))
     assert "Cases: 🟥 regressed: **1** · ❔ inconclusive: **1** · = unchanged: **1**" in markdown
     assert "**Inconclusive:** 1 metric comparison(s) had too few samples" in markdown
-    row = next(line for line in markdown.splitlines() if "🔻 regressed | slow" in line)
+    row = next(line for line in markdown.splitlines() if "🟥 regressed | slow" in line)
     assert "| 5 vs 5 |" in row and "-53.0%" in row
     assert not any(line.startswith("| ❔ inconclusive") for line in markdown.splitlines())
     assert (
