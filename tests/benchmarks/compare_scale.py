@@ -6,6 +6,7 @@ terminal lines, compare.md, compare.html and changes.csv (their sizes too). Prin
 all and per case for load, compare and render, for each N given.
 
     .venv/bin/python tests/benchmarks/compare_scale.py 1000 3000 10000
+    .venv/bin/python tests/benchmarks/compare_scale.py --ab 10000   # and the bootstrap as it was
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 from harness.core.types import CaseResult, Machine, Metric, ModelIdentity, RunRecord, Status, Unit
 from harness.report import render_html, render_markdown
 from harness.report.change_list import changes_csv
 from harness.report.comparison import section
 from harness.report.comparison_text import comparison_lines
+from harness.results import stats
 from harness.results.compare import compare_runs
 from harness.results.store import load_run, write_record
 
@@ -60,7 +63,7 @@ def _per_case(label: str, took: float, n: int) -> str:
     return f"{label} {took:7.2f} s, {took / n * 1000:6.2f} ms a case"
 
 
-def main(sizes: list[int]) -> None:
+def main(sizes: list[int], ab: bool = False) -> None:
     rng = random.Random(0)
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
@@ -75,6 +78,13 @@ def main(sizes: list[int]) -> None:
         compared = time.perf_counter() - start
         counts = ", ".join(f"{k} {v.value}" for v, k in comparison.counts().most_common())
         print(f"{'':>13}{_per_case('compare', compared, n)} ({counts})", flush=True)
+        if ab:  # the bootstrap as it was: drawn afresh for every metric
+            with mock.patch.object(stats, "_drawn_pair", stats._drawn_pair.__wrapped__):
+                start = time.perf_counter()
+                fresh = compare_runs(base, cur)
+                took = time.perf_counter() - start
+            same = "the same" if fresh == comparison else "DIFFERENT"
+            print(f"{'':>13}{_per_case('drawn afresh', took, n)} ({same} verdicts and intervals)")
         start = time.perf_counter()
         lines = comparison_lines(comparison)
         sections = [section(comparison, "changes.csv")]
@@ -93,4 +103,5 @@ def main(sizes: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1000])
+    args = sys.argv[1:]
+    main([int(a) for a in args if a != "--ab"] or [1000], ab="--ab" in args)
