@@ -45,6 +45,9 @@ def visible(text: str, limit: int | None = None, *, breaks: str | None = None) -
     (with "…"), counted on what is shown.
     """
 
+    if _ACTING.search(text) is None:  # most text carries nothing to show: no substitution
+        return cut(text, limit)
+
     def shown(match: re.Match[str]) -> str:
         char = match.group()
         if breaks is not None and char in _LINE_BREAK_CHARS:

@@ -66,6 +66,8 @@ def md_finalize(value: object) -> object:
     Markup value (built here from escaped parts) still has its acting characters shown."""
     if value is None:
         return ""
+    if type(value) is int or type(value) is float:  # a number carries no acting character
+        return str(value)
     if isinstance(value, Markup):
         return Markup(visible(str(value), breaks="\n"))
     return md_escape(str(value))
@@ -80,6 +82,8 @@ def html_finalize(value: object) -> object:
     """
     if value is None:
         return value
+    if type(value) is int or type(value) is float:  # a number carries no acting character
+        return str(value)
     if hasattr(value, "__html__"):
         return Markup(visible(str(value.__html__()), breaks="\n"))
     return visible(str(value), breaks="\n")

@@ -20,6 +20,7 @@ from harness.report.contents import default_sections
 from harness.report.escape import html_finalize, md_finalize, md_url
 from harness.report.md_blocks import gfm_blocks
 from harness.report.sections import PLUGIN_PREFIX, BuiltSection, Section
+from harness.report.table_html import html_rows
 from harness.results.report_dir import make_dir, write_text_atomic
 
 MD_FILE = "report.md"
@@ -52,6 +53,8 @@ def _environment(kind: str, sections: Sequence[Section] = ()) -> jinja2.Environm
         keep_trailing_newline=True,
     )
     env.filters["mdurl"] = md_url
+    if html:
+        env.globals["html_rows"] = html_rows
     return env
 
 

@@ -115,14 +115,18 @@ def bootstrap_ratio_ci(
 
     Each resample's median is drawn by :func:`resampled_medians` in constant time, all of them
     at once in numpy, so a pytest-benchmark case with 10^5 rounds a side costs what one with 10
-    does, and a nightly comparison of 10,000 cases a few seconds."""
+    does. The draws depend only on the sample counts, ``resamples`` and ``seed`` (a generator
+    seeded with ``seed`` draws the baseline's then the current's), never on the values: they
+    are drawn once per (counts, resamples, seed) and kept (:func:`_drawn_pair`), so the metrics
+    of a nightly comparison of 10,000 cases, which share a few sample counts, share their draws
+    and the interval is the very one a fresh generator gives."""
     import numpy as np
 
     if not baseline or not current:
         return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    b = resampled_medians(np.sort(np.asarray(baseline, dtype=float)), resamples, rng)
-    c = resampled_medians(np.sort(np.asarray(current, dtype=float)), resamples, rng)
+    base_draws, cur_draws = _drawn_pair(len(baseline), len(current), resamples, seed)
+    b = _medians_at(np.sort(np.asarray(baseline, dtype=float)), base_draws)
+    c = _medians_at(np.sort(np.asarray(current, dtype=float)), cur_draws)
     keep = b != 0
     if not keep.any():
         return (math.nan, math.nan)
@@ -131,6 +135,46 @@ def bootstrap_ratio_ci(
     low = ratios[int((1 - confidence) / 2 * last)]
     high = ratios[int((1 + confidence) / 2 * last)]
     return (float(low), float(high))
+
+
+# indices into the sorted samples whose values make each resample's median: the lower middle
+# and, for an even count, the upper one (None for an odd count)
+_Draws = tuple[Any, Any | None]
+
+
+@lru_cache(maxsize=64)
+def _drawn_pair(n_base: int, n_cur: int, resamples: int, seed: int) -> tuple[_Draws, _Draws]:
+    """The draws of both sides, in the order one generator seeded with ``seed`` makes them
+    (the baseline's, then the current's); read-only arrays, shared by every caller."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    pair = (_median_draws(n_base, resamples, rng), _median_draws(n_cur, resamples, rng))
+    for draws in pair:
+        for indices in draws:
+            if indices is not None:
+                indices.setflags(write=False)
+    return pair
+
+
+def _median_draws(n: int, size: int, rng: Any) -> _Draws:
+    """Which sorted positions make the median of each of ``size`` resamples of ``n`` values
+    (see :func:`resampled_medians`)."""
+    k = (n + 1) // 2
+    u = rng.beta(k, n - k + 1, size)
+    low = _drawn_indices(u, n)
+    if n % 2:
+        return (low, None)
+    v = u + (1 - u) * rng.beta(1, n - k, size)
+    return (low, _drawn_indices(v, n))
+
+
+def _medians_at(ordered: Any, draws: _Draws) -> Any:
+    """The resampled medians that ``draws`` pick from the sorted array ``ordered``."""
+    low, high = draws
+    if high is None:
+        return ordered[low]
+    return (ordered[low] + ordered[high]) / 2
 
 
 def resampled_medians(ordered: Any, size: int, rng: Any) -> Any:
@@ -142,14 +186,7 @@ def resampled_medians(ordered: Any, size: int, rng: Any) -> Any:
     ``ceil(n U_(k))``, and the k-th smallest of n uniforms is Beta(k, n - k + 1). For even n the
     median also needs the next one, U_(k+1) = U_(k) + (1 - U_(k)) Beta(1, n - k): the smallest
     of the n - k uniforms left above U_(k)."""
-    n = len(ordered)
-    k = (n + 1) // 2
-    u = rng.beta(k, n - k + 1, size)
-    low = ordered[_drawn_indices(u, n)]
-    if n % 2:
-        return low
-    v = u + (1 - u) * rng.beta(1, n - k, size)
-    return (low + ordered[_drawn_indices(v, n)]) / 2
+    return _medians_at(ordered, _median_draws(len(ordered), size, rng))
 
 
 def _drawn_indices(u: Any, n: int) -> Any:

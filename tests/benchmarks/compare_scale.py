@@ -1,23 +1,31 @@
-"""The cost of comparing two runs at the size of a nightly suite: generated records of N cases
-(throughput-like, 2 metrics x 5 samples each, the current run 0-20% slower at random), timed
-over compare_runs, then what ``compare --out`` makes of it: the terminal lines, compare.md and
-changes.csv (their sizes too). Prints seconds in all and per case, for each N given.
+"""The cost of comparing two runs at the size of a nightly suite, end to end as ``compare --out``
+does it: generated records of N cases (throughput-like, 2 metrics x 5 samples each, the current
+run 0-20% slower at random) written as run.jsonl files and read back by the real loader
+(``load_run``), compared (``compare_runs``), then what ``compare --out`` makes of it: the
+terminal lines, compare.md, compare.html and changes.csv (their sizes too). Prints seconds in
+all and per case for load, compare and render, for each N given.
 
     .venv/bin/python tests/benchmarks/compare_scale.py 1000 3000 10000
+    .venv/bin/python tests/benchmarks/compare_scale.py --ab 10000   # and the bootstrap as it was
 """
 
 from __future__ import annotations
 
 import random
 import sys
+import tempfile
 import time
+from pathlib import Path
+from unittest import mock
 
 from harness.core.types import CaseResult, Machine, Metric, ModelIdentity, RunRecord, Status, Unit
-from harness.report import render_markdown
+from harness.report import render_html, render_markdown
 from harness.report.change_list import changes_csv
 from harness.report.comparison import section
 from harness.report.comparison_text import comparison_lines
+from harness.results import stats
 from harness.results.compare import compare_runs
+from harness.results.store import load_run, write_record
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 24 * 2**30, "3.11")
 
@@ -51,29 +59,49 @@ def _run(run_id: str, cases: int, rng: random.Random, slower: bool) -> RunRecord
     )
 
 
-def main(sizes: list[int]) -> None:
+def _per_case(label: str, took: float, n: int) -> str:
+    return f"{label} {took:7.2f} s, {took / n * 1000:6.2f} ms a case"
+
+
+def main(sizes: list[int], ab: bool = False) -> None:
     rng = random.Random(0)
     for n in sizes:
-        base, cur = _run("base", n, rng, False), _run("cur", n, rng, True)
+        with tempfile.TemporaryDirectory() as tmp:
+            for run_id, slower in (("base", False), ("cur", True)):
+                write_record(_run(run_id, n, rng, slower), Path(tmp) / run_id)
+            start = time.perf_counter()
+            base, cur = load_run(Path(tmp) / "base"), load_run(Path(tmp) / "cur")
+            loaded = time.perf_counter() - start
+        print(f"{n:>6} cases: {_per_case('load   ', loaded, n)} (two records)", flush=True)
         start = time.perf_counter()
         comparison = compare_runs(base, cur)
-        took = time.perf_counter() - start
-        print(
-            f"{n:>6} cases: compare {took:7.2f} s, {took / n * 1000:6.2f} ms a case "
-            f"({', '.join(f'{k} {v.value}' for v, k in comparison.counts().most_common())})",
-            flush=True,
-        )
+        compared = time.perf_counter() - start
+        counts = ", ".join(f"{k} {v.value}" for v, k in comparison.counts().most_common())
+        print(f"{'':>13}{_per_case('compare', compared, n)} ({counts})", flush=True)
+        if ab:  # the bootstrap as it was: drawn afresh for every metric
+            with mock.patch.object(stats, "_drawn_pair", stats._drawn_pair.__wrapped__):
+                start = time.perf_counter()
+                fresh = compare_runs(base, cur)
+                took = time.perf_counter() - start
+            same = "the same" if fresh == comparison else "DIFFERENT"
+            print(f"{'':>13}{_per_case('drawn afresh', took, n)} ({same} verdicts and intervals)")
         start = time.perf_counter()
         lines = comparison_lines(comparison)
-        markdown = render_markdown(cur, [section(comparison, "changes.csv")])
+        sections = [section(comparison, "changes.csv")]
+        markdown = render_markdown(cur, sections)
+        html = render_html(cur, sections)
         table = changes_csv(comparison)
-        took = time.perf_counter() - start
+        rendered = time.perf_counter() - start
         print(
-            f"{'':>13} output  {took:7.2f} s: terminal {len(lines)} lines, compare.md "
-            f"{len(markdown) / 1024:.0f} KiB, changes.csv {len(table) / 1024:.0f} KiB",
+            f"{'':>13}{_per_case('render ', rendered, n)}: terminal {len(lines)} lines, "
+            f"compare.md {len(markdown) / 1024:.0f} KiB, compare.html {len(html) / 1024:.0f} "
+            f"KiB, changes.csv {len(table) / 1024:.0f} KiB",
             flush=True,
         )
+        total = loaded + compared + rendered
+        print(f"{'':>13}{_per_case('total  ', total, n)}", flush=True)
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1000])
+    args = sys.argv[1:]
+    main([int(a) for a in args if a != "--ab"] or [1000], ab="--ab" in args)

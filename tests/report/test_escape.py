@@ -21,7 +21,15 @@ from harness.report import default_sections, render, terminal_summary
 from harness.report.chart_svg import Axes, Series, strip_svg, xy_svg
 from harness.report.comparison import section
 from harness.report.comparison_text import comparison_lines
-from harness.report.escape import html_finalize, md_escape, one_line, plain, safe_link, visible
+from harness.report.escape import (
+    html_finalize,
+    md_escape,
+    md_finalize,
+    one_line,
+    plain,
+    safe_link,
+    visible,
+)
 from harness.report.progress import RunningCase, still_running_line
 from harness.report.render import render_html, render_markdown, template_environment
 from harness.results.compare import compare_runs
@@ -128,6 +136,26 @@ def test_html_finalize_escapes_markup_too_and_keeps_it_markup() -> None:
     assert out == Markup(r"<svg><text>a\x1b\u202eb</text></svg>")
     assert html_finalize(None) is None
     assert html_finalize(5) == "5"
+
+
+@pytest.mark.parametrize(
+    "value", [0, -3, 2**70, 1.5, -1.5e-07, 1e300, float("inf"), float("-inf"), float("nan"), True]
+)
+def test_a_number_takes_the_short_way_to_what_the_escapers_make_of_its_text(value: object) -> None:
+    """Numbers skip the escaper (nothing in them acts); what they become is what their text
+    through the escaper becomes, in HTML and Markdown (a bool takes the long way: True)."""
+    assert html_finalize(value) == visible(str(value), breaks="\n")
+    assert md_finalize(value) == md_escape(str(value))
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [("plain", None, "plain"), ("plain text", 6, "plain…"), ("a\x1bb", 2, "a…"), ("", None, "")],
+)
+def test_visible_cuts_text_with_and_without_acting_characters(
+    text: str, limit: int | None, expected: str
+) -> None:
+    assert visible(text, limit) == expected
 
 
 def test_a_link_with_an_acting_character_is_no_link() -> None:

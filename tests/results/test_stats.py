@@ -264,3 +264,66 @@ def test_bootstrap_ratio_ci_without_a_ratio_is_nan(
     baseline: tuple[float, ...], current: tuple[float, ...]
 ) -> None:
     assert all(math.isnan(bound) for bound in bootstrap_ratio_ci(baseline, current))
+
+
+def _bootstrap_before_the_shared_draws(
+    baseline: tuple[float, ...], current: tuple[float, ...], resamples: int, seed: int
+) -> tuple[float, float]:
+    """:func:`bootstrap_ratio_ci` as it was before its draws were kept per sample count (a
+    generator seeded afresh on every call), verbatim: the reference the kept draws must equal."""
+    import numpy as np
+
+    if not baseline or not current:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    b = resampled_medians(np.sort(np.asarray(baseline, dtype=float)), resamples, rng)
+    c = resampled_medians(np.sort(np.asarray(current, dtype=float)), resamples, rng)
+    keep = b != 0
+    if not keep.any():
+        return (math.nan, math.nan)
+    ratios = np.sort(c[keep] / b[keep])
+    last = len(ratios) - 1
+    return (float(ratios[int(0.025 * last)]), float(ratios[int(0.975 * last)]))
+
+
+def _generated_sides(seed: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Two sides of 0-12 samples: lognormal timings, ties (rounded), a NaN, zeros, identical
+    sides, one-sample sides, by the seed."""
+    rng = random.Random(seed)
+    n1, n2 = rng.randint(0, 12), rng.randint(0, 12)
+    base = [100 * rng.lognormvariate(0, 0.1) for _ in range(n1)]
+    cur = [100 * rng.uniform(0.8, 1.2) * rng.lognormvariate(0, 0.1) for _ in range(n2)]
+    kind = seed % 6
+    if kind == 1:  # ties
+        base, cur = [round(x / 10) * 10.0 for x in base], [round(x / 10) * 10.0 for x in cur]
+    elif kind == 2 and cur:  # a NaN sample
+        cur[rng.randrange(len(cur))] = math.nan
+    elif kind == 3:  # identical sides
+        cur = list(base)
+    elif kind == 4:  # one sample a side
+        base, cur = base[:1], cur[:1]
+    elif kind == 5 and base:  # zeros in the baseline
+        base[: rng.randint(1, len(base))] = [0.0] * rng.randint(1, len(base))
+    return tuple(base), tuple(cur)
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+@pytest.mark.parametrize("resamples", [2000, 37])
+def test_the_bootstrap_with_shared_draws_gives_the_intervals_it_gave_before(
+    resamples: int,
+) -> None:
+    """Over 600 generated pairs of sides (ties, NaN, zeros, 1-sample and identical sides),
+    called in a shuffled order so that kept draws are reused across other samples: every
+    interval equals, bit for bit, the one a fresh generator gave before."""
+    pairs = [_generated_sides(seed) for seed in range(600)]
+    random.Random(7).shuffle(pairs)
+    kinds = Counter(len(b) == len(c) == 1 or b == c for b, c in pairs)
+    assert kinds[True] > 50  # the edge cases are there
+    for seed in (0, 3):
+        for base, cur in pairs:
+            new = bootstrap_ratio_ci(base, cur, resamples=resamples, seed=seed)
+            old = _bootstrap_before_the_shared_draws(base, cur, resamples, seed)
+            assert all(_same(n, o) for n, o in zip(new, old, strict=True)), (base, cur)
