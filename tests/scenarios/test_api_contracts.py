@@ -147,6 +147,7 @@ COMPARES_TEXTS = {
     "temperature_zero",
     "disconnect",
     "concurrent",
+    "continuation",  # its own test: the prompt and the prompt + its answer answered alike
 }
 
 
