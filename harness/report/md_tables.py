@@ -108,11 +108,9 @@ def _fit(lines: list[str], width: int) -> tuple[list[list[str]], bool]:
     room = width - _width(fitted, key_columns)
     groups: list[list[int]] = []
     for column in range(keys, size):
-        need = _width(fitted, [column]) - 1  # its " cell |"
-        if need > room:
+        if _width(fitted, [column]) - 1 > room:  # its " cell |" fits beside no keys: cut
             for row in fitted:
                 row[column] = cut(row[column], room - 3)
-            need = _width(fitted, [column]) - 1
         if groups and _width(fitted, key_columns + groups[-1] + [column]) <= width:
             groups[-1].append(column)
         else:
