@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out)
         sections = [section(comparison, "changes.csv (beside this file)")]
         out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.md").write_text(render_markdown(current, sections))
+        (out / "compare.md").write_text(render_markdown(current, sections, whole_in="compare.html"))
         (out / "compare.html").write_text(render_html(current, sections))
         (out / "changes.csv").write_text(changes_csv(comparison))
         listed = f"every one in {out / 'changes.csv'}"

@@ -19,6 +19,7 @@ from harness.core.types import RunRecord
 from harness.report.contents import default_sections
 from harness.report.escape import html_finalize, md_finalize, md_url
 from harness.report.md_blocks import gfm_blocks
+from harness.report.md_tables import fit_tables
 from harness.report.sections import PLUGIN_PREFIX, BuiltSection, Section
 from harness.report.table_html import html_rows
 from harness.results.report_dir import make_dir, write_text_atomic
@@ -99,9 +100,13 @@ def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> st
     return template.render(run=run, sections=built)
 
 
-def render_markdown(run: RunRecord, sections: Sequence[Section] | None = None) -> str:
-    """report.md's text: blank lines around each heading and table, as GFM needs them."""
-    return gfm_blocks(_render(run, sections, "md"))
+def render_markdown(
+    run: RunRecord, sections: Sequence[Section] | None = None, *, whole_in: str = HTML_FILE
+) -> str:
+    """report.md's text: blank lines around each heading and table, as GFM needs them, no
+    line over 120 characters where a space or a table's columns allow (a cell cut to fit
+    says that ``whole_in``, the HTML file beside it, holds it whole)."""
+    return gfm_blocks(fit_tables(_render(run, sections, "md"), whole_in), whole_in)
 
 
 def render_html(run: RunRecord, sections: Sequence[Section] | None = None) -> str:

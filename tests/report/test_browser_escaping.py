@@ -273,10 +273,25 @@ def markdown_extra(hostile: Path, twin: Path) -> list[str]:
     return [f"{token} x{count}" for token, count in sorted(extra.items())]
 
 
+def render_whole(texts: Sequence[str], workdir: Path) -> ReportPaths:
+    """:func:`render_report` with every table and heading whole (not split or cut to fit 120
+    characters): the escaper's own Markdown, laid out alike for the payloads and their twin."""
+    with pytest.MonkeyPatch.context() as patch:
+        render_module = importlib.import_module("harness.report.render")
+        patch.setattr(render_module, "fit_tables", lambda markdown, whole_in: markdown)
+        blocks = importlib.import_module("harness.report.md_blocks")
+        patch.setattr(blocks, "heading", lambda line, whole_in: [line])
+        return render_report(texts, workdir)
+
+
 def test_markdown_has_no_raw_markup_from_payloads(
-    hostile: ReportPaths, twin_report: ReportPaths
+    hostile: ReportPaths, beacon: BeaconServer, tmp_path: Path
 ) -> None:
-    assert markdown_extra(hostile.md, twin_report.md) == []
+    whole = render_whole(payload_texts(beacon.url), tmp_path / "hostile")
+    assert markdown_extra(whole.md, render_whole(inert_texts(), tmp_path / "twin").md) == []
+    # split into column groups and cut to fit (report.md as written): no markup of its own
+    fitted = set(markdown_markup(hostile.md.read_text()))
+    assert fitted <= set(markdown_markup(whole.md.read_text()))
 
 
 def test_markdown_check_fires_when_escaping_is_off(

@@ -15,6 +15,7 @@ from report_fixtures import make_run
 
 from harness.cli import main
 from harness.core.types import CaseResult, Metric, RunRecord, Status, Unit
+from harness.report.md_tables import CONTINUED, WIDTH
 from harness.results.store import write_record
 
 CASES = 3000
@@ -108,9 +109,11 @@ def test_the_terminal_gets_counts_and_the_worst_changes_the_files_everything(
 
     markdown = (out_dir / "compare.md").read_text()
     assert gfm_problems(markdown) == []
-    assert tables_in(markdown) == 2  # status changes (3 rows), metric changes (15 rows)
+    # status changes (3 rows), metric changes (15 rows) over two column groups to fit 120
+    assert markdown.count(CONTINUED) == 1 and tables_in(markdown) == 3
+    assert max(len(line) for line in markdown.splitlines()) <= WIDTH
     table_rows = [line for line in markdown.splitlines() if line.startswith("| ")]
-    assert len(table_rows) == 2 + 3 + 15  # two header rows, then a row per change
+    assert len(table_rows) == 3 + 3 + 15 * 2  # three header rows, then a row per change a group
     assert (
         f"Not listed here: **{INCONCLUSIVE}** metric comparison(s) inconclusive, "
         f"**{UNCHANGED}** unchanged"

@@ -30,6 +30,7 @@ from harness.report.escape import (
     safe_link,
     visible,
 )
+from harness.report.md_cut import whole_in_line
 from harness.report.progress import RunningCase, still_running_line
 from harness.report.render import render_html, render_markdown, template_environment
 from harness.results.compare import compare_runs
@@ -230,13 +231,16 @@ def test_a_run_folder_and_its_written_reports(
 
 
 def test_the_evidence_block_shows_its_escapes_and_keeps_its_lines(
-    runs: tuple[RunRecord, RunRecord],
+    runs: tuple[RunRecord, RunRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     current = runs[1]
     report_html, report_md = render_html(current), render_markdown(current)
     assert "\n" + EVIDENCE_SHOWN in html.unescape(report_html)  # a line break of the <pre>
+    assert whole_in_line("cell", "report.html") in report_md  # report.md cuts it to fit 120
+    module = importlib.import_module("harness.report.render")
+    monkeypatch.setattr(module, "fit_tables", lambda markdown, whole_in: markdown)
     shown_md = EVIDENCE_SHOWN.replace("\\", "\\\\").replace("[", r"\[").replace("]", r"\]")
-    assert "<br>" + shown_md in report_md  # a line of the table cell
+    assert "<br>" + shown_md in render_markdown(current)  # a line of the whole table cell
     assert r"abc\u202edcba" in html.unescape(report_html)  # a model name, shown not obeyed
 
 

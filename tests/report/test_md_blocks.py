@@ -40,7 +40,7 @@ LONG = " ".join(["word"] * 60)  # 299 characters
     ],
 )
 def test_blank_lines_where_gfm_needs_them(source: str, rendered: str, broken: bool) -> None:
-    assert gfm_blocks(source) == rendered
+    assert gfm_blocks(source, "report.html") == rendered
     assert bool(gfm_problems(source)) is broken  # the renderer sees what was wrong
     assert gfm_problems(rendered) == []
 
@@ -100,3 +100,32 @@ def test_the_report_with_a_comparison_renders_as_its_lines_say() -> None:
     assert "### Metric changes" in markdown
     assert gfm_problems(markdown) == []
     assert [line for line in _prose(markdown) if len(line) > WIDTH] == []
+
+
+def test_a_word_that_would_open_a_block_moves_with_the_word_before_it() -> None:
+    line = "x" * 115 + " TPOT = (e2e − TTFT) / (tokens − 1) per request; " + LONG
+    lines = wrap(line)
+    assert all(len(piece) <= WIDTH for piece in lines)  # was 236 characters: "=" stayed put
+    assert not any(piece.startswith(("=", "-", "/")) for piece in lines[1:])
+    assert lines[1].startswith("TPOT = (e2e") and " ".join(lines) == line
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("### short", ["### short"]),
+        (
+            "### ❌ failed: " + "&lt;script>x " * 20,
+            [
+                "### ❌ failed: " + ("&lt;script>x " * 8).rstrip() + "…",  # no half entity
+                "",
+                "A heading ending in … is cut to fit; compare.html holds its whole text.",
+            ],
+        ),
+    ],
+)
+def test_a_long_heading_is_cut_and_says_where_it_is_whole(line: str, shown: list[str]) -> None:
+    markdown = gfm_blocks(f"{line}\ntext", "compare.html")
+    assert markdown.split("\n")[: len(shown)] == shown
+    assert all(len(piece) <= WIDTH for piece in markdown.split("\n"))
+    assert gfm_problems(markdown) == [] and markdown.endswith("\n\ntext")
