@@ -36,12 +36,18 @@ def expectation_for(
     backend: str,
     installed: Mapping[str, str],
     entry_id: str | None = None,
+    checks: object = None,
 ) -> Expectation | None:
     """The first entry of ``expect`` that matches, as the case's expectation (``installed``:
     the environment's versions by normalised name, for entries with ``versions:``). An entry's
-    ``scenario:`` globs match the scenario's name or the suite entry's ``id:``."""
+    ``scenario:`` globs match the scenario's name or the suite entry's ``id:``. An entry that
+    names checks matches only a case that runs one of them (``checks``: the case's ``checks``
+    param, defaults filled in), so it never takes the place of the entry a case needs."""
+    runs = set(checks) if isinstance(checks, list | tuple) else set()
     for sourced in expect:
         entry = sourced.entry
+        if entry.checks and not runs & set(entry.checks):
+            continue
         if (
             _glob(model, entry.model)
             and any(_glob(scenario, g) or _glob(entry_id, g) for g in entry.scenario)

@@ -182,6 +182,7 @@ def plan(loaded: LoadedSuite, *, allow_download: bool = False) -> list[Case]:
                     backend=ref.backend,
                     installed=installed,
                     entry_id=entry.id,
+                    checks=params.get("checks"),
                 )
                 if problem is not None and expectation is None:
                     expectation = Expectation(ExpectKind.SKIP, problem)

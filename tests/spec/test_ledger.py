@@ -127,6 +127,42 @@ def test_entries_match_by_installed_versions(
 
 
 @pytest.mark.parametrize(
+    ("case_checks", "first"),
+    [
+        (["seed", "continuation"], "known 1215"),  # the case runs the named check
+        (["seed"], "the case's own"),  # it does not: the entry never takes the case's place
+        (None, "the case's own"),
+    ],
+)
+def test_an_entry_naming_checks_matches_only_cases_that_run_them(
+    case_checks: list[str] | None, first: str
+) -> None:
+    named = ExpectEntry.model_validate(
+        {"checks": ["continuation"], "status": "xfail", "reason": "known 1215"}
+    )
+    own = ExpectEntry.model_validate(
+        {"scenario": "bug_*", "status": "xfail", "reason": "the case's own"}
+    )
+    sourced = [SourcedExpect(e, Path("kb.yaml"), i, 5) for i, e in enumerate((named, own))]
+    found = expectation_for(
+        sourced,
+        model="m@mlx_lm.server",
+        scenario="api_contracts",
+        family=None,
+        backend="http",
+        installed={},
+        entry_id="bug_batch_kv",
+        checks=case_checks,
+    )
+    assert found is not None and found.reason == first
+
+
+def test_checks_are_for_an_xfail_entry() -> None:
+    with pytest.raises(ValueError, match="'checks' is for an xfail entry"):
+        ExpectEntry.model_validate({"checks": ["seed"], "status": "skip", "reason": "r"})
+
+
+@pytest.mark.parametrize(
     ("versions", "message"),
     [
         ({"transformers": "5.24"}, "'5.24' is not a version specifier"),
