@@ -124,8 +124,9 @@ def test_compare_history_and_benchmark_json(
 ) -> None:
     base = _fake_run(tmp_path, "a", 0.002)
     _fake_run(tmp_path, "b", 0.002)
-    slow = _fake_run(tmp_path, "c", 0.006)
-    _fake_run(tmp_path, "d", 0.006)  # a step holds up with two runs on each side
+    # 15x slower decode: a gap no load on a shared box closes
+    slow = _fake_run(tmp_path, "c", 0.03)
+    _fake_run(tmp_path, "d", 0.03)  # a step holds up with two runs on each side
     capsys.readouterr()
     # a run against itself: every sample equal, so nothing moved and no strip is drawn (two
     # timed runs of the fake may differ by the machine's noise and be drawn, rightly)
@@ -150,7 +151,7 @@ def test_compare_history_and_benchmark_json(
         == 0
     )
     history = capsys.readouterr().out
-    assert "step -6" in history and "1 step(s) over 4 runs" in history
+    assert "step -" in history and "1 step(s) over 4 runs" in history
 
     out_json = tmp_path / "bench.json"
     assert main(["export", str(base), "--benchmark-json", str(out_json)]) == 0

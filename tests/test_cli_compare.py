@@ -31,7 +31,7 @@ def test_three_samples_a_side_say_inconclusive_not_unchanged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = _run(tmp_path, "base", 0.002, repeats=3)
-    slow = _run(tmp_path, "slow", 0.006, repeats=3)  # decode about 3x slower
+    slow = _run(tmp_path, "slow", 0.1, repeats=3)  # decode 50x slower: no load closes that
     capsys.readouterr()
 
     out_dir = tmp_path / "compared"
@@ -39,7 +39,7 @@ def test_three_samples_a_side_say_inconclusive_not_unchanged(
     assert main(["compare", str(base), str(slow), "--out", str(out_dir)]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines()[0] == "vs baseline base: 1 inconclusive"
-    assert "throughput.decode_tps -6" in out and "inconclusive (needs n >= 4 a side)" in out
+    assert "throughput.decode_tps -" in out and "inconclusive (needs n >= 4 a side)" in out
     assert "wrote " in err
     markdown = (out_dir / "compare.md").read_text()
     assert "❔ inconclusive: **1**" in markdown and "needs n >= 4 a side" in markdown

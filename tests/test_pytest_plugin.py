@@ -283,14 +283,15 @@ def test_baseline_relative_gate_and_comparison(pytester: pytest.Pytester) -> Non
     assert same.ret == 0
     same.stdout.fnmatch_lines(["vs baseline base: *"])
 
-    write_fake_model(model, per_token_s=0.006, prefill_per_token_s=0.005)  # 3x slower decode
+    # 15x slower decode: a gap no load on a shared box closes
+    write_fake_model(model, per_token_s=0.03, prefill_per_token_s=0.005)
     slow = pytester.runpytest("--run-id", "slow", "--baseline", str(base))
     slow.assert_outcomes(failed=2)  # the case, and mlx-harness::policy (new-failure)
     slow.stdout.fnmatch_lines(
         [
-            "*throughput.decode_tps FAILED: -6*% (95% *) from * to * tok/s, allowed 20.0% worse*",
+            "*throughput.decode_tps FAILED: -*% (95% *) from * to * tok/s, allowed 20.0% worse*",
             "vs baseline base: 1 newly_failing",
-            "  newly_failing: s::m::throughput: *throughput.decode_tps -6*%*",
+            "  newly_failing: s::m::throughput: *throughput.decode_tps -*%*",
         ]
     )
     report = (pytester.path / "reports" / "slow" / "report.md").read_text()
