@@ -81,9 +81,10 @@ def write_index(
     slow_from: str | None = None,
     broken_from: str | None = None,
     per_token_s: float = 0.002,
-    factor: float = 4.0,
+    factor: float = 15.0,
 ) -> Path:
-    """Wheels of every version in ``folder`` (a --find-links folder); returns it."""
+    """Wheels of every version in ``folder`` (a --find-links folder); returns it. ``factor``:
+    how much slower the slow versions generate, a gap no load on a shared box closes."""
     from packaging.version import Version
 
     folder.mkdir(parents=True, exist_ok=True)
