@@ -17,11 +17,11 @@ with twice the tokens, whose text must be the answer followed by the continuatio
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from harness.backends.openai_client import Reply
 from harness.scenarios.api_contracts.asking import ask, differ_at, prompt
+from harness.scenarios.api_contracts.checks_server import cached_tokens, usage_int
 from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
@@ -43,8 +43,7 @@ def _body(text: str, max_tokens: int) -> dict[str, Any]:
 
 
 def _count(reply: Reply, key: str) -> int | None:
-    value = reply.usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return usage_int(reply.usage.get(key))
 
 
 def _joins(answer: str) -> tuple[str, ...]:
@@ -145,7 +144,7 @@ def _compare(
             evidence,
         )
     where = differ_at(joined[0], longer.content)
-    cached = _cached(again)
+    cached = cached_tokens(again.usage)
     wanted = _count(again, "prompt_tokens") or 0
     if cached is None or cached < wanted - 1:
         # the server did not take the continuation for the cached entry: its tokens are not
@@ -164,12 +163,6 @@ def _compare(
         f"continuation vs the longer answer {where}",
         evidence,
     )
-
-
-def _cached(reply: Reply) -> int | None:
-    details = reply.usage.get("prompt_tokens_details")
-    value = details.get("cached_tokens") if isinstance(details, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 CHECKS = (

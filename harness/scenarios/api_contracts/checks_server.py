@@ -44,13 +44,14 @@ CUT_STREAM_LENGTH = 4  # x long_max_tokens: the stream the client leaves must st
 MALFORMED_JSON = b'{"messages": [{"role": "user", "content": "unfinished'
 
 
-def _int(value: Any) -> int | None:
+def usage_int(value: Any) -> int | None:
+    """A token count the server sent, or None when it is not an int."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _counts(usage: Mapping[str, Any]) -> tuple[int, int] | None:
-    prompt_tokens = _int(usage.get("prompt_tokens"))
-    completion = _int(usage.get("completion_tokens"))
+    prompt_tokens = usage_int(usage.get("prompt_tokens"))
+    completion = usage_int(usage.get("completion_tokens"))
     return None if prompt_tokens is None or completion is None else (prompt_tokens, completion)
 
 
@@ -90,9 +91,10 @@ def check_usage(ctx: CheckContext) -> CheckResult:
     return passed(name, f"usage {_shown(first)}: streamed, non-streamed, hit and miss", evidence)
 
 
-def _cached(usage: Mapping[str, Any]) -> int | None:
+def cached_tokens(usage: Mapping[str, Any]) -> int | None:
+    """``usage.prompt_tokens_details.cached_tokens``, or None when the server says nothing."""
     details = usage.get("prompt_tokens_details")
-    return _int(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+    return usage_int(details.get("cached_tokens")) if isinstance(details, Mapping) else None
 
 
 def check_cached_tokens(ctx: CheckContext) -> CheckResult:
@@ -104,7 +106,7 @@ def check_cached_tokens(ctx: CheckContext) -> CheckResult:
     evidence = (first_exchange, second_exchange)
     if not (first.ok and second.ok):
         return failed(name, f"a request failed: {first.failure or second.failure}", evidence)
-    before, after = _cached(first.usage), _cached(second.usage)
+    before, after = cached_tokens(first.usage), cached_tokens(second.usage)
     if before is None and after is None:
         reason = "the server reports no usage.prompt_tokens_details.cached_tokens"
         return not_applicable(name, reason, evidence)
