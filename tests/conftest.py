@@ -64,3 +64,15 @@ def _dirty_machine_allowed() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(ALLOW_DIRTY_ENV, "1")
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _not_an_xdist_worker_below() -> Iterator[None]:
+    """`make test` runs the tests over pytest-xdist workers, which set ``PYTEST_XDIST_*`` in
+    their environment. A pytest a test starts (pytester, a subprocess) inherits it and believes
+    it is a worker itself: pytest-benchmark then disables every benchmark. Those processes are
+    not workers, so the variables go (xdist reads its worker's input from ``config``, not them)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in [n for n in os.environ if n.startswith("PYTEST_XDIST_")]:
+            patch.delenv(name)
+        yield

@@ -65,3 +65,42 @@ def test_prepare_with_an_underivable_config_is_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith("mlx-harness: error: zoo/qwen2: the installed mlx-lm cannot derive")
+
+
+def test_prepare_suite_prepares_only_the_models_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``make demo`` prepares the smoke suite's models only: those its entries (and its
+    includes) name, once each, in order; names on the line come first."""
+    from harness.models import catalog
+
+    prepared: list[str] = []
+
+    def prepare(name: str, *, force: bool = False) -> Path:
+        prepared.append(name)
+        return tmp_path / name
+
+    monkeypatch.setattr(catalog, "prepare_embedded", prepare)
+    (tmp_path / "more.yaml").write_text(
+        "models:\n  - {name: b, embedded: zoo/qwen3}\n  - {name: c, embedded: zoo/llama}\n"
+    )
+    suite = tmp_path / "s.suite.yaml"
+    suite.write_text(
+        "schema_version: 1\ninclude: [more.yaml]\n"
+        "models:\n  - {name: a, embedded: zoo/llama}\n  - {name: d, path: elsewhere}\n"
+        "scenarios:\n  - scenario: load\n"
+    )
+    (tmp_path / "elsewhere").mkdir()
+    assert main(["models", "prepare", "zoo/lfm2", "--suite", str(suite)]) == 0
+    assert prepared == ["zoo/lfm2", "zoo/llama", "zoo/qwen3"]
+    assert capsys.readouterr().out.splitlines()[0] == f"zoo/lfm2: {tmp_path / 'zoo/lfm2'}"
+
+
+def test_prepare_suite_that_does_not_load_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "typo.suite.yaml"
+    suite.write_text("schema_version: 1\nmodel:\n  - {name: a, embedded: zoo/llama}\n")
+    assert main(["models", "prepare", "--suite", str(suite)]) == 2
+    err = capsys.readouterr().err
+    assert str(suite) in err and "Traceback" not in err

@@ -7,7 +7,12 @@ context limits), and the servers (``-m ci``: mlx_lm.server and mlx_vlm.server on
 llama-server on SmolLM2).
 
 llama-server comes from the set-up (``make llama-server``); without it the server suite is
-skipped here, except in CI (``CI`` set), where its absence is a failure: CI must prove it."""
+skipped here, except in CI (``CI`` set), where its absence is a failure: CI must prove it.
+
+Each suite runs twice over: a quick part of it in every ``make test`` (a few cases per engine and
+scenario family, seconds each), and the whole of it under the ``nightly`` mark (minutes each:
+the server suite alone took 350 s), which ``make test`` leaves out and ``make test-nightly``
+runs; the nightly job runs every shipped suite whole through ``mlx-harness run`` as well."""
 
 from __future__ import annotations
 
@@ -26,7 +31,27 @@ from harness.results.store import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SUITES = [
+QUICK = [
+    # (suite, pytest selection, embedded models it needs, expected statuses): every case of
+    # one VLM; the zoo Whisper; context limits, structured output and a recorded session in
+    # process and through mlx_lm.server (the two xfails of the ledger); and each server engine
+    # loading and answering greedily
+    ("vision", ("-k", "zoo-qwen2-vl"), ("zoo/qwen2_vl",), {Status.PASSED: 12, Status.SKIPPED: 1}),
+    ("audio", ("-k", "zoo-whisper"), ("zoo/whisper",), {Status.PASSED: 2}),
+    (
+        "workloads",
+        ("-m", "zoo", "-k", "tiny-llama and (context_limit or structured_output or recorded)"),
+        ("zoo/llama",),
+        {Status.PASSED: 3, Status.XFAILED: 2},
+    ),
+    (
+        "server",
+        ("-m", "ci", "-k", "load or greedy_text"),
+        ("zoo/llama", "zoo/qwen2_vl", "smollm2-135m-instruct"),
+        {Status.PASSED: 6},
+    ),
+]
+WHOLE = [
     # (suite, pytest selection, embedded models it needs, expected statuses of the cases
     #  other than the flaky ones)
     (
@@ -63,6 +88,7 @@ SUITES = [
         {Status.PASSED: 13, Status.XFAILED: 1},  # mlx_vlm.server's null content, see the suite
     ),
 ]
+WHOLE_SELECTIONS = {(w[0], *w[1]) for w in WHOLE}
 # Cases a non-strict ledger entry covers (a finding seen in some runs, not all): passed or
 # xfailed, never anything else.
 FLAKY = {
@@ -74,10 +100,14 @@ FLAKY = {
 }
 
 
+SUITES = [
+    *(pytest.param(*q, id=f"{q[0]}-quick") for q in QUICK),
+    *(pytest.param(*w, id=w[0], marks=pytest.mark.nightly) for w in WHOLE),
+]
+
+
 @pytest.mark.real_model
-@pytest.mark.parametrize(
-    ("suite", "selection", "needs", "expected"), SUITES, ids=[s[0] for s in SUITES]
-)
+@pytest.mark.parametrize(("suite", "selection", "needs", "expected"), SUITES)
 def test_shipped_suite_runs(
     tmp_path: Path,
     suite: str,
@@ -105,8 +135,9 @@ def test_shipped_suite_runs(
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stdout + done.stderr
     run = load_run(tmp_path / "r")
-    flaky = [r for r in run.results if r.case_id.split("::", 1)[1] in FLAKY.get(suite, ())]
-    assert len(flaky) == len(FLAKY.get(suite, ()))
+    flaky_ids = FLAKY.get(suite, ()) if (suite, *selection) in WHOLE_SELECTIONS else ()
+    flaky = [r for r in run.results if r.case_id.split("::", 1)[1] in flaky_ids]
+    assert len(flaky) == len(flaky_ids)
     assert {r.status for r in flaky} <= {Status.PASSED, Status.XFAILED}
     steady = [r for r in run.results if r not in flaky]
     assert Counter(r.status for r in steady) == Counter(expected), [

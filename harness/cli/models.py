@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from harness.cli.errors import CliError
@@ -76,7 +77,11 @@ def _prepare(args: argparse.Namespace) -> int:
     from harness.models.catalog import embedded_models, prepare_embedded
 
     known = {m.name: m for m in embedded_models()}
-    names = args.names or list(known)
+    names = list(args.names)
+    for suite in args.suite or ():
+        names.extend(n for n in _suite_embedded(Path(suite)) if n not in names)
+    if not names and not args.suite:
+        names = list(known)
     unknown = [n for n in names if n not in known]
     if unknown:
         raise CliError(
@@ -91,6 +96,20 @@ def _prepare(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         print(f"{name}: {path}", flush=True)
     return 0
+
+
+def _suite_embedded(path: Path) -> list[str]:
+    """The embedded models ``path`` names (its includes too), in the order it names them;
+    a suite that does not load is one line per error and bad input."""
+    from harness.spec.errors import SuiteInvalid
+    from harness.spec.loader import load_suite
+
+    try:
+        loaded = load_suite(path, require_prepared=False)
+    except SuiteInvalid as exc:
+        raise CliError("\n".join(str(e) for e in exc.errors)) from None
+    names = [m.entry.embedded for m in loaded.models if m.entry.embedded]
+    return list(dict.fromkeys(names))
 
 
 def _build_llama_server(args: argparse.Namespace) -> int:
@@ -116,7 +135,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=run)
     p = models.add_parser("prepare", help="build/convert embedded models into the cache")
-    p.add_argument("names", nargs="*", help="embedded models to prepare (default: all)")
+    p.add_argument(
+        "names", nargs="*", help="embedded models to prepare (default: all, or --suite's)"
+    )
+    p.add_argument(
+        "--suite",
+        action="append",
+        metavar="PATH",
+        help="prepare the embedded models this suite names (repeatable; with names: both)",
+    )
     p.add_argument("--force", action="store_true", help="build again even if prepared")
     p.set_defaults(func=run)
     p = models.add_parser(

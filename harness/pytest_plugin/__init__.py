@@ -312,9 +312,24 @@ def _session(config: pytest.Config) -> Any:
             selection=_selection(config),
             allow_dirty_machine=allow_dirty_machine(config.getoption("allow_dirty_machine")),
             allow_model_change=bool(config.getoption("allow_model_change")),
+            say=_say(config),
         )
         state.session.plan(state.planned if part is None else [])  # a worker: what it runs
     return state.session
+
+
+def _say(config: pytest.Config) -> Any:
+    """A line for the person running (the lazy llama-server build): pytest's terminal, which
+    pytest owns (its capture would hold a print until the test ends); None: standard error."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return None
+
+    def say(line: str) -> None:
+        reporter.ensure_newline()
+        reporter.write_line(line)
+
+    return say
 
 
 def _selection(config: pytest.Config) -> tuple[str, ...]:

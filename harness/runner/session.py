@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
+import sys
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,7 @@ from harness.runner.outcome import (
     skip_cause,
 )
 from harness.runner.preflight import Preflight, Preflighter
+from harness.runner.prerequisites import Prepared, ensure_llama_server, needs_llama_server
 from harness.runner.rounds import (
     RoundPlan,
     auto_stop,
@@ -66,6 +68,10 @@ from harness.scenarios.specs import all_specs
 from harness.spec.plan import worker_key
 
 HARNESS_LOG = "harness.log"
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def new_run_id() -> str:
@@ -109,6 +115,7 @@ class RunSession:
         selection: Sequence[str] = (),
         allow_dirty_machine: bool = False,
         allow_model_change: bool = False,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
         ``shard``: this run holds that shard of its plan (written in the record's start);
@@ -118,6 +125,8 @@ class RunSession:
 
         ``resume``: continue the record of ``run_id``; its cases with a final status are not
         run again (:meth:`run_case` returns what was recorded).
+        ``say``: where a line for the person running goes (the lazy llama-server build's
+        progress, :mod:`harness.runner.prerequisites`); standard error by default.
         """
 
         check_report_root(report_root)
@@ -161,6 +170,9 @@ class RunSession:
         self._results: dict[str, CaseResult] = {}  # this session's, by case id
         self._turns = turns
         self._case_turns = 0  # turns the current case has passed
+        self._say = say or _to_stderr
+        self._setup_s = 0.0  # seconds spent making prerequisites (never a case's own time)
+        self._llama_server: Prepared | None = None  # made (or failed) once per session
 
     @property
     def log_path(self) -> Path:
@@ -198,6 +210,10 @@ class RunSession:
     def _ensure_loaded(self, live: _LiveModel, timeout_s: float) -> WorkerClient:
         if live.client is not None and live.client.proc.poll() is None:
             return live.client
+        problem = self._prerequisite_problem(live.case)
+        if problem is not None:
+            live.load_error = problem
+            raise WorkerGone(problem)
         log = self.run_dir / "logs" / f"{live.case.model.key.replace('/', '_')}.log"
         client = WorkerClient(self.env, log)
         live.client = client
@@ -217,6 +233,16 @@ class RunSession:
         live.server = served_identity(details)
         live.blas = reply.get("blas")
         return client
+
+    def _prerequisite_problem(self, case: Case) -> str | None:
+        """Make what the case's model needs before its worker starts (once a session); why
+        it cannot be made, or None."""
+        if not needs_llama_server(case.model):
+            return None
+        if self._llama_server is None:
+            self._llama_server = ensure_llama_server(self._say)
+            self._setup_s += self._llama_server.seconds
+        return self._llama_server.problem
 
     def _record_identity(self, case: Case, live: _LiveModel) -> None:
         if case.model.key not in self._identities:
@@ -391,6 +417,7 @@ class RunSession:
             self._turns.acquire()
             self._case_turns = 0
         waited_before = self._turns.waited_s if self._turns is not None else 0.0
+        setup_before = self._setup_s
         started = now()
         start = time.perf_counter()
         try:
@@ -400,8 +427,11 @@ class RunSession:
             if fault.stage == "running the case":  # the worker's state is unknown: restart it
                 self.kill_worker()
             result = errored(case, started, time.perf_counter() - start, fault.line)
-        if self._turns is not None:  # the case's own time: not the other pin sets' turns
-            waited = self._turns.waited_s - waited_before
+        # the case's own time: not the other pin sets' turns, nor a prerequisite's build
+        waited = self._setup_s - setup_before
+        if self._turns is not None:
+            waited += self._turns.waited_s - waited_before
+        if waited > 0:
             result = dataclasses.replace(result, duration_s=max(result.duration_s - waited, 0.0))
         recorded = self._record(case, result)
         self._end_turns(case)

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.backends import BACKENDS
+from harness.models.catalog import find_embedded
 from harness.scenarios import SCENARIOS
 from harness.scenarios.specs import all_specs
 from harness.spec.errors import SuiteError, describe_value
@@ -53,7 +54,10 @@ def hub_warnings(loaded: LoadedSuite, hub_cache: Path | None = None) -> tuple[Su
     return tuple(warnings)
 
 
-def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
+def check_suite(loaded: LoadedSuite, *, require_prepared: bool = True) -> list[SuiteError]:
+    """Every error of ``loaded`` past its schema. ``require_prepared=False``: an embedded
+    model that exists but is not prepared yet is no error (``models prepare --suite`` reads
+    the suite to prepare them)."""
 
     path = str(loaded.path)
     pos = loaded.located.position
@@ -85,6 +89,8 @@ def check_suite(loaded: LoadedSuite) -> list[SuiteError]:
             )
         if entry.hub or (entry.url is not None and not (entry.path or entry.embedded)):
             continue  # an uncached hub model is a skip at run time, not a suite error
+        if not require_prepared and entry.embedded and find_embedded(entry.embedded) is not None:
+            continue
         try:
             resolve_model(entry, sourced.path.parent)
         except ResolveError as exc:

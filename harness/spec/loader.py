@@ -106,9 +106,12 @@ def _read(path: Path) -> tuple[Located | None, list[SuiteError]]:
         ]
 
 
-def load_suite(path: Path, *, hub_cache: Path | None = None) -> LoadedSuite:
+def load_suite(
+    path: Path, *, hub_cache: Path | None = None, require_prepared: bool = True
+) -> LoadedSuite:
     """Load and validate ``path``, expanding ``select:`` entries; raise :class:`SuiteInvalid`
-    listing every error. ``hub_cache`` defaults to the environment's Hugging Face cache."""
+    listing every error. ``hub_cache`` defaults to the environment's Hugging Face cache;
+    ``require_prepared=False`` lets embedded models be not prepared yet."""
 
     located, errors = _read(path)
     if located is None:
@@ -165,7 +168,7 @@ def load_suite(path: Path, *, hub_cache: Path | None = None) -> LoadedSuite:
         warnings=expansion.warnings,
         selections=expansion.selections,
     )
-    errors.extend(check_suite(loaded))
+    errors.extend(check_suite(loaded, require_prepared=require_prepared))
     if errors:
         raise SuiteInvalid(errors)
     more = (

@@ -3,7 +3,9 @@ shipped ``suites/models.suite.yaml`` (4-bit SmolLM2, float32 SmolLM2, Gemma 3 27
 text model; load and a short throughput case each) in a subprocess.
 
 ``make demo`` proves the pytest driver on the default suite (which holds the 4-bit SmolLM2 and
-zoo/llama); this proves the CLI driver on every embedded text model.
+zoo/llama); this proves the CLI driver on every embedded text model. ``make test`` runs the real
+models and one zoo model (``-k``, the CLI's pytest expression; about 40 s), ``make
+test-nightly`` the whole suite (two minutes).
 """
 
 from __future__ import annotations
@@ -22,14 +24,30 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "suites" / "models.suite.yaml"
 
 
+QUICK = ("-k", "smollm2 or gemma3-270m or zoo-llama")
+
+
 @pytest.mark.real_model
 @pytest.mark.slow
-def test_models_suite_passes_through_the_cli(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "selection",
+    [pytest.param(QUICK, id="quick"), pytest.param((), id="whole", marks=pytest.mark.nightly)],
+)
+def test_models_suite_passes_through_the_cli(tmp_path: Path, selection: tuple[str, ...]) -> None:
     missing = [m.name for m in embedded_models() if not m.prepared]
     if missing:
         pytest.skip(f"not prepared: {', '.join(missing)} (run `mlx-harness models prepare`)")
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", str(SUITE), "--report-dir", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            str(SUITE),
+            "--report-dir",
+            str(tmp_path),
+            *selection,
+        ],
         capture_output=True,
         text=True,
         timeout=1200,
