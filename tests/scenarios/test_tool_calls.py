@@ -365,6 +365,7 @@ SMOLLM2 = "smollm2-135m-instruct-f32"
 
 
 @pytest.mark.real_model
+@pytest.mark.nightly  # a real model generating through every tool case: a minute
 def test_smollm2_with_a_tool_template(tmp_path: Path) -> None:
     """The embedded SmolLM2 with the shipped Hermes-style template, through the worker (which
     preloads OpenBLAS on Linux): mlx-lm infers json_tools, every prompt gets a verdict, and

@@ -29,6 +29,10 @@ from harness.toolcalls.classify import CallFailure
 from harness.toolcalls.live import Prompt
 from harness.toolcalls.values import StringMatch
 
+# BFCL's own checker over its data (loading the checker alone takes half a minute): nightly,
+# and `make bfcl-agreement` on demand
+pytestmark = pytest.mark.nightly
+
 AGREEMENT = 0.995  # the bar, per mutation kind, outside the documented differences
 # Kinds every run must produce (a generator that silently made none would pass vacuously).
 KINDS = {

@@ -101,6 +101,7 @@ def test_a_failed_import_leaves_no_half_folder(
     assert list(parent.iterdir()) == []
 
 
+@pytest.mark.nightly  # a second whole import (20 s); test_imported_once_with_a_stamp does one
 def test_cli_without_arguments_fills_the_cache(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

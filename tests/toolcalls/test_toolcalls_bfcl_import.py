@@ -302,6 +302,7 @@ def wheel() -> Path:
         pytest.skip(f"bfcl-eval wheel not available: {exc}")
 
 
+@pytest.mark.nightly  # the whole wheel, a minute; the excerpt tests cover each path
 def test_whole_wheel_imports_and_loads(wheel: Path, tmp_path: Path) -> None:
     """The pinned wheel (sha256-checked), so the counts are exact: a change in what the
     importer takes or leaves shows here."""
