@@ -7,9 +7,10 @@ drift between steps cannot pass for a change of the package. A version is judged
 good endpoint measured with it by the rule ``compare`` uses
 (:func:`harness.results.compare.compare_metric`): ``bad`` when its status stopped being ok
 (a load failure, a crash) or its metric regressed significantly; ``good`` when unchanged or
-improved; ``inconclusive`` otherwise. An inconclusive step is measured again, both sides,
-pooling the samples, up to ``max_rounds`` measurements each; still inconclusive, the bisection
-stops and says between which versions the first bad one lies.
+improved, or when the change the samples cannot decide goes the better way (bisect looks for a
+regression); ``inconclusive`` when it goes the worse way. An inconclusive step is measured
+again, both sides, pooling the samples, up to ``max_rounds`` measurements each; still
+inconclusive, the bisection stops and says between which versions the first bad one lies.
 
 With ``check`` (a named check of the case: ``concurrent``, or ``api_contracts:concurrent``)
 the target is that check's own verdict (``CaseResult.checks``), not the case's status nor a
@@ -179,7 +180,19 @@ def judge(
     verdict = {"regressed": StepVerdict.BAD, "inconclusive": StepVerdict.INCONCLUSIVE}.get(
         delta.verdict.value, StepVerdict.GOOD
     )
+    if verdict is StepVerdict.INCONCLUSIVE and _better_or_same(delta):
+        # bisect looks for a regression: a change the samples cannot decide, that goes the
+        # better way, is none (two equal releases on a noisy machine differ by a few percent
+        # either way; read as inconclusive, the search stopped at the first such step)
+        return StepVerdict.GOOD, f"no regression: {delta.label}", delta
     return verdict, delta.label, delta
+
+
+def _better_or_same(delta: MetricDelta) -> bool:
+    """The median moved the better way, or not at all."""
+    if delta.change != delta.change:  # NaN: no direction to read
+        return False
+    return delta.change >= 0 if delta.higher_is_better else delta.change <= 0
 
 
 def bisect(

@@ -82,6 +82,36 @@ def test_inconclusive_is_measured_again_then_said() -> None:
     assert "no first bad version" in evidence_lines(result, SPEC.name)[0]
 
 
+NOISY_FAST = (30.0, 190.0, 70.0, 150.0, 120.0)  # 20% higher median, as undecided as NOISY
+
+
+@pytest.mark.parametrize(
+    ("samples", "good"),
+    [(NOISY_FAST, True), (NOISY, False), (FAST, True)],
+    ids=["undecided_faster_is_good", "undecided_slower_stays_inconclusive", "same_is_good"],
+)
+def test_an_undecided_change_the_better_way_is_no_regression(
+    samples: tuple[float, ...], good: bool
+) -> None:
+    """Equal releases on a noisy machine differ by a few percent either way: bisect looks for
+    a regression, so an undecided change the better way is good; the worse way stays
+    inconclusive (measured again, then said)."""
+
+    def rule(v: str) -> Measurement:
+        chosen = FAST if v == "1.0" else SLOW if v >= "1.6" else samples
+        return Measurement(v, True, "passed", samples=chosen)
+
+    measure, _ = _by_version(rule)
+    result = bisect(VERSIONS, measure, spec=SPEC, max_rounds=2)
+    if good:
+        assert result.first_bad == "1.6", result.stopped
+        noted = [s.note for s in result.steps if s.version == "1.4"]
+        if samples is NOISY_FAST:
+            assert noted[0].startswith("no regression: inconclusive")
+    else:
+        assert result.first_bad is None and "stayed inconclusive" in result.stopped
+
+
 def test_good_endpoint_must_run() -> None:
     measure, _ = _by_version(_fails_from("1.0"))
     with pytest.raises(BisectError, match=r"good version 1\.0 does not run ok"):
