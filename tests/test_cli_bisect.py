@@ -9,6 +9,7 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,14 +61,17 @@ def _bisect(workdir: Path, *extra: str) -> list[str]:
     ("planted", "good", "bad", "first_bad", "last_good"),
     [
         ({"slow_from": "1.6"}, "1.0", "1.9", "1.6", "1.5"),
-        ({"broken_from": "1.3"}, "1.1", "1.8", "1.3", "1.2"),
+        # equal releases before 1.3: 50 ms sleeps a token, so a busy machine's wake-up delays
+        # (a millisecond or two a sleep) stay under the minimum effect; at 2 ms a token two
+        # equal releases measured 1.1 significantly faster than 1.2 under xdist's load
+        ({"broken_from": "1.3", "per_token_s": 0.05}, "1.1", "1.8", "1.3", "1.2"),
     ],
     ids=["slower_from_1.6", "load_fails_from_1.3"],
 )
 def test_bisect_finds_the_planted_version(
     workdir: Path,
     capsys: pytest.CaptureFixture[str],
-    planted: dict[str, str],
+    planted: dict[str, Any],
     good: str,
     bad: str,
     first_bad: str,
