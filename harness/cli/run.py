@@ -257,6 +257,7 @@ def _run_cases(
                     getattr(args, "allow_dirty_machine", False)
                 ),
                 allow_model_change=bool(getattr(args, "allow_model_change", False)),
+                allow_machine_change=bool(getattr(args, "allow_machine_change", False)),
             )
         except KeyboardInterrupt as exc:
             return as_interrupt(exc).exit_status

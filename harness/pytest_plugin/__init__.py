@@ -312,6 +312,7 @@ def _session(config: pytest.Config) -> Any:
             selection=_selection(config),
             allow_dirty_machine=allow_dirty_machine(config.getoption("allow_dirty_machine")),
             allow_model_change=bool(config.getoption("allow_model_change")),
+            allow_machine_change=bool(config.getoption("allow_machine_change")),
             say=_say(config),
         )
         state.session.plan(state.planned if part is None else [])  # a worker: what it runs

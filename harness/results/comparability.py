@@ -6,7 +6,10 @@ changed (``prompt_tokens 64 -> 1024``: never judged against the old point), the 
 changed (revision, config.json, weight bytes, chat template, backend, server; unless
 ``--allow-model-change`` compares variants on purpose), or an input the scenario fingerprinted
 in its artifacts changed. :func:`not_comparable` names each reason; empty means comparable.
-Compare adds the run-wide reasons (another machine, a dirty machine) itself.
+Two runs' cases are none of them comparable when the machine changed (:func:`machine_apart`,
+``machine changed (cpu: Apple M1 -> Apple M2)``; unless ``--allow-machine-change``): compare and
+relative gates add that run-wide reason from here too, in the same words. Samples taken on a
+dirty machine are each side's own matter (compare's ``dirty_sides``, the judge's dirty rule).
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.core.types import CaseResult, ModelIdentity, RunRecord
+from harness.core.types import CaseResult, Machine, ModelIdentity, RunRecord
+
+# what makes two runs' machines "the same"
+MACHINE_FIELDS = ("cpu", "cores", "memory_bytes", "os", "arch", "mlx_device", "blas")
 
 # what makes a model's files "the same" between runs: (field, what a change of it is called)
 IDENTITY_FIELDS = (
@@ -52,6 +58,26 @@ def not_comparable(
         reasons.extend(identity_changes(*identities))
     reasons.extend(input_changes(base.artifacts, cur.artifacts))
     return reasons
+
+
+def machine_changes(baseline: Machine, current: Machine) -> tuple[str, ...]:
+    """``cpu: Apple M1 -> Apple M2`` for each field of :data:`MACHINE_FIELDS` that differs."""
+    return tuple(
+        f"{name}: {getattr(baseline, name)} -> {getattr(current, name)}"
+        for name in MACHINE_FIELDS
+        if getattr(baseline, name) != getattr(current, name)
+    )
+
+
+def machine_apart(
+    baseline: Machine, current: Machine, *, allow_machine_change: bool = False
+) -> tuple[str, ...]:
+    """The run-wide reason no case of the two runs is comparable: ``machine changed (cpu: M1 ->
+    M2)`` (empty when the same machine, or when ``allow_machine_change``)."""
+    changes = machine_changes(baseline, current)
+    if allow_machine_change or not changes:
+        return ()
+    return (f"machine changed ({'; '.join(changes)})",)
 
 
 def input_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:

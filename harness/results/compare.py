@@ -29,9 +29,14 @@ from enum import Enum
 from typing import Any
 
 from harness.core.metrics import MetricSpec, VariesBy
-from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit, Verdict
+from harness.core.types import CaseResult, Metric, RunRecord, Status, Unit, Verdict
 from harness.results.check_changes import CheckChange, check_changes
-from harness.results.comparability import model_changes, not_comparable
+from harness.results.comparability import (
+    machine_apart,
+    machine_changes,
+    model_changes,
+    not_comparable,
+)
 from harness.results.machine_flags import dirty_line, dirty_reasons
 from harness.results.output_diff import first_difference
 from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
@@ -40,7 +45,6 @@ from harness.results.stats import bootstrap_ratio_ci
 from harness.scenarios.specs import all_specs
 
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
-MACHINE_FIELDS = ("cpu", "cores", "memory_bytes", "os", "arch", "mlx_device", "blas")
 # a case's verdict is its worst metric's: regressed > improved > inconclusive > unchanged
 ROLL_UP = (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.INCONCLUSIVE)
 
@@ -148,14 +152,6 @@ class Comparison:
             for change in case.checks
             if not verdicts or change.verdict in verdicts
         )
-
-
-def machine_changes(baseline: Machine, current: Machine) -> tuple[str, ...]:
-    return tuple(
-        f"{name}: {getattr(baseline, name)} -> {getattr(current, name)}"
-        for name in MACHINE_FIELDS
-        if getattr(baseline, name) != getattr(current, name)
-    )
 
 
 def package_changes(baseline: RunRecord, current: RunRecord) -> tuple[str, ...]:
@@ -365,10 +361,8 @@ def compare_runs(
         specs = all_specs()
     thresholds = thresholds or Thresholds()
     machine = machine_changes(baseline.machine, current.machine)
-    machine_reasons = (
-        ()
-        if thresholds.allow_machine_change or not machine
-        else (f"machine changed ({'; '.join(machine)})",)
+    machine_reasons = machine_apart(
+        baseline.machine, current.machine, allow_machine_change=thresholds.allow_machine_change
     )
     base_by_id = {r.case_id: r for r in baseline.results}
     cur_by_id = {r.case_id: r for r in current.results}

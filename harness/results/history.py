@@ -24,8 +24,8 @@ from pathlib import Path
 
 from harness.core.types import Machine, RunRecord
 from harness.results.change_points import optimal_partition, robust_noise, steps
-from harness.results.comparability import model_changes
-from harness.results.compare import machine_changes, package_changes
+from harness.results.comparability import machine_changes, model_changes
+from harness.results.compare import package_changes
 from harness.results.digest import RunDigest, digest_record, digest_run
 from harness.results.report_dir import shown
 from harness.results.store import RUN_FILE, RunFileError, RunReadWarning, load_run

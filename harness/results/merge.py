@@ -23,7 +23,7 @@ from harness.core.types import (
     Shard,
     SuiteInfo,
 )
-from harness.results.compare import MACHINE_FIELDS
+from harness.results.comparability import MACHINE_FIELDS
 
 
 class MergeError(ValueError):

@@ -32,9 +32,15 @@ from harness.core.types import (
     SuiteInfo,
 )
 from harness.probe.machine import MemoryBudget
-from harness.results.comparability import not_comparable
+from harness.results.comparability import machine_apart, not_comparable
 from harness.results.machine_flags import dirty_in
-from harness.results.store import RUN_FILE, RunWriter, check_report_root, load_run
+from harness.results.store import (
+    RUN_FILE,
+    ModelEvents,
+    RunWriter,
+    check_report_root,
+    load_run,
+)
 from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import OnProgress, WorkerClient, WorkerGone, WorkerProtocolError
 from harness.runner.env_lock import environment_lock
@@ -115,6 +121,7 @@ class RunSession:
         selection: Sequence[str] = (),
         allow_dirty_machine: bool = False,
         allow_model_change: bool = False,
+        allow_machine_change: bool = False,
         say: Callable[[str], None] | None = None,
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
@@ -144,11 +151,15 @@ class RunSession:
         self.writer = RunWriter(self.run_dir / RUN_FILE, resume=resume)
         if resume:
             self.writer.resumed(now(), package_versions(), git_sha(project_root or Path.cwd()))
+            # the record's machine is what its first workers saw: later ones do not change it
+            seen = bool(previous.models)
+            self._machine = ModelEvents(previous.machine, _device_seen=seen, _blas_seen=seen)
         else:
+            self._machine = ModelEvents(machine(planned_blas(self.env)))
             self.writer.start(
                 run_id=self.run_id,
                 started_at=now(),
-                machine=machine(planned_blas(self.env)),
+                machine=self._machine.machine,
                 packages={**package_versions(), **(pin_set.pinned_versions() if pin_set else {})},
                 git_sha=git_sha(project_root or Path.cwd()),
                 suites=list(suites),
@@ -160,6 +171,7 @@ class RunSession:
         self.baseline = baseline
         self.allow_dirty_machine = allow_dirty_machine  # judge gates on a dirty machine anyway
         self.allow_model_change = allow_model_change  # relative gates across model files too
+        self.allow_machine_change = allow_machine_change  # relative gates across machines too
         self.stopped: RunInterrupted | None = None
         self._baseline_cases = {r.case_id: r for r in baseline.results} if baseline else {}
         self._live: _LiveModel | None = None
@@ -248,6 +260,7 @@ class RunSession:
         if case.model.key not in self._identities:
             identity = model_identity(case.model, live.server)
             self._identities[case.model.key] = identity
+            self._machine.add({"identity": identity, "device": live.device, "blas": live.blas})
             with signals_deferred():
                 self.writer.model(identity, device=live.device, blas=live.blas)
 
@@ -473,7 +486,9 @@ class RunSession:
 
     def _apart(self, case: Case, outcome: Outcome, before: CaseResult | None) -> tuple[str, ...]:
         """Why the baseline's result of ``case`` is not comparable with what it measured now
-        (compare's rule, :func:`not_comparable`): its relative gates are then not judged."""
+        (compare's rules: :func:`machine_apart`, run-wide, then :func:`not_comparable`): its
+        relative gates are then not judged. The machine is the one this run's record will
+        name (the first worker's device and BLAS)."""
         if before is None or self.baseline is None:
             return ()
         now = dataclasses.replace(
@@ -485,8 +500,14 @@ class RunSession:
             self.baseline.models.get(before.model),
             self._identities.get(case.model.key),
         )
-        return tuple(
-            not_comparable(before, now, identities, allow_model_change=self.allow_model_change)
+        run_wide = machine_apart(
+            self.baseline.machine,
+            self._machine.machine,
+            allow_machine_change=self.allow_machine_change,
+        )
+        return (
+            *run_wide,
+            *not_comparable(before, now, identities, allow_model_change=self.allow_model_change),
         )
 
     def record_result(self, case: Case, result: CaseResult) -> CaseResult:

@@ -17,7 +17,12 @@ from harness.core.types import (
     Unit,
     Verdict,
 )
-from harness.results.comparability import identity_changes, model_changes, not_comparable
+from harness.results.comparability import (
+    identity_changes,
+    machine_apart,
+    model_changes,
+    not_comparable,
+)
 from harness.results.compare import Thresholds, compare_runs
 
 MACHINE = Machine("Linux", "6", "x86_64", "cpu", 2, 1 << 34, "3.11", blas="openblas")
@@ -174,3 +179,40 @@ def test_each_identity_field_reads_as_people_say_it(
     )
     expected = line or f"backend {before} -> {after}"  # a backend is shown whole
     assert got == [f"model files changed: {expected}"]
+
+
+M2 = dataclasses.replace(MACHINE, cpu="Apple M2")
+
+# (baseline's machine, current's, allow_machine_change, the run-wide reasons)
+MACHINES = [
+    (MACHINE, MACHINE, False, ()),
+    (MACHINE, M2, False, ("machine changed (cpu: cpu -> Apple M2)",)),
+    (MACHINE, M2, True, ()),
+    (
+        MACHINE,
+        dataclasses.replace(M2, blas="bundled"),
+        False,
+        ("machine changed (cpu: cpu -> Apple M2; blas: openblas -> bundled)",),
+    ),
+    (MACHINE, dataclasses.replace(MACHINE, hostname="other", python="3.12"), False, ()),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "allow", "reasons"), MACHINES)
+def test_another_machine_is_the_one_run_wide_reason(
+    before: Machine, after: Machine, allow: bool, reasons: tuple[str, ...]
+) -> None:
+    assert machine_apart(before, after, allow_machine_change=allow) == reasons
+
+
+@pytest.mark.parametrize(("before", "after", "allow", "reasons"), MACHINES)
+def test_compare_names_another_machine_in_the_same_words(
+    before: Machine, after: Machine, allow: bool, reasons: tuple[str, ...]
+) -> None:
+    runs = [
+        RunRecord(1, run_id, "2026-01-01", m, {}, None, models={"m": F32}, results=(_result(),))
+        for run_id, m in (("base", before), ("cur", after))
+    ]
+    (case,) = compare_runs(*runs, thresholds=Thresholds(allow_machine_change=allow)).cases
+    assert case.reasons[: len(reasons)] == reasons
+    assert (case.verdict is Verdict.NOT_COMPARABLE) is bool(reasons)
