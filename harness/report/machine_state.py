@@ -4,8 +4,11 @@ swapping), as the worker recorded it (:mod:`harness.runner.sample_guard`).
 
 The section lists the cases measured on a dirty machine first, with why; the terminal gets one
 line when there are any (:func:`machine_lines`), and the report's Summary a banner
-(:func:`busy_banner`). Load only slows a run, so of their gates only a floor on a rate or a
-ceiling on a time that passed counts (it would pass on a quiet machine too); the others were not
+(:func:`busy_banner`). A case whose gate missed on a busy machine and was measured again once it
+was quiet (:mod:`harness.runner.remeasure`) says so in its row's "why" and in a terminal line of
+its own (``machine: 1 case missed a gate on a busy machine: 1 re-measured once quiet ...``).
+Load only slows a run, so of their gates only a floor on a rate or a ceiling on a time that
+passed counts (it would pass on a quiet machine too); the others were not
 judged, and compare calls them not comparable, unless the run said ``--allow-dirty-machine``
 (:mod:`harness.runner.judge`).
 """
@@ -21,7 +24,13 @@ from harness.report.escape import plain
 from harness.report.formatting import MISSING
 from harness.report.sections import Section
 from harness.report.table import Cell, Column, Table
-from harness.results.machine_flags import ARTIFACT, dirty_line, dirty_reasons, flagged_runs
+from harness.results.machine_flags import (
+    ARTIFACT,
+    dirty_line,
+    dirty_reasons,
+    flagged_runs,
+    remeasured,
+)
 
 SHOWN = 3  # dirty cases named on the terminal line
 
@@ -48,6 +57,18 @@ def _pct(value: object) -> Cell:
     return Cell(MISSING) if number is None else Cell(f"{number:.0f}%", sort=number)
 
 
+def _why(result: CaseResult, state: Mapping[str, Any]) -> str:
+    """Why the samples cannot be trusted (or why busy is not judged), then the re-measure."""
+    reasons = dirty_reasons(result)
+    why = dirty_line(reasons) if reasons else str(state.get("busy_not_judged") or "")
+    again = remeasured(result)
+    if again is None:
+        return why
+    if not again.quiet:  # these are still the first measurement's samples
+        return f"{why}; {again.line(())}"
+    return f"{again.line(reasons)}; the first measurement: {dirty_line(again.first_dirty)}"
+
+
 def _row(result: CaseResult, state: Mapping[str, Any]) -> tuple[Cell, ...]:
     reasons = dirty_reasons(result)
     energy = state.get("energy")
@@ -61,7 +82,7 @@ def _row(result: CaseResult, state: Mapping[str, Any]) -> tuple[Cell, ...]:
         Cell(MISSING) if load is None else Cell(f"{load:.1f}", sort=load),
         Cell(", ".join(str(n) for n in runs) if runs else MISSING),
         Cell(MISSING) if per_token is None else Cell(f"{per_token:.3g} J", sort=per_token),
-        Cell(dirty_line(reasons) if reasons else str(state.get("busy_not_judged") or "")),
+        Cell(_why(result, state)),
     )
 
 
@@ -135,8 +156,9 @@ def build(run: RunRecord) -> MachineStates | None:
 
 def machine_lines(run: RunRecord) -> list[str]:
     """``machine: 2 of 8 cases measured on a dirty machine: their gates not judged (first: ...)``,
-    or nothing when every case was measured on a clean machine."""
-    lines = _wait_lines(run)
+    or nothing when every case was measured on a clean machine; before it, the waits for quiet
+    and the re-measures of misses on a busy machine."""
+    lines = [*_wait_lines(run), *_remeasure_lines(run)]
     dirty = [(r.case_id, dirty_reasons(r)) for r in run.results if dirty_reasons(r)]
     if not dirty:
         return lines
@@ -163,6 +185,30 @@ def _wait_lines(run: RunRecord) -> list[str]:
     return [
         f"machine: waited for quiet before {len(waits)} cases, {sum(w for w, _ in waits):.0f} s "
         f"in all; {busy} still busy after the wait (wait_for_quiet_s)"
+    ]
+
+
+def _remeasure_lines(run: RunRecord) -> list[str]:
+    """``machine: 2 cases missed a gate on a busy machine: 1 re-measured once quiet, 1 still
+    busy after the wait (first: CASE: re-measured once quiet (waited 4.2 s))``."""
+    found = [(r, again) for r in run.results if (again := remeasured(r)) is not None]
+    if not found:
+        return []
+    quiet = sum(1 for _, again in found if again.quiet)
+    counts = ", ".join(
+        part
+        for n, part in (
+            (quiet, f"{quiet} re-measured once quiet"),
+            (len(found) - quiet, f"{len(found) - quiet} still busy after the wait, not judged"),
+        )
+        if n
+    )
+    first, again = found[0]
+    cases = "case" if len(found) == 1 else "cases"
+    line = again.line(dirty_reasons(first) if again.quiet else ())
+    return [
+        f"machine: {len(found)} {cases} missed a gate on a busy machine: {counts} "
+        f"(first: {plain(first.case_id)}: {plain(line, 200)})"
     ]
 
 

@@ -11,17 +11,21 @@ timeout as 89% overhead).
 
 Waits are apart: a case's ``cooldown_s`` and its wait for a quiet machine (``wait_for_quiet_s``,
 at least one quiet window of a second even on an idle machine) are time the suite asked for,
-read from the case's ``machine_state`` artifact. They are shown next to the share, never in it.
+read from the case's ``machine_state`` artifact; so is the wait for quiet before a re-measure of
+a miss on a busy machine (its ``remeasure`` artifact, :mod:`harness.runner.remeasure`). They are
+shown next to the share, never in it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.results.machine_flags import ARTIFACT as MACHINE_STATE
+from harness.results.machine_flags import remeasured
 from harness.runner.worker import TIMING_ARTIFACT
 
 GOAL = 0.02  # models loaded once per worker: the harness should take under 2%
@@ -114,9 +118,18 @@ def overhead(run: RunRecord) -> Overhead | None:
 
 
 def _waits_s(result: CaseResult) -> float:
-    """The case's cooldown and wait for quiet, as its worker recorded them (0 when none)."""
-    state = result.artifacts.get(MACHINE_STATE)
-    if not isinstance(state, dict):
+    """The case's cooldown and wait for quiet, as its worker recorded them, and the wait for
+    quiet before a re-measure (0 when none)."""
+    again = remeasured(result)
+    states = [result.artifacts.get(MACHINE_STATE)]
+    total = 0.0
+    if again is not None:  # the wait before it, and the first measurement's own waits
+        total, states = again.waited_s, [*states, again.first_state]
+    return total + sum(_state_waits_s(s) for s in states)
+
+
+def _state_waits_s(state: object) -> float:
+    if not isinstance(state, Mapping):
         return 0.0
     total = 0.0
     for key in ("cooldown_s", "waited_for_quiet_s"):

@@ -12,6 +12,10 @@ by :func:`harness.spec.gates.evaluate_gate`, with two rules on top:
   works against (a floor on tok/s or req/s, a ceiling on seconds) passes, and says it held on a
   busy machine. Any other gate measured there (a miss, an undecided interval, a relative gate,
   a metric load does not slow that way) is "not judged", with why.
+
+:func:`busy_misses` names the gates of that last kind that a wait for quiet can settle: a miss
+or an undecided interval on a machine that was only busy. The session measures such a case
+once more once the machine is quiet (:mod:`harness.runner.remeasure`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from harness.core.types import (
     Status,
     Unit,
 )
-from harness.results.machine_flags import dirty_line
+from harness.results.machine_flags import busy_only, dirty_line
 from harness.runner.check_expectation import judge_checks
 from harness.spec.gates import evaluate_gate
 
@@ -53,11 +57,13 @@ def judge(
     dirty: tuple[str, ...] = (),
     apart: tuple[str, ...] = (),
     checks: tuple[CheckVerdict, ...] = (),
+    notes: Mapping[Gate, str] | None = None,
 ) -> tuple[Status, tuple[GateResult, ...], str | None]:
     """``dirty``: why the case's samples cannot be trusted (the machine was busy, throttled,
     ...); ``apart``: why the baseline's case is not comparable with this one (params changed,
     model files changed, ...). See the module's rules. ``checks``: the case's verdict per
-    check, for a known-broken entry that names checks."""
+    check, for a known-broken entry that names checks. ``notes``: what a gate's message ends
+    with (a re-measure once the machine was quiet, :mod:`harness.runner.remeasure`)."""
     by_name = {m.name: m for m in metrics}
     gates: tuple[GateResult, ...] = ()
     if status is Status.PASSED:
@@ -74,6 +80,7 @@ def judge(
             )
             for gate in case.gates
         )
+        gates = tuple(_noted(g, (notes or {}).get(g.gate)) for g in gates)
         failed = [g for g in gates if g.passed is False]
         if failed:
             status = Status.FAILED
@@ -121,10 +128,53 @@ def judge_gate(
     return _not_judged(gate, metric, dirty)
 
 
+def busy_misses(
+    case: Case,
+    status: Status,
+    metrics: tuple[Metric, ...],
+    specs: Mapping[str, MetricSpec],
+    baseline: Mapping[str, Metric] | None = None,
+    dirty: tuple[str, ...] = (),
+    apart: tuple[str, ...] = (),
+) -> tuple[Gate, ...]:
+    """The gates of a case measured on a machine that was busy (and nothing else: a wait for
+    quiet cannot end a battery or a throttle) that :func:`judge` leaves not judged and that
+    miss, or cannot decide, on these samples: what a re-measure on a quiet machine may judge.
+    Not a gate whose metric was not measured, a relative gate without a comparable baseline,
+    nor a gate whose samples pass (a pass load could have made stays not judged: it is no
+    miss)."""
+    if status is not Status.PASSED or not busy_only(dirty):
+        return ()
+    by_name = {m.name: m for m in metrics}
+    found = []
+    for gate in case.gates:
+        metric = by_name.get(gate.metric)
+        before = (baseline or {}).get(gate.metric)
+        if _measured(metric) is None or (gate.relative and (apart or before is None)):
+            continue
+        assert metric is not None
+        spec = specs.get(gate.metric)
+        plain = evaluate_gate(
+            gate,
+            metric,
+            higher_is_better=spec.higher_is_better if spec is not None else True,
+            baseline=before,
+        )
+        if plain.passed is not True:
+            found.append(gate)
+    return tuple(found)
+
+
 def load_proof(gate: Gate, unit: Unit) -> bool:
     """Whether a pass of ``gate`` on a metric in ``unit`` holds however loaded the machine was:
     an absolute floor on a rate or ceiling on a time (load only slows a run)."""
     return not gate.relative and gate.op in LOAD_PROOF.get(unit, frozenset())
+
+
+def _noted(result: GateResult, note: str | None) -> GateResult:
+    if not note:
+        return result
+    return GateResult(result.gate, result.measured, result.passed, f"{result.message}; {note}")
 
 
 def _measured(metric: Metric | None) -> float | None:

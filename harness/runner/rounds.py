@@ -95,14 +95,16 @@ def merge_round(base: Outcome, more: Outcome, per_run: PerRun) -> Outcome:
     metrics, artifacts = append_per_run(
         base.metrics, base.artifacts, more.metrics, more.artifacts, per_run
     )
-    artifacts[TIMING_ARTIFACT] = _summed(base.artifacts, more.artifacts)
+    artifacts[TIMING_ARTIFACT] = summed_timing(base.artifacts, more.artifacts)
     state = merged_state(base.artifacts.get(MACHINE_ARTIFACT), more.artifacts.get(MACHINE_ARTIFACT))
     if state is not None:
         artifacts[MACHINE_ARTIFACT] = state
     return dataclasses.replace(base, metrics=metrics, artifacts=artifacts)
 
 
-def _summed(a: dict[str, Any], b: dict[str, Any]) -> Any:
+def summed_timing(a: dict[str, Any], b: dict[str, Any]) -> Any:
+    """Two measurements' ``timing`` artifacts as one: their seconds added (the first's when
+    either is missing)."""
     first, second = a.get(TIMING_ARTIFACT), b.get(TIMING_ARTIFACT)
     if not isinstance(first, dict) or not isinstance(second, dict):
         return first

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.results.machine_flags import ARTIFACT
+from harness.results.machine_flags import ARTIFACT, BUSY
 from harness.runner.energy import SOURCE as ENERGY_SOURCE
 from harness.runner.energy import EnergyReading, joules_between, read_energy
 from harness.runner.machine_state import MachineState, read_state, swapped
@@ -133,7 +133,7 @@ class Span:
 def busy_reason(others_pct: float, load1: float | None, where: str = "") -> str:
     """``machine busy (load 3.1, 45% CPU in other processes)``."""
     load = f"load {load1:.1f}, " if load1 is not None else ""
-    return f"machine busy ({load}{others_pct:.0f}% CPU in other processes{where})"
+    return f"{BUSY} ({load}{others_pct:.0f}% CPU in other processes{where})"
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,19 @@ import secrets
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.metrics import MetricSpec
 from harness.core.types import (
     Case,
     CaseResult,
     ExpectKind,
+    Gate,
     GateResult,
+    Metric,
     ModelIdentity,
     PinSetInfo,
     RunRecord,
@@ -33,7 +36,7 @@ from harness.core.types import (
 )
 from harness.probe.machine import MemoryBudget
 from harness.results.comparability import machine_apart, not_comparable
-from harness.results.machine_flags import dirty_in
+from harness.results.machine_flags import REMEASURE, dirty_in
 from harness.results.store import (
     RUN_FILE,
     ModelEvents,
@@ -45,7 +48,7 @@ from harness.runner.blas import planned_blas, worker_env
 from harness.runner.client import OnProgress, WorkerClient, WorkerGone, WorkerProtocolError
 from harness.runner.env_lock import environment_lock
 from harness.runner.identity import ServedIdentity, load_request, model_identity, served_identity
-from harness.runner.judge import judge
+from harness.runner.judge import busy_misses, judge
 from harness.runner.machine import git_sha, machine, package_versions
 from harness.runner.outcome import (
     HarnessFault,
@@ -59,13 +62,18 @@ from harness.runner.outcome import (
 )
 from harness.runner.preflight import Preflight, Preflighter
 from harness.runner.prerequisites import Prepared, ensure_llama_server, needs_llama_server
+from harness.runner.remeasure import LiveMachine, MachineWatch, wait_bound
+from harness.runner.remeasure import notes as remeasure_notes
+from harness.runner.remeasure import record as remeasure_record
 from harness.runner.rounds import (
+    TIMING_ARTIFACT,
     RoundPlan,
     auto_stop,
     merge_round,
     per_run_names,
     plan_for,
     scenario_seconds,
+    summed_timing,
     with_stop,
 )
 from harness.runner.signals import RunInterrupted, signals_deferred
@@ -123,6 +131,7 @@ class RunSession:
         allow_model_change: bool = False,
         allow_machine_change: bool = False,
         say: Callable[[str], None] | None = None,
+        watch: MachineWatch | None = None,
     ) -> None:
         """``memory_budget`` fixes the policy's memory budget; by default the machine's.
         ``shard``: this run holds that shard of its plan (written in the record's start);
@@ -134,6 +143,8 @@ class RunSession:
         run again (:meth:`run_case` returns what was recorded).
         ``say``: where a line for the person running goes (the lazy llama-server build's
         progress, :mod:`harness.runner.prerequisites`); standard error by default.
+        ``watch``: the machine's state and the wait for quiet before a re-measure
+        (:mod:`harness.runner.remeasure`); the machine itself by default, a script in tests.
         """
 
         check_report_root(report_root)
@@ -172,6 +183,7 @@ class RunSession:
         self.allow_dirty_machine = allow_dirty_machine  # judge gates on a dirty machine anyway
         self.allow_model_change = allow_model_change  # relative gates across model files too
         self.allow_machine_change = allow_machine_change  # relative gates across machines too
+        self._watch: MachineWatch = watch or LiveMachine()
         self.stopped: RunInterrupted | None = None
         self._baseline_cases = {r.case_id: r for r in baseline.results} if baseline else {}
         self._live: _LiveModel | None = None
@@ -459,19 +471,14 @@ class RunSession:
             outcome = Outcome(Status.SKIPPED, expectation.reason)
             status, reason = outcome.status, outcome.reason
         else:
-            outcome = self._execute(case, on_progress)
+            outcome = self._measure(case, on_progress)
+            before = self._baseline_cases.get(case.case_id)
             with self._stage("judging gates and expectations"):
-                before = self._baseline_cases.get(case.case_id)
-                status, gates, reason = judge(
-                    case,
-                    outcome.status,
-                    outcome.metrics,
-                    outcome.reason,
-                    self.specs,
-                    baseline={m.name: m for m in before.metrics} if before else None,
-                    dirty=() if self.allow_dirty_machine else dirty_in(outcome.artifacts),
-                    checks=outcome.checks,
-                    apart=self._apart(case, outcome, before),
+                status, gates, reason = self._judge(case, outcome, before)
+                misses = busy_misses(case, outcome.status, *self._judged_on(case, outcome, before))
+            if misses:  # a miss on a busy machine: once more, once it is quiet
+                outcome, (status, gates, reason) = self._remeasure(
+                    case, outcome, before, misses, gates, on_progress
                 )
         return dataclasses.replace(
             bare(case, status, reason, started, time.perf_counter() - start),
@@ -483,6 +490,81 @@ class RunSession:
             checks=outcome.checks,
             skip_cause=skip_cause(case, outcome) if status is Status.SKIPPED else None,
         )
+
+    def _measure(self, case: Case, on_progress: OnProgress | None) -> Outcome:
+        outcome = self._execute(case, on_progress)
+        return dataclasses.replace(outcome, artifacts=self._watch.measured(outcome.artifacts))
+
+    def _judged_on(
+        self, case: Case, outcome: Outcome, before: CaseResult | None
+    ) -> tuple[
+        tuple[Metric, ...],
+        Mapping[str, MetricSpec],
+        dict[str, Metric] | None,
+        tuple[str, ...],
+        tuple[str, ...],
+    ]:
+        """What the case's gates are judged on: its metrics, their specs, the baseline's
+        metrics, why the machine was dirty, why the baseline's case is not comparable."""
+        return (
+            outcome.metrics,
+            self.specs,
+            {m.name: m for m in before.metrics} if before else None,
+            () if self.allow_dirty_machine else dirty_in(outcome.artifacts),
+            self._apart(case, outcome, before),
+        )
+
+    def _judge(
+        self,
+        case: Case,
+        outcome: Outcome,
+        before: CaseResult | None,
+        notes: Mapping[Gate, str] | None = None,
+    ) -> tuple[Status, tuple[GateResult, ...], str | None]:
+        metrics, specs, baseline, dirty, apart = self._judged_on(case, outcome, before)
+        return judge(
+            case,
+            outcome.status,
+            metrics,
+            outcome.reason,
+            specs,
+            baseline=baseline,
+            dirty=dirty,
+            checks=outcome.checks,
+            apart=apart,
+            notes=notes,
+        )
+
+    def _remeasure(
+        self,
+        case: Case,
+        first: Outcome,
+        before: CaseResult | None,
+        misses: tuple[Gate, ...],
+        gates: tuple[GateResult, ...],
+        on_progress: OnProgress | None,
+    ) -> tuple[Outcome, tuple[Status, tuple[GateResult, ...], str | None]]:
+        """Wait for quiet and measure ``case`` once more (:mod:`harness.runner.remeasure`);
+        the outcome now kept, with the ``remeasure`` artifact, and its judgement."""
+        bound = wait_bound(case)
+        with self._stage("waiting for a quiet machine to measure again"):
+            wait = self._watch.wait_for_quiet(bound)
+        done = remeasure_record(wait, bound, first.artifacts, first.metrics, gates)
+        outcome = first
+        if wait.quiet:
+            outcome = self._measure(case, on_progress)
+            timing = summed_timing(first.artifacts, outcome.artifacts)
+            if timing is not None:  # both measurements' time in backend calls
+                outcome.artifacts[TIMING_ARTIFACT] = timing
+            if outcome.reason is not None and outcome.status is not Status.PASSED:
+                outcome = dataclasses.replace(
+                    outcome, reason=f"measured again once quiet: {outcome.reason}"
+                )
+        outcome.artifacts[REMEASURE] = done.to_json()
+        again = dirty_in(outcome.artifacts) if wait.quiet and not self.allow_dirty_machine else ()
+        with self._stage("judging gates and expectations"):
+            notes = remeasure_notes(misses, done, again, gates, first.metrics)
+            return outcome, self._judge(case, outcome, before, notes)
 
     def _apart(self, case: Case, outcome: Outcome, before: CaseResult | None) -> tuple[str, ...]:
         """Why the baseline's result of ``case`` is not comparable with what it measured now

@@ -61,7 +61,8 @@ class Defaults(Strict):
         le=3600,
         description="the most seconds to wait before each case for other processes to take "
         "under 25% of the CPU for a second (counts towards timeout_s); a case measured busy "
-        "anyway is flagged",
+        "anyway is flagged, and one whose gate missed there is measured once more after a "
+        "wait as long (60 s when 0)",
     )
     memory_threshold: float = Field(
         0.70,

@@ -7,7 +7,7 @@ import pytest
 
 from harness.core.metrics import MetricSpec
 from harness.core.types import Case, Metric, ModelRef, ModelSource, Status, Unit
-from harness.runner.judge import LOAD_PROOF, judge, load_proof
+from harness.runner.judge import LOAD_PROOF, busy_misses, judge, load_proof
 from harness.spec.gates import parse_gate
 
 DECODE = "throughput.decode_tps"
@@ -181,3 +181,53 @@ def test_what_apart_leaves_alone() -> None:
 def test_a_case_that_did_not_pass_has_no_gates_busy_or_not(status: Status) -> None:
     got, gates, reason = judge(_case(DECODE, ">= 100"), status, METRICS, "why", SPECS, dirty=BUSY)
     assert (got, gates, reason) == (status, (), "why")
+
+
+# (metric, gate, dirty, baseline, apart, a miss a re-measure once quiet may judge)
+MISSES = [
+    (DECODE, ">= 1000", BUSY, None, (), True),  # a miss on a busy machine
+    (DECODE, ">= 700", BUSY, None, (), True),  # undecided there
+    (TTFT, "< 0.4", BUSY, None, (), True),
+    (DECODE, ">= 100", BUSY, None, (), False),  # a pass that holds: judged already
+    (DECODE, "<= 1000", BUSY, None, (), False),  # passes, though load may have helped: no miss
+    (DECODE, "<= 100", BUSY, None, (), True),  # a miss of a bound load does not work against
+    (DECODE, ">= 1000", (), None, (), False),  # a quiet machine: FAILED as it is
+    (DECODE, ">= 1000", ("on battery",), None, (), False),  # a wait cannot end a battery
+    (DECODE, ">= 1000", TWO, None, (), False),  # busy and on battery: nor this
+    (DECODE, "-5%", BUSY, BASE, (), True),  # a relative miss against a comparable baseline
+    (DECODE, "-5%", BUSY, None, (), False),  # no baseline: a re-measure cannot judge it
+    (DECODE, "-5%", BUSY, BASE, PARAMS, False),  # another point: never judged
+    ("throughput.missing", ">= 1", BUSY, None, (), False),  # nothing measured
+]
+
+
+@pytest.mark.parametrize(("metric", "expression", "dirty", "baseline", "apart", "miss"), MISSES)
+def test_which_misses_a_wait_for_quiet_may_settle(
+    metric: str,
+    expression: str,
+    dirty: tuple[str, ...],
+    baseline: dict[str, Metric] | None,
+    apart: tuple[str, ...],
+    miss: bool,
+) -> None:
+    case = _case(metric, expression)
+    found = busy_misses(case, Status.PASSED, METRICS, SPECS, baseline, dirty, apart)
+    assert found == (case.gates if miss else ())
+    # what judge says of it there: a miss the re-measure is for is never judged on those samples
+    _, (gate,), _ = judge(case, Status.PASSED, METRICS, None, SPECS, baseline, dirty, apart)
+    if miss:
+        assert gate.passed is None
+
+
+def test_a_case_that_did_not_pass_is_not_measured_again() -> None:
+    case = _case(DECODE, ">= 1000")
+    assert busy_misses(case, Status.CRASHED, METRICS, SPECS, None, BUSY) == ()
+
+
+def test_a_note_ends_the_gates_message_and_the_cases_reason() -> None:
+    case = _case(DECODE, ">= 1000")
+    note = {case.gates[0]: "re-measured once quiet (waited 4.2 s)"}
+    status, (gate,), reason = judge(case, Status.PASSED, METRICS, None, SPECS, notes=note)
+    assert status is Status.FAILED and gate.passed is False
+    assert gate.message.endswith("; re-measured once quiet (waited 4.2 s)")
+    assert reason == gate.message
