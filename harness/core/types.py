@@ -333,6 +333,9 @@ class SuiteInfo:
     fail_on: tuple[str, ...] | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
     # the suite's ``baseline:`` as written (a path relative to ``path``'s folder, or "last")
     baseline: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    # the model its ``side_by_side: {reference: NAME}`` names: the report's Models side by
+    # side compares the suite's other models with it; None: variants of one model only
+    reference: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
 
 @dataclass(frozen=True)

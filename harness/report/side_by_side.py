@@ -2,10 +2,18 @@
 model (a 4-bit build against its float32 original), one table per model and scenario with a
 column per variant and each one's change against the first.
 
-Only variants are set side by side: models whose probe (recorded in the run) names the same
-architecture (``model_type``) and a parameter count within :data:`SAME_SIZE` of each other;
-quantisation does not change the count. A model with no such variant in the run, or with no
-probe to tell, is named as not compared: a real model against a random tiny one says nothing.
+Only models that make sense together are set side by side:
+
+- variants of one model: models whose probe (recorded in the run) names the same architecture
+  (``model_type``) and a parameter count within :data:`SAME_SIZE` of each other; quantisation
+  does not change the count. A model with no such variant in the run, or with no probe to
+  tell, is named as not compared: a real model against a random tiny one says nothing;
+- or a named reference: a suite's ``side_by_side: {reference: NAME}`` (recorded with the run,
+  :attr:`harness.core.types.SuiteInfo.reference`) sets every other model of that suite against
+  NAME, whatever their architecture (the suite's author said they belong together), in tables
+  of up to :data:`MAX_MODELS` columns, the reference first in each. A reference that measured
+  nothing in this run (left out by ``-k``, skipped) is said so, and its suite's models fall back
+  to variants.
 
 Rows are (point, metric) pairs that at least two variants measured, one row per metric (two
 metrics of one short label are shown by their full names); values are medians in one unit per
@@ -43,6 +51,8 @@ class SideBySide:
     tables: tuple[tuple[str, Table], ...]  # (title: scenario, model and first variant; table)
     groups: tuple[Variants, ...]
     apart: tuple[str, ...] = ()  # models with no variant in the run (or no probe): not compared
+    # "the reference 'f32' of suite 'smoke' measured nothing in this run": a line each
+    notes: tuple[str, ...] = ()
 
     @property
     def left_out(self) -> int:
@@ -66,11 +76,43 @@ def _kind(probe: Mapping[str, object]) -> tuple[str, int] | None:
     return model_type, parameters
 
 
-def variant_groups(run: RunRecord) -> tuple[tuple[Variants, ...], tuple[str, ...]]:
-    """The groups of two or more variants, and the models left alone."""
+def reference_groups(
+    run: RunRecord,
+) -> tuple[tuple[Variants, ...], frozenset[str], tuple[str, ...]]:
+    """The groups each suite's named reference makes (the reference and up to
+    ``MAX_MODELS - 1`` of the suite's other models a group, every model in one), the models they
+    hold, and a note for each reference that measured nothing in the run."""
+    groups: list[Variants] = []
+    held: set[str] = set()
+    notes: list[str] = []
+    for suite in run.suites:
+        if suite.reference is None:
+            continue
+        models = list(dict.fromkeys(r.model for r in run.results if r.suite == suite.name))
+        reference = suite.reference
+        if reference not in models:
+            notes.append(
+                f"the reference '{reference}' of suite '{suite.name}' measured nothing in this "
+                "run: its models are compared as variants only"
+            )
+            continue
+        others = [m for m in models if m != reference]
+        step = MAX_MODELS - 1
+        for start in range(0, len(others), step):
+            label = f"{suite.name}'s reference"
+            groups.append(Variants(label, (reference, *others[start : start + step])))
+        held.update(models)
+    return tuple(groups), frozenset(held), tuple(notes)
+
+
+def variant_groups(
+    run: RunRecord, held: frozenset[str] = frozenset()
+) -> tuple[tuple[Variants, ...], tuple[str, ...]]:
+    """The groups of two or more variants, and the models left alone (``held``: models a
+    named reference compares already, left out of both)."""
     found: list[tuple[str, int, list[str]]] = []
     alone: list[str] = []
-    for model in dict.fromkeys(r.model for r in run.results):
+    for model in dict.fromkeys(r.model for r in run.results if r.model not in held):
         kind = _kind(run.probes.get(model, {}))
         if kind is None:
             alone.append(model)
@@ -154,7 +196,9 @@ def _table(models: tuple[str, ...], rows: dict[Key, dict[str, tuple[float, Unit]
 
 
 def build(run: RunRecord) -> SideBySide | None:
-    groups, apart = variant_groups(run)
+    named, held, notes = reference_groups(run)
+    variants, apart = variant_groups(run, held)
+    groups = (*named, *variants)
     tables = []
     for group in groups:
         shown = [r for r in run.results if r.model in group.models]
@@ -162,9 +206,9 @@ def build(run: RunRecord) -> SideBySide | None:
             if table := _table(group.models, rows):
                 title = f"{scenario} · {group.label} · against {group.models[0]}"
                 tables.append((title, table))
-    if not tables:
+    if not tables and not notes:
         return None
-    return SideBySide(tuple(tables), groups, apart)
+    return SideBySide(tuple(tables), groups, apart, notes)
 
 
 SECTION = Section("side_by_side", "Models side by side", build)

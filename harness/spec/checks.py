@@ -128,6 +128,18 @@ def check_suite(loaded: LoadedSuite, *, require_prepared: bool = True) -> list[S
     for metric, expression in loaded.suite.gates.items():
         errors.extend(_check_gate(loaded, ("gates", metric), metric, expression, specs))
     errors.extend(_check_duplicate_ids(loaded, model_names))
+    side = loaded.suite.side_by_side
+    if side is not None and side.reference not in keys:
+        line, col = pos(("side_by_side", "reference"))
+        errors.append(
+            SuiteError(
+                path,
+                line,
+                col,
+                f"side_by_side.reference names unknown model '{side.reference}'",
+                _did_you_mean(side.reference, model_names),
+            )
+        )
     for i, expect in enumerate(loaded.suite.expect):
         if not any(ch in expect.model for ch in "*?[") and expect.model not in keys:
             line, col = pos(("expect", i, "model"))

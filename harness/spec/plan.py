@@ -225,4 +225,5 @@ def suite_info(loaded: LoadedSuite, cases: Sequence[Case]) -> SuiteInfo:
             else None
         ),
         baseline=loaded.suite.baseline,
+        reference=loaded.suite.side_by_side.reference if loaded.suite.side_by_side else None,
     )

@@ -439,6 +439,18 @@ class ExpectEntry(Strict):
         return self
 
 
+class SideBySide(Strict):
+    """How the report's **Models side by side** sets this suite's models: by default only
+    variants of one model (quantisations: the same architecture and size) are compared;
+    ``reference`` names the model every other one is compared with instead."""
+
+    reference: str = Field(
+        min_length=1,
+        description="the model (its name in models:) every other model of this suite is "
+        "compared with in the report's Models side by side",
+    )
+
+
 class IncludeFile(Strict):
     """A file named in ``include:``: shared model lists and known-broken entries."""
 
@@ -469,6 +481,11 @@ class Suite(Strict):
         description="what besides failed cases fails a run of this suite (the CI policy's "
         "kinds; --fail-on overrides); default: nothing-ran, input-skip, unjudged-gates, "
         "not-comparable, new-failure",
+    )
+    side_by_side: SideBySide | None = Field(
+        None,
+        description="the report's Models side by side: {reference: MODEL} compares every "
+        "model of this suite with that one (default: only variants of one model)",
     )
     baseline: str | None = Field(
         None,

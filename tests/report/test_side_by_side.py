@@ -143,3 +143,107 @@ def test_counts_and_unmeasured_metrics_are_not_compared() -> None:
         ]
     )
     assert side_by_side.build(_probed(run, {"a": SMOLLM, "b": SMOLLM})) is None
+
+
+def _referenced(run: RunRecord, reference: str | None, suite: str = "smoke") -> RunRecord:
+    """``run`` whose suite names ``reference`` (``side_by_side: {reference: NAME}``)."""
+    suites = tuple(
+        dataclasses.replace(s, reference=reference) if s.name == suite else s for s in run.suites
+    )
+    return dataclasses.replace(run, suites=suites)
+
+
+def _load_run(*models: tuple[str, float]) -> RunRecord:
+    return make_run(
+        [case(m, "load", metrics=[metric("load.load_s", Unit.SECONDS, v)]) for m, v in models]
+    )
+
+
+# (probes, the suite's reference, groups compared, models not compared, a note's fragment)
+REFERENCE = [
+    # a named reference compares models no probe calls variants: another architecture, none
+    (
+        {"f32": SMOLLM, "qwen": {**SMOLLM, "model_type": "qwen2"}},
+        "f32",
+        [("f32", "tiny", "qwen", "none")],
+        (),
+        None,
+    ),
+    # the reference need not come first in the run: it is the first column
+    ({}, "qwen", [("qwen", "tiny", "f32", "none")], (), None),
+    # without a reference: variants only (f32 and q4-sized llama), the rest not compared
+    (
+        {"f32": SMOLLM, "qwen": SMOLLM, "tiny": TINY},
+        None,
+        [("f32", "qwen")],
+        ("tiny", "none"),
+        None,
+    ),
+    # a reference that measured nothing in this run: said so, variants as without one
+    (
+        {"f32": SMOLLM, "qwen": SMOLLM},
+        "gone",
+        [("f32", "qwen")],
+        ("tiny", "none"),
+        "the reference 'gone' of suite 'smoke' measured nothing in this run",
+    ),
+]
+
+
+@pytest.mark.parametrize(("probes", "reference", "compared", "apart", "note"), REFERENCE)
+def test_a_named_reference_is_compared_with_every_model_of_its_suite(
+    probes: dict[str, dict[str, object]],
+    reference: str | None,
+    compared: list[tuple[str, ...]],
+    apart: tuple[str, ...],
+    note: str | None,
+) -> None:
+    run = _load_run(("tiny", 0.08), ("f32", 2.0), ("qwen", 1.0), ("none", 4.0))
+    run = _referenced(_probed(run, probes), reference)
+    data = side_by_side.build(run)
+    assert data is not None
+    assert [g.models for g in data.groups] == compared and data.apart == apart
+    assert [n for n in data.notes if note is not None and note in n] == (
+        [data.notes[0]] if note else []
+    )
+    markdown = render_markdown(run)
+    if reference == "f32":
+        (title, table), *_ = data.tables
+        assert title == "load · smoke's reference · against f32"
+        assert [c.text for c in table.rows[0][2:]] == [
+            "2000 ms",
+            "80.0 ms (-96%)",
+            "1000 ms (-50%)",
+            "4000 ms (+100%)",
+        ]
+    if note is not None:
+        assert f"Note: {note}" in markdown
+    assert gfm_problems(markdown) == []
+
+
+def test_a_reference_with_more_models_than_columns_is_in_each_table() -> None:
+    models = [("ref", 1.0), *((f"m{i}", 1.0 + i) for i in range(5))]
+    data = side_by_side.build(_referenced(_load_run(*models), "ref"))
+    assert data is not None
+    assert [g.models for g in data.groups] == [("ref", "m0", "m1", "m2"), ("ref", "m3", "m4")]
+    assert data.left_out == 0  # every model is in a table, none counted out
+
+
+def test_a_reference_applies_to_its_own_suites_models_only() -> None:
+    other = case("theirs", "load", metrics=[metric("load.load_s", Unit.SECONDS, 3.0)])
+    other = dataclasses.replace(other, suite="other", case_id="other::theirs::load")
+    run = _load_run(("f32", 2.0), ("q4", 1.0))
+    run = dataclasses.replace(
+        run,
+        results=(*run.results, other),
+        suites=(*run.suites, dataclasses.replace(run.suites[0], name="other")),
+    )
+    data = side_by_side.build(_referenced(run, "f32"))
+    assert data is not None
+    assert [g.models for g in data.groups] == [("f32", "q4")] and data.apart == ("theirs",)
+
+
+def test_a_reference_note_is_escaped() -> None:
+    run = _referenced(_load_run(("a", 1.0), ("b", 2.0)), EVIL)
+    markdown = render_markdown(run)
+    assert "measured nothing in this run" in markdown and "<script>" not in markdown

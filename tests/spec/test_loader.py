@@ -117,6 +117,20 @@ BAD = [
         ["unknown model 'fak'", "did you mean 'fake'?"],
     ),
     (
+        "unknown_side_by_side_reference",
+        "schema_version: 1\nmodels:\n  - name: fake\n    path: {model}\n    backend: fake\n"
+        "scenarios:\n  - scenario: load\nside_by_side:\n  reference: fak\n",
+        "9:14",
+        ["side_by_side.reference names unknown model 'fak'", "did you mean 'fake'?"],
+    ),
+    (
+        "empty_side_by_side_reference",
+        "schema_version: 1\nmodels:\n  - name: fake\n    path: {model}\n    backend: fake\n"
+        "scenarios:\n  - scenario: load\nside_by_side: {{reference: ''}}\n",
+        "8:27",
+        ["side_by_side.reference"],
+    ),
+    (
         "not_a_mapping",
         "- just\n- a list\n",
         "1:1",

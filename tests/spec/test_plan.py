@@ -122,3 +122,31 @@ def test_a_scenario_entry_takes_model_globs(write_suite, tmp_path: Path) -> None
     ids = [c.case_id for c in plan(load_suite(write_suite(text)))]
     assert [i for i in ids if i.endswith("::reload")] == ["t::zoo-a::reload", "t::zoo-b::reload"]
     assert not [i for i in ids if i.endswith("::none")]
+
+
+def test_the_side_by_side_reference_is_kept_with_the_run(write_suite, tmp_path: Path) -> None:
+    """``side_by_side: {reference: a}`` is recorded with the suite (the report reads it from the
+    record), and reads back as written; a suite without one records none."""
+    from harness.backends.fake import write_fake_model
+    from harness.results.store import RunWriter, load_run
+    from harness.runner.machine import machine
+    from harness.spec.plan import suite_info
+
+    a = write_fake_model(tmp_path / "a")
+    b = write_fake_model(tmp_path / "b")
+    text = SUITE.format(a=a, b=b)
+    infos = []
+    for name, extra in (("with", "side_by_side: {reference: a}\n"), ("without", "")):
+        loaded = load_suite(write_suite(text + extra, name=f"{name}.suite.yaml"))
+        infos.append(suite_info(loaded, plan(loaded)))
+    assert [i.reference for i in infos] == ["a", None]
+    writer = RunWriter(tmp_path / "run" / "run.jsonl")
+    writer.start(
+        run_id="r",
+        started_at="2026-01-01T00:00:00+00:00",
+        machine=machine("x"),
+        packages={},
+        git_sha=None,
+        suites=infos,
+    )
+    assert load_run(tmp_path / "run").suites == tuple(infos)
