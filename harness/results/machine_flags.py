@@ -99,7 +99,8 @@ class Remeasure:
     quiet (``waited_s``; ``quiet``: whether it came) and, when it did, measured the case again:
     the result's metrics and machine state are then the second measurement's, and the first's
     are here (``first_state``: its ``machine_state`` artifact, ``first_metrics``: its samples,
-    ``first_gates``: its gates' messages)."""
+    ``first_gates``: its gates' messages; all empty when the wait ran out: the result's own are
+    the first measurement's)."""
 
     waited_s: float
     bound_s: float

@@ -83,13 +83,17 @@ def record(
     metrics: tuple[Metric, ...],
     gates: tuple[GateResult, ...],
 ) -> Remeasure:
-    """The ``remeasure`` artifact: the wait, and the first measurement (the machine's state it
-    was taken in, from its ``artifacts``; its samples; its gates as judged there)."""
+    """The ``remeasure`` artifact: the wait, and, when quiet came and the case is measured
+    again, the first measurement (the machine's state it was taken in, from its ``artifacts``;
+    its samples; its gates as judged there). When the wait ran out the first measurement is the
+    result's own: not kept twice."""
+    if not wait.quiet:
+        return Remeasure(wait.waited_s, bound_s, False, {}, {}, ())
     state = artifacts.get(ARTIFACT)
     return Remeasure(
         wait.waited_s,
         bound_s,
-        wait.quiet,
+        True,
         dict(state) if isinstance(state, Mapping) else {},
         {m.name: m.samples for m in metrics},
         tuple(g.message for g in gates),
