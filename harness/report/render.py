@@ -22,6 +22,7 @@ from harness.report.md_blocks import gfm_blocks
 from harness.report.md_tables import fit_tables
 from harness.report.sections import PLUGIN_PREFIX, BuiltSection, Section
 from harness.report.table_html import html_rows
+from harness.report.table_md import md_rows
 from harness.results.report_dir import make_dir, write_text_atomic
 
 MD_FILE = "report.md"
@@ -56,6 +57,8 @@ def _environment(kind: str, sections: Sequence[Section] = ()) -> jinja2.Environm
     env.filters["mdurl"] = md_url
     if html:
         env.globals["html_rows"] = html_rows
+    else:
+        env.globals["md_rows"] = md_rows
     return env
 
 
