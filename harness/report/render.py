@@ -93,8 +93,13 @@ def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> st
     chosen = default_sections() if sections is None else sections
     env = _environment(kind, chosen)
     template = env.get_template(f"report.{kind}.j2")
+    sections_built = build_sections(run, chosen, kind=kind)
+    try:  # each partial rendered once, where the report includes it
+        return template.render(run=run, sections=sections_built)
+    except Exception:  # a partial failed on its data: each is tried on its own, below
+        pass
     built = []
-    for section in build_sections(run, chosen, kind=kind):
+    for section in sections_built:
         try:  # a partial that fails on its data is reported the same way
             env.get_template(section.template).render(run=run, section=section)
         except Exception as exc:

@@ -29,14 +29,18 @@ def html_rows(table: Table) -> Markup:
         add("<tr>\n")
         for prefix, cell in zip(prefixes, row, strict=False):
             add(prefix)
-            add(shown(cell.css or ""))
+            if cell.css:
+                add(shown(cell.css))
             add('"')
-            if cell.sort is not None:
-                add(f' data-sort="{shown(cell.sort)}"')
+            sort = cell.sort
+            if sort is not None:  # a number is its own text: nothing in it to escape
+                number = type(sort) is float or type(sort) is int
+                add(f' data-sort="{sort if number else shown(sort)}"')
             if cell.title:
                 add(f' title="{shown(cell.title)}"')
             add(">")
-            add(shown(cell.text))
+            text = cell.text
+            add(shown[text] if type(text) is str else shown(text))
             if cell.link:
                 add(f' <a href="{shown(cell.link)}" rel="noopener noreferrer">link</a>')
             if cell.note:

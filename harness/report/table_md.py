@@ -22,7 +22,8 @@ def md_rows(table: Table) -> Markup:
         add("|")
         for cell in row:
             add(" ")
-            add(shown(cell.text))
+            text = cell.text
+            add(shown[text] if type(text) is str else shown(text))
             if cell.link:
                 add(" [link](")
                 add(shown(md_url(cell.link)))
