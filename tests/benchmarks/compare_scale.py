@@ -25,7 +25,7 @@ from harness.report import render_html, render_markdown
 from harness.report.change_list import changes_csv
 from harness.report.comparison import section
 from harness.report.comparison_text import comparison_lines
-from harness.results import stats
+from harness.results import compare, stats
 from harness.results.compare import compare_runs
 from harness.results.store import load_run, write_record
 
@@ -97,8 +97,11 @@ def _measure(n: int, rng: random.Random, ab: bool) -> None:
     compared = _since(start)
     counts = ", ".join(f"{k} {v.value}" for v, k in comparison.counts().most_common())
     print(f"{'':>13}{_per_case('compare', compared, n)} ({counts})", flush=True)
-    if ab:  # the bootstrap as it was: drawn afresh for every metric
-        with mock.patch.object(stats, "_drawn_pair", stats._drawn_pair.__wrapped__):
+    if ab:  # the bootstrap as it was: each metric's drawn on its own, by a fresh generator
+        with (
+            mock.patch.object(compare, "_intervals", lambda *_: {}),
+            mock.patch.object(stats, "_drawn_pair", stats._drawn_pair.__wrapped__),
+        ):
             start = _clock()
             fresh = compare_runs(base, cur)
             took = _since(start)
