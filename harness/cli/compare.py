@@ -80,6 +80,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from harness.cli.policy import Policy, allow_dirty_machine, policy_lines
+    from harness.core.gc_pause import collector_paused
     from harness.report import render_html, render_markdown
     from harness.report.change_list import changes_csv
     from harness.report.comparison import section
@@ -93,31 +94,34 @@ def run(args: argparse.Namespace) -> int:
         parse_fail_on(args.fail_on, regression=True)
     except PolicyError as exc:
         raise CliError(str(exc)) from None
-    baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
-    comparison = compare_runs(
-        baseline,
-        current,
-        thresholds=Thresholds(
-            alpha=args.alpha,
-            min_effect=args.min_effect,
-            allow_machine_change=args.allow_machine_change,
-            allow_model_change=args.allow_model_change,
-            allow_dirty_machine=allow_dirty_machine(args.allow_dirty_machine),
-        ),
-    )
-    shown = args.show
-    if args.out:  # the full lists go to files; the terminal gets counts and the worst changes
-        out = Path(args.out)
-        sections = [section(comparison, "changes.csv (beside this file)")]
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.md").write_text(render_markdown(current, sections, whole_in="compare.html"))
-        (out / "compare.html").write_text(render_html(current, sections))
-        (out / "changes.csv").write_text(changes_csv(comparison))
-        listed = f"every one in {out / 'changes.csv'}"
-        print(f"wrote {out / 'compare.md'}, compare.html and changes.csv", file=sys.stderr)
-        print("\n".join(comparison_lines(comparison, shown, listed)))
-    else:
-        print("\n".join(comparison_lines(comparison, shown)))
+    with collector_paused():  # millions of objects, no cycles (see harness/core/gc_pause.py)
+        baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
+        comparison = compare_runs(
+            baseline,
+            current,
+            thresholds=Thresholds(
+                alpha=args.alpha,
+                min_effect=args.min_effect,
+                allow_machine_change=args.allow_machine_change,
+                allow_model_change=args.allow_model_change,
+                allow_dirty_machine=allow_dirty_machine(args.allow_dirty_machine),
+            ),
+        )
+        shown = args.show
+        if args.out:  # the full lists go to files; the terminal gets counts and the worst changes
+            out = Path(args.out)
+            sections = [section(comparison, "changes.csv (beside this file)")]
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "compare.md").write_text(
+                render_markdown(current, sections, whole_in="compare.html")
+            )
+            (out / "compare.html").write_text(render_html(current, sections))
+            (out / "changes.csv").write_text(changes_csv(comparison))
+            listed = f"every one in {out / 'changes.csv'}"
+            print(f"wrote {out / 'compare.md'}, compare.html and changes.csv", file=sys.stderr)
+            print("\n".join(comparison_lines(comparison, shown, listed)))
+        else:
+            print("\n".join(comparison_lines(comparison, shown)))
     judged = policy_lines(current, comparison, policy, shard=current.shard is not None)
     for line in judged:
         print(line, file=sys.stderr)

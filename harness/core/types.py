@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 from harness.core.check_types import CheckVerdict
@@ -235,10 +236,10 @@ class Metric:
     warmup_samples: tuple[float, ...] = ()
     view: str | None = None  # for memory: which view (mlx_peak, mlx_active, process_peak_rss)
 
-    @property
+    @cached_property
     def summary(self) -> Summary:
         """Median, interval and n over the finite samples, with the count dropped: the one
-        summary every gate, comparison and report shows."""
+        summary every gate, comparison and report shows (taken once: the samples are a tuple)."""
         return Summary.of(self.samples)
 
     @property

@@ -19,6 +19,11 @@ _ACTING = re.compile(
     "\r\n|[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 _LINE_BREAK_CHARS = ("\r\n", "\r", "\n")
+# The acting characters but a tab and a line feed: what ``breaks="\n"`` changes (it keeps those
+# two as they are), so a page of lines carrying no other is returned as it is, not substituted.
+_ACTING_BUT_TAB_AND_LF = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def escape_char(char: str) -> str:
@@ -46,6 +51,8 @@ def visible(text: str, limit: int | None = None, *, breaks: str | None = None) -
     """
 
     if _ACTING.search(text) is None:  # most text carries nothing to show: no substitution
+        return cut(text, limit)
+    if breaks == "\n" and _ACTING_BUT_TAB_AND_LF.search(text) is None:  # lines kept as lines
         return cut(text, limit)
 
     def shown(match: re.Match[str]) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from harness.core.types import Status
 from harness.report.comparison import VERDICT_ORDER
 from harness.report.escape import plain
+from harness.report.shown_once import ShownOnce
 from harness.results.compare import CaseDelta, Comparison, MetricDelta
 
 COLUMNS = (
@@ -50,6 +51,11 @@ def _text(value: object) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
+def _texts() -> ShownOnce:
+    """:func:`_text` once per distinct value (a model's name on 500 rows is one)."""
+    return ShownOnce(_text)
+
+
 def _number(value: float | int | None) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
@@ -60,24 +66,24 @@ def _status(status: Status | None) -> str:
     return status.value if status is not None else ""
 
 
-def _case_cells(case: CaseDelta) -> dict[str, str]:
+def _case_cells(case: CaseDelta, text: ShownOnce) -> dict[str, str]:
     return {
-        "case_id": _text(case.case_id),
-        "model": _text(case.model),
-        "scenario": _text(case.scenario),
-        "point": _text(" ".join(f"{k}={v}" for k, v in case.point.items())),
+        "case_id": text(case.case_id),
+        "model": text(case.model),
+        "scenario": text(case.scenario),
+        "point": text(" ".join(f"{k}={v}" for k, v in case.point.items())),
         "before": _status(case.baseline_status),
         "after": _status(case.current_status),
     }
 
 
-def _metric_row(case: CaseDelta, delta: MetricDelta) -> dict[str, str]:
+def _metric_row(cells: dict[str, str], delta: MetricDelta, text: ShownOnce) -> dict[str, str]:
     ci = delta.ratio_ci
     return {
-        **_case_cells(case),
+        **cells,
         "verdict": delta.verdict.value,
         "level": "metric",
-        "name": _text(delta.metric),
+        "name": text(delta.metric),
         "unit": delta.unit.value,
         "baseline": _number(delta.baseline_median),
         "current": _number(delta.current_median),
@@ -88,32 +94,34 @@ def _metric_row(case: CaseDelta, delta: MetricDelta) -> dict[str, str]:
         "n_current": str(len(delta.current_samples)),
         "p": _number(delta.p_value),
         "needs_n": _number(delta.needed_n),
-        "why": _text(delta.note),
+        "why": text(delta.note),
     }
 
 
 def _rows(comparison: Comparison) -> Iterator[tuple[tuple[int, float], dict[str, str]]]:
+    text = _texts()
     for case in comparison.cases:
+        cells = _case_cells(case, text)  # once for the case's metrics and checks
         for delta in case.metrics:
             size = abs(delta.change) if math.isfinite(delta.change) else 0.0
-            yield (VERDICT_ORDER.index(delta.verdict), -size), _metric_row(case, delta)
+            yield (VERDICT_ORDER.index(delta.verdict), -size), _metric_row(cells, delta, text)
         if not case.metrics:
             row = {
-                **_case_cells(case),
+                **cells,
                 "verdict": case.verdict.value,
                 "level": "case",
-                "why": _text("; ".join(case.reasons)),
+                "why": text("; ".join(case.reasons)),
             }
             yield (VERDICT_ORDER.index(case.verdict), 0.0), row
         for change in case.checks:
             row = {
-                **_case_cells(case),
+                **cells,
                 "verdict": change.verdict.value,
                 "level": "check",
-                "name": _text(change.check),
+                "name": text(change.check),
                 "before": change.before.value if change.before is not None else "",
                 "after": change.after.value if change.after is not None else "",
-                "why": _text(change.reason or ""),
+                "why": text(change.reason or ""),
             }
             yield (VERDICT_ORDER.index(change.verdict), 0.0), row
 
@@ -122,7 +130,7 @@ def changes_csv(comparison: Comparison) -> str:
     """The CSV text: a header, then every comparison, worst first."""
     rows = [row for _, row in sorted(_rows(comparison), key=lambda pair: pair[0])]
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, restval="", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows([row.get(column, "") for column in COLUMNS] for row in rows)
     return out.getvalue()

@@ -30,6 +30,9 @@ def _cells(line: str) -> list[str]:
     """A table row's cells, split at the pipes no backslash escapes (as GFM splits them)."""
     body = line.strip()
     body = body[1:] if body.startswith("|") else body
+    if "\\" not in body:  # no escaped pipe: every pipe splits (most rows)
+        *cells, rest = body.split("|")
+        return [cell.strip() for cell in cells] + ([rest.strip()] if rest.strip() else [])
     cells, current, index = [], "", 0
     while index < len(body):
         char = body[index]
@@ -52,9 +55,11 @@ def _line(cells: Sequence[str]) -> str:
     return "|" + "".join(f" {cell} |" for cell in cells)
 
 
-def _width(rows: Sequence[Sequence[str]], columns: Sequence[int]) -> int:
-    """The widest line of ``rows`` over ``columns``."""
-    return max(len(_line([row[c] for c in columns])) for row in rows)
+def _width(lengths: Sequence[Sequence[int]], columns: Sequence[int]) -> int:
+    """The widest line over ``columns`` of the rows whose cells' lengths ``lengths`` holds,
+    a list a column: ``| a | b |`` is 1 character, then 3 and the cell's for each cell."""
+    widest = max(map(sum, zip(*(lengths[c] for c in columns), strict=True)))
+    return 1 + 3 * len(columns) + widest
 
 
 def _key_room(width: int) -> int:
@@ -88,12 +93,12 @@ def _keys(header: list[str], body: list[list[str]], width: int) -> int:
 
 def _fit(lines: list[str], width: int) -> tuple[list[list[str]], bool]:
     """The tables (as lines) that hold ``lines``' table within ``width``; whether a cell was cut."""
+    if max(len(line) for line in lines) <= width:
+        return [lines], False
     header = _cells(lines[0])
     size = len(header)
     rows = [(_cells(line) + [""] * size)[:size] for line in lines]
     delimiter, body = rows[1], [rows[0], *rows[2:]]
-    if max(len(line) for line in lines) <= width:
-        return [lines], False
     if size == 1:
         cap = width - len(_line([""]))
         fitted = [[cut(cell, cap) for cell in row] for row in body]
@@ -101,17 +106,21 @@ def _fit(lines: list[str], width: int) -> tuple[list[list[str]], bool]:
         return [_lines(fitted, delimiter, range(size))] if was_cut else [lines], was_cut
     keys = _keys(header, body[1:], width)
     caps = _key_caps([max(len(row[c]) for row in body) for c in range(keys)], width)
-    fitted = [
-        [cut(cell, caps[c]) if c < keys else cell for c, cell in enumerate(row)] for row in body
-    ]
+    fitted = [list(row) for row in body]
+    for row in fitted:
+        for c in range(keys):
+            if len(row[c]) > caps[c]:
+                row[c] = cut(row[c], caps[c])
+    lengths = [[len(row[c]) for row in fitted] for c in range(size)]  # a list a column
     key_columns = list(range(keys))
-    room = width - _width(fitted, key_columns)
+    room = width - _width(lengths, key_columns)
     groups: list[list[int]] = []
     for column in range(keys, size):
-        if _width(fitted, [column]) - 1 > room:  # its " cell |" fits beside no keys: cut
+        if _width(lengths, [column]) - 1 > room:  # its " cell |" fits beside no keys: cut
             for row in fitted:
                 row[column] = cut(row[column], room - 3)
-        if groups and _width(fitted, key_columns + groups[-1] + [column]) <= width:
+            lengths[column] = [len(row[column]) for row in fitted]
+        if groups and _width(lengths, key_columns + groups[-1] + [column]) <= width:
             groups[-1].append(column)
         else:
             groups.append([column])

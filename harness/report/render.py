@@ -22,6 +22,7 @@ from harness.report.md_blocks import gfm_blocks
 from harness.report.md_tables import fit_tables
 from harness.report.sections import PLUGIN_PREFIX, BuiltSection, Section
 from harness.report.table_html import html_rows
+from harness.report.table_md import md_rows
 from harness.results.report_dir import make_dir, write_text_atomic
 
 MD_FILE = "report.md"
@@ -56,6 +57,8 @@ def _environment(kind: str, sections: Sequence[Section] = ()) -> jinja2.Environm
     env.filters["mdurl"] = md_url
     if html:
         env.globals["html_rows"] = html_rows
+    else:
+        env.globals["md_rows"] = md_rows
     return env
 
 
@@ -90,8 +93,13 @@ def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> st
     chosen = default_sections() if sections is None else sections
     env = _environment(kind, chosen)
     template = env.get_template(f"report.{kind}.j2")
+    sections_built = build_sections(run, chosen, kind=kind)
+    try:  # each partial rendered once, where the report includes it
+        return template.render(run=run, sections=sections_built)
+    except Exception:  # a partial failed on its data: each is tried on its own, below
+        pass
     built = []
-    for section in build_sections(run, chosen, kind=kind):
+    for section in sections_built:
         try:  # a partial that fails on its data is reported the same way
             env.get_template(section.template).render(run=run, section=section)
         except Exception as exc:

@@ -209,11 +209,10 @@ def decode_event(kind: str, text: str) -> dict[str, Any]:
         raise DecodeError(f"{kind} event: nested too deeply") from None
     if kind == "case":
         result: CaseResult = event["result"]
-        event["result"] = dataclasses.replace(
-            result,
-            preflight=_judged(result.preflight),
-            checks=result.checks or checks_from_artifact(result.artifacts),
-        )
+        preflight = _judged(result.preflight)
+        checks = result.checks or checks_from_artifact(result.artifacts)
+        if preflight is not result.preflight or checks is not result.checks:  # else: as read
+            event["result"] = dataclasses.replace(result, preflight=preflight, checks=checks)
     return event
 
 

@@ -41,7 +41,7 @@ from harness.results.machine_flags import dirty_line, dirty_reasons
 from harness.results.output_diff import first_difference
 from harness.results.paired import PairedDecision, PairedSummary, decide_paired, item_ids
 from harness.results.significance import ALPHA, Decision, decide
-from harness.results.stats import bootstrap_ratio_ci
+from harness.results.stats import bootstrap_ratio_ci, bootstrap_ratio_cis
 from harness.scenarios.specs import all_specs
 
 WORKING = frozenset({Status.PASSED, Status.XPASSED})
@@ -163,6 +163,11 @@ def package_changes(baseline: RunRecord, current: RunRecord) -> tuple[str, ...]:
     )
 
 
+# Bootstrap intervals drawn ahead for a whole comparison (:func:`_intervals`), by the ids of
+# the baseline's and the current Metric objects
+Intervals = Mapping[tuple[int, int], tuple[float, float]]
+
+
 def compare_metric(
     spec: MetricSpec | None,
     base: Metric,
@@ -170,10 +175,12 @@ def compare_metric(
     thresholds: Thresholds,
     *,
     items: tuple[Sequence[str], Sequence[str]] | None = None,
+    intervals: Intervals | None = None,
 ) -> MetricDelta:
     """One metric's verdict by :func:`harness.results.significance.decide` (the rule relative
     gates use), or for a per-item metric by :func:`harness.results.paired.decide_paired` over
-    ``items`` (the baseline's and the current ids of the samples; by position when not given)."""
+    ``items`` (the baseline's and the current ids of the samples; by position when not given).
+    ``intervals``: the bootstrap intervals drawn ahead for every metric of a comparison."""
     higher = spec.higher_is_better if spec else True
     floor = max(spec.noise_floor if spec else 0.0, thresholds.min_effect)
     if spec is not None and spec.paired:
@@ -189,9 +196,37 @@ def compare_metric(
         alpha=thresholds.alpha,
         once_a_case=spec is not None and spec.varies_by is VariesBy.CASE,
     )
-    testable = min(len(before), len(after)) >= 3
-    ci = bootstrap_ratio_ci(before, after) if testable else None
+    ci = None
+    if _testable(before, after):
+        drawn = intervals.get((id(base), id(cur))) if intervals is not None else None
+        ci = drawn or bootstrap_ratio_ci(before, after)
     return _delta(base, cur, higher, decision, ratio_ci=ci, needed_n=decision.needed_n)
+
+
+def _testable(before: Sequence[float], after: Sequence[float]) -> bool:
+    """Whether a pair of sides gets a bootstrap interval: 3 finite samples a side or more."""
+    return min(len(before), len(after)) >= 3
+
+
+def _intervals(
+    pairs: list[tuple[CaseResult, CaseResult]], specs: Mapping[str, MetricSpec]
+) -> dict[tuple[int, int], tuple[float, float]]:
+    """The bootstrap interval of every metric :func:`compare_metric` may test in ``pairs`` of
+    cases (baseline, current), drawn all at once (:func:`bootstrap_ratio_cis`: the very
+    intervals one call a metric gives), by the ids of the two Metric objects."""
+    keys, sides = [], []
+    for base, cur in pairs:
+        for m in base.metrics:
+            other = cur.metric(m.name)
+            spec = specs.get(m.name)
+            paired = spec is not None and spec.paired
+            if other is None or not m.samples or not other.samples or paired:
+                continue
+            before, after = m.summary.finite, other.summary.finite
+            if _testable(before, after):
+                keys.append((id(m), id(other)))
+                sides.append((before, after))
+    return dict(zip(keys, bootstrap_ratio_cis(sides), strict=True))
 
 
 def _delta(
@@ -239,7 +274,11 @@ def _compare_items(
 
 
 def _metric_deltas(
-    base: CaseResult, cur: CaseResult, specs: Mapping[str, MetricSpec], thresholds: Thresholds
+    base: CaseResult,
+    cur: CaseResult,
+    specs: Mapping[str, MetricSpec],
+    thresholds: Thresholds,
+    intervals: Intervals,
 ) -> tuple[MetricDelta, ...]:
     return tuple(
         compare_metric(
@@ -251,6 +290,7 @@ def _metric_deltas(
                 item_ids(base.artifacts, len(m.samples)),
                 item_ids(cur.artifacts, len(other.samples)),
             ),
+            intervals=intervals,
         )
         for m in base.metrics
         if (other := cur.metric(m.name)) is not None and m.samples and other.samples
@@ -265,6 +305,7 @@ def _case_delta(
     specs: Mapping[str, MetricSpec],
     thresholds: Thresholds,
     machine_reasons: tuple[str, ...],
+    intervals: Intervals,
 ) -> CaseDelta:
     ref = cur or base
     assert ref is not None
@@ -297,7 +338,7 @@ def _case_delta(
         return make(
             verdict=Verdict.NEWLY_FAILING,
             reasons=(*changed, cur.reason or cur.status.value),
-            metrics=_metric_deltas(base, cur, specs, thresholds),
+            metrics=_metric_deltas(base, cur, specs, thresholds, intervals),
         )
     if base.status in WORKING and cur.status is Status.XFAILED:
         # it worked and now fails as a known-broken entry says (a ledger entry that matches
@@ -336,7 +377,7 @@ def _case_delta(
             verdict=Verdict.NOT_COMPARABLE,
             reasons=tuple(reasons),
         )
-    deltas = _metric_deltas(base, cur, specs, thresholds)
+    deltas = _metric_deltas(base, cur, specs, thresholds, intervals)
     unpaired = tuple(f"{d.metric}: {d.note}" for d in deltas if d.verdict is Verdict.NOT_COMPARABLE)
     if unpaired:
         return make(verdict=Verdict.NOT_COMPARABLE, reasons=unpaired, metrics=deltas)
@@ -367,6 +408,8 @@ def compare_runs(
     base_by_id = {r.case_id: r for r in baseline.results}
     cur_by_id = {r.case_id: r for r in current.results}
     order = list(cur_by_id) + [cid for cid in base_by_id if cid not in cur_by_id]
+    both = [(base_by_id[cid], cur) for cid, cur in cur_by_id.items() if cid in base_by_id]
+    intervals = _intervals(both, specs)  # all drawn at once, before the cases are judged
     cases = tuple(
         _case_delta(
             base_by_id.get(cid),
@@ -376,6 +419,7 @@ def compare_runs(
             specs,
             thresholds,
             machine_reasons,
+            intervals,
         )
         for cid in order
     )

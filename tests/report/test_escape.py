@@ -130,6 +130,25 @@ def test_line_breaks_per_context(write: Callable[[str], object], text: str, expe
     assert write(text) == expected
 
 
+PAGE = "| a\t| b |\n" * 500  # lines and tabs only: kept as they are, whole
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (PAGE, PAGE),
+        (PAGE + "\r\nx\ry", PAGE + "\nx\ny"),  # a CR is a line break still
+        (PAGE + "\x1b", PAGE + r"\x1b"),  # one acting character after a page of lines
+        ("\u2028" + PAGE, r"\u2028" + PAGE),
+        ("\x0b\x0c\x85", r"\x0b\x0c\x85"),  # vertical tab, form feed, NEL: no line break
+    ],
+)
+def test_lines_kept_as_lines_still_show_every_other_acting_character(
+    text: str, expected: str
+) -> None:
+    assert visible(text, breaks="\n") == expected
+
+
 def test_html_finalize_escapes_markup_too_and_keeps_it_markup() -> None:
     """An inline chart (Markup) cannot carry an acting character past the HTML environment."""
     out = html_finalize(Markup("<svg><text>a\x1b\u202eb</text></svg>"))

@@ -68,3 +68,27 @@ def test_a_broken_plugin_is_one_line_in_the_report(
     assert "report section plug-in 'broken' could not be loaded" in markdown
     assert why in markdown
     assert "## " in markdown  # the rest of the report is there
+
+
+def test_a_partial_that_fails_on_its_data_is_one_line_and_the_rest_renders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report renders each partial once; when one fails on its data, each is tried on its
+    own and the failing one becomes the section's one line (the others render as they do)."""
+    for kind in ("md", "html"):
+        (tmp_path / f"broken.{kind}.j2").write_text("{{ section.data.no_such_field }}")
+    section = Section("broken", "Broken", lambda run: "data", templates=tmp_path)
+    registry: Registry[Section] = Registry("report section", {"broken": "x:y"})
+    registry._loaded["broken"] = section
+    run = make_run([case("m", "load")])
+    whole = render_markdown(run), render_html(run)  # without the plug-in
+    monkeypatch.setattr(contents, "REPORT_SECTIONS", registry)
+    markdown, html = render_markdown(run), render_html(run)
+    for text in (unwrapped(markdown), html):
+        assert "This section could not be built" in text
+        assert "no_such_field" in text
+    headings = [line for line in whole[0].splitlines() if line.startswith("## ")]
+    assert headings
+    shown = [line for line in markdown.splitlines() if line.startswith("## ")]
+    assert sorted(shown) == sorted([*headings, "## Broken"])  # every other section is there
+    assert len(html) > len(whole[1])

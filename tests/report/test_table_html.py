@@ -35,6 +35,11 @@ COLUMNS = (Column("a"), Column("b", numeric=True, css="nowrap"), Column("c", tit
         ((Cell.linked("x", "https://example.com/?a=1&b=<2>"), Cell("n", sort=0), Cell("z")),),
         ((Cell("y", sort=float("nan"), note=""), Cell("-", sort=-3), Cell("q", title="")),) * 3,
         ((Cell("t", sort=True), Cell(Markup("<i>m</i>\x1b"), css=None), Cell("1", sort="s")),),
+        # equal values of other types are shown apart (1, 1.0, True), each escaped once
+        (
+            (Cell("1", sort=1), Cell("2", sort=1.0), Cell("3", sort=True)),
+            (Cell("a", sort=True), Cell("b", sort=1), Cell("c", sort=1.0)),
+        ),
     ],
 )
 def test_html_rows_writes_what_the_per_cell_template_wrote(

@@ -13,6 +13,7 @@ import pytest
 
 from harness.results.stats import (
     bootstrap_ratio_ci,
+    bootstrap_ratio_cis,
     can_reach,
     coefficient_of_variation,
     mann_whitney_u,
@@ -327,3 +328,23 @@ def test_the_bootstrap_with_shared_draws_gives_the_intervals_it_gave_before(
             new = bootstrap_ratio_ci(base, cur, resamples=resamples, seed=seed)
             old = _bootstrap_before_the_shared_draws(base, cur, resamples, seed)
             assert all(_same(n, o) for n, o in zip(new, old, strict=True)), (base, cur)
+
+
+@pytest.mark.parametrize(("resamples", "rows"), [(2000, 512), (2000, 7), (37, 1)])
+def test_the_bootstrap_drawn_for_all_pairs_at_once_gives_each_its_interval_as_before(
+    resamples: int, rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 600 generated pairs drawn at once (in batches of ``rows``: a batch's last rows
+    too): each interval equals, bit for bit, the one a fresh generator gave it alone."""
+    from harness.results import stats
+
+    monkeypatch.setattr(stats, "BATCH_ROWS", rows)
+    pairs = [_generated_sides(seed) for seed in range(600)]
+    random.Random(7).shuffle(pairs)
+    for seed in (0, 3):
+        drawn = bootstrap_ratio_cis(pairs, resamples=resamples, seed=seed)
+        assert len(drawn) == len(pairs)
+        for (base, cur), new in zip(pairs, drawn, strict=True):
+            old = _bootstrap_before_the_shared_draws(base, cur, resamples, seed)
+            assert all(_same(n, o) for n, o in zip(new, old, strict=True)), (base, cur)
+    assert bootstrap_ratio_cis([]) == []
