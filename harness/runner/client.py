@@ -1,9 +1,12 @@
 """The supervisor side of one worker process: requests with timeouts, crashes as outcomes.
 
-While it waits for a reply, a ``{"op": "progress", ...}`` line
+Requests and replies are the typed messages of :mod:`harness.runner.messages`. While it waits
+for a reply, a ``{"op": "progress", ...}`` line
 (:class:`harness.runner.repeat_progress.RepeatProgress`) goes to the request's ``on_progress``
 and the wait goes on: such a line is never the reply, and a malformed one is dropped (a debug
-log line), never a failure of the case.
+log line), never a failure of the case. Any other line that is not a reply (not JSON, or not a
+message of a known kind and shape) stops the worker and raises :class:`WorkerProtocolError`
+with its one line.
 """
 
 from __future__ import annotations
@@ -18,12 +21,23 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
+from harness.runner.messages import (
+    CrashReply,
+    ErrorReply,
+    ExitRequest,
+    LoadedReply,
+    MessageError,
+    Request,
+    ResultReply,
+    reply_from_wire,
+)
 from harness.runner.repeat_progress import OP as PROGRESS_OP
 from harness.runner.repeat_progress import RepeatProgress
 
 OnProgress = Callable[[RepeatProgress], None]
+Answer = LoadedReply | ResultReply | ErrorReply | CrashReply  # a request's own reply
 
 
 class WorkerProtocolError(Exception):
@@ -59,15 +73,10 @@ def log_tail(path: Path, limit: int = 1) -> str:
     return " | ".join(lines[-limit:])
 
 
-def _pass_on(line: dict[str, Any], on_progress: OnProgress | None) -> None:
-    """Hand a progress line to ``on_progress``; drop it (a debug log line) when it is malformed
-    or the display fails on it: progress is never worth a case."""
+def _pass_on(progress: RepeatProgress, on_progress: OnProgress | None) -> None:
+    """Hand a progress message to ``on_progress``; the display failing on it costs nothing:
+    progress is never worth a case."""
     log = logging.getLogger(__name__)
-    try:
-        progress = RepeatProgress.from_json(line)
-    except ValueError as exc:
-        log.debug("worker progress line dropped: %s", exc)
-        return
     if on_progress is None:
         return
     try:
@@ -97,15 +106,15 @@ class WorkerClient:
 
     def request(
         self,
-        message: Mapping[str, Any],
+        message: Request,
         timeout_s: float,
         on_progress: OnProgress | None = None,
-    ) -> dict[str, Any]:
+    ) -> Answer:
         """Send one request and wait for its reply; raise :class:`WorkerGone` otherwise.
         Progress lines before the reply go to ``on_progress`` (within the same timeout)."""
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.write((json.dumps(message.to_wire()) + "\n").encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self.proc.wait()
@@ -113,11 +122,13 @@ class WorkerClient:
         deadline = time.monotonic() + timeout_s
         while True:
             reply = self._read_reply(timeout_s, deadline)
-            if reply.get("op") != PROGRESS_OP:
+            if isinstance(reply, RepeatProgress):
+                _pass_on(reply, on_progress)
+            elif reply is not None:
                 return reply
-            _pass_on(reply, on_progress)
 
-    def _read_reply(self, timeout_s: float, deadline: float) -> dict[str, Any]:
+    def _read_reply(self, timeout_s: float, deadline: float) -> Answer | RepeatProgress | None:
+        """The next line's message: None for a progress line that is malformed (dropped)."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         with selectors.DefaultSelector() as selector:
@@ -144,12 +155,20 @@ class WorkerClient:
             raise WorkerProtocolError(
                 f"worker sent a line that is not JSON: {line[:80]!r}; worker stopped"
             ) from None
-        if not isinstance(reply, dict):
-            self.kill()
+        if isinstance(reply, dict) and reply.get("op") == PROGRESS_OP:
+            try:  # a malformed progress line is dropped: progress is never worth a case
+                return RepeatProgress.from_wire(reply)
+            except ValueError as exc:
+                logging.getLogger(__name__).debug("worker progress line dropped: %s", exc)
+                return None
+        try:
+            message = reply_from_wire(reply)
+        except MessageError as exc:
+            self.kill()  # what the worker is doing is unknown
             raise WorkerProtocolError(
-                f"worker sent {type(reply).__name__} instead of a reply object; worker stopped"
-            )
-        return reply
+                f"worker sent a malformed reply: {exc}; worker stopped"
+            ) from None
+        return message
 
     def _death(self) -> str:
         reason = describe_exit(self.proc.returncode)
@@ -168,7 +187,7 @@ class WorkerClient:
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
-                self.proc.stdin.write(b'{"op": "exit"}\n')
+                self.proc.stdin.write((json.dumps(ExitRequest().to_wire()) + "\n").encode())
                 self.proc.stdin.flush()
                 self.proc.wait(timeout=grace_s)
             except (BrokenPipeError, OSError, subprocess.TimeoutExpired):

@@ -8,10 +8,10 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.backends.base import weights_bytes
 from harness.core.types import ModelIdentity, ModelRef
+from harness.runner.messages import LoadRequest
 
 
 def _sha256(data: bytes) -> str:
@@ -58,13 +58,11 @@ def served_identity(details: object) -> ServedIdentity | None:
     return ServedIdentity(str(details["server"]), listed)
 
 
-def load_request(ref: ModelRef, log_dir: Path) -> dict[str, Any]:
+def load_request(ref: ModelRef, log_dir: Path) -> LoadRequest:
     """The worker's ``load`` request for ``ref`` (a served model carries its server)."""
-    request: dict[str, Any] = {"op": "load", "backend": ref.backend, "path": ref.path}
-    if ref.server is not None:
-        request["server"] = dataclasses.asdict(ref.server)
-        request["log_dir"] = str(log_dir)
-    return request
+    if ref.server is None:
+        return LoadRequest(ref.backend, ref.path)
+    return LoadRequest(ref.backend, ref.path, ref.server, str(log_dir))
 
 
 def model_identity(ref: ModelRef, served: ServedIdentity | None = None) -> ModelIdentity:

@@ -10,31 +10,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.backends.mlx_runtime import MemorySnapshot
 from harness.core.check_types import CheckVerdict
 from harness.core.exception_line import exception_line
 from harness.core.preflight_types import PreflightRecord
 from harness.core.types import Case, CaseResult, ExpectKind, Metric, SkipCause, Status, Unit
-from harness.results.codec import checks_from_json, metric_from_json
+from harness.runner.messages import ResultReply
 
 
 def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def memory_metrics(memory: dict[str, Any]) -> list[Metric]:
+def memory_metrics(memory: MemorySnapshot | None) -> list[Metric]:
+    """The memory a case took, as metrics (each view the worker could read)."""
+    if memory is None:
+        return []
     views = (
-        ("memory.mlx_peak_bytes", "mlx_peak_bytes", "MLX peak"),
-        ("memory.mlx_active_bytes", "mlx_active_bytes", "MLX active"),
+        ("memory.mlx_peak_bytes", memory.mlx_peak_bytes, "MLX peak"),
+        ("memory.mlx_active_bytes", memory.mlx_active_bytes, "MLX active"),
         (
             "memory.process_peak_rss_bytes",
-            "process_peak_rss_bytes",
-            f"process peak RSS ({memory.get('rss_view', '')})",
+            memory.process_peak_rss_bytes,
+            f"process peak RSS ({memory.rss_view})",
         ),
     )
     return [
-        Metric(name, Unit.BYTES, (float(memory[key]),), view=view)
-        for name, key, view in views
-        if memory.get(key) is not None
+        Metric(name, Unit.BYTES, (float(value),), view=view)
+        for name, value, view in views
+        if value is not None
     ]
 
 
@@ -62,24 +66,22 @@ class HarnessFault(Exception):
         super().__init__(self.line)
 
 
-def outcome_of(reply: dict[str, Any]) -> Outcome:
+def outcome_of(reply: ResultReply) -> Outcome:
     """A worker's ``result`` reply as an :class:`Outcome`."""
-    metrics = [metric_from_json(m) for m in reply["metrics"]]
-    metrics.extend(memory_metrics(reply.get("memory") or {}))
     status, reason = Status.PASSED, None
-    if reply.get("failures"):
-        status, reason = Status.FAILED, "; ".join(str(f) for f in reply["failures"])
-    elif reply.get("timed_out"):
-        status, reason = Status.TIMED_OUT, str(reply["timed_out"])
-    elif reply.get("skip_reason"):
-        status, reason = Status.SKIPPED, str(reply["skip_reason"])
+    if reply.failures:
+        status, reason = Status.FAILED, "; ".join(reply.failures)
+    elif reply.timed_out:
+        status, reason = Status.TIMED_OUT, reply.timed_out
+    elif reply.skip_reason:
+        status, reason = Status.SKIPPED, reply.skip_reason
     return Outcome(
         status,
         reason,
-        tuple(metrics),
-        dict(reply.get("artifacts") or {}),
-        int(reply.get("version", 1)),
-        checks=checks_from_json(reply.get("checks")),
+        (*reply.metrics, *memory_metrics(reply.memory)),
+        dict(reply.artifacts),
+        reply.version,
+        checks=reply.checks,
     )
 
 

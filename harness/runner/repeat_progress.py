@@ -10,7 +10,7 @@ before the case's result. A scenario that reports nothing gets one message per b
 with the batch's ``generated_tokens`` artifact as its tokens when it has one.
 
 The supervisor reads those lines while it waits for the result
-(:meth:`harness.runner.client.WorkerClient.request`); :meth:`RepeatProgress.from_json` refuses
+(:meth:`harness.runner.client.WorkerClient.request`); :meth:`RepeatProgress.from_wire` refuses
 anything else, and the client drops what it refuses.
 """
 
@@ -18,22 +18,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 OP = "progress"  # the "op" of a progress line
 
 
 @dataclass(frozen=True)
 class RepeatProgress:
-    """One run of a case has ended."""
+    """One run of a case has ended (the worker's ``progress`` reply,
+    :mod:`harness.runner.messages`)."""
 
+    OP: ClassVar[str] = OP
     repeat: int  # 1-based: among the warm-ups when ``warmup``, else among the measured runs
     of: int  # the warm-ups planned, or the measured runs planned (the most, when ``auto``)
     warmup: bool = False
     auto: bool = False  # ``repeats: auto``: ``of`` is a maximum
     tokens: int | None = None  # tokens this run (or batch) generated, when the scenario says
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, Any]:
         return {
             "op": OP,
             "repeat": self.repeat,
@@ -44,7 +46,7 @@ class RepeatProgress:
         }
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> RepeatProgress:
+    def from_wire(cls, raw: Mapping[str, Any]) -> RepeatProgress:
         """The message of a progress line; ValueError when it is not one."""
         warmup, auto = raw.get("warmup", False), raw.get("auto", False)
         if not (isinstance(warmup, bool) and isinstance(auto, bool)):

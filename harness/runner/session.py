@@ -50,6 +50,14 @@ from harness.runner.env_lock import environment_lock
 from harness.runner.identity import ServedIdentity, load_request, model_identity, served_identity
 from harness.runner.judge import busy_misses, judge
 from harness.runner.machine import git_sha, machine, package_versions
+from harness.runner.messages import (
+    CrashReply,
+    ErrorReply,
+    LoadedReply,
+    Reply,
+    ResultReply,
+    RunRequest,
+)
 from harness.runner.outcome import (
     HarnessFault,
     Outcome,
@@ -86,6 +94,13 @@ HARNESS_LOG = "harness.log"
 
 def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def _said(reply: Reply) -> str:
+    """A reply that is not the one asked for, as one line: its error, else its kind."""
+    if isinstance(reply, ErrorReply | CrashReply):
+        return reply.error
+    return f"unexpected '{reply.OP}' reply"
 
 
 def new_run_id() -> str:
@@ -242,20 +257,18 @@ class RunSession:
         client = WorkerClient(self.env, log)
         live.client = client
         reply = client.request(load_request(live.case.model, self.run_dir / "logs"), timeout_s)
-        if reply.get("op") != "loaded":
+        if not isinstance(reply, LoadedReply):
             client.close()
             live.client = None
-            if reply.get("status") == Status.FAILED.value:  # a url: server that is not there
+            if isinstance(reply, ErrorReply) and reply.failed:  # a url: server not there
                 live.load_status = Status.FAILED
-                live.load_error = str(reply.get("error"))
+                live.load_error = reply.error
             else:
-                live.load_error = f"load failed: {reply.get('error', reply)}"
+                live.load_error = f"load failed: {_said(reply)}"
             raise WorkerGone(live.load_error)
-        info = reply.get("info")
-        live.device = info.get("device") if isinstance(info, dict) else None
-        details = info.get("details") if isinstance(info, dict) else None
-        live.server = served_identity(details)
-        live.blas = reply.get("blas")
+        live.device = reply.info.device
+        live.server = served_identity(reply.info.details)
+        live.blas = reply.blas
         return client
 
     def _prerequisite_problem(self, case: Case) -> str | None:
@@ -337,18 +350,16 @@ class RunSession:
     ) -> Outcome:
         """One ``run`` request: ``warmup`` + ``repeats`` runs (with ``auto``: the case's
         ``repeats: auto`` decides in the worker)."""
-        request = {
-            "op": "run",
-            "scenario": case.scenario,
-            "params": dict(case.params),
-            "repeats": repeats,
-            "warmup": warmup,
-            "timeout_s": case.timeout_s,  # the scenario cuts its requests before the kill
-            "cooldown_s": case.cooldown_s,  # machine-state guard: before the case, in the worker
-            "wait_for_quiet_s": case.wait_for_quiet_s,
-        }
-        if auto and case.auto_repeats is not None:  # repeats: auto
-            request["auto"] = dataclasses.asdict(case.auto_repeats)
+        request = RunRequest(
+            scenario=case.scenario,
+            params=dict(case.params),
+            repeats=repeats,
+            warmup=warmup,
+            timeout_s=case.timeout_s,  # the scenario cuts its requests before the kill
+            cooldown_s=case.cooldown_s,  # machine-state guard: before the case, in the worker
+            wait_for_quiet_s=case.wait_for_quiet_s,
+            auto=case.auto_repeats if auto else None,  # repeats: auto
+        )
         try:
             reply = client.request(request, case.timeout_s, on_progress)
         except WorkerGone as exc:
@@ -357,12 +368,12 @@ class RunSession:
         except WorkerProtocolError as exc:
             live.client = None
             return Outcome(Status.ERRORED, f"harness error in worker protocol: {exc}")
-        if reply.get("op") == "crash":
+        if isinstance(reply, CrashReply):
             client.kill()
             live.client = None
-            return Outcome(Status.CRASHED, reply.get("error"))
-        if reply.get("op") != "result":
-            return Outcome(Status.ERRORED, str(reply.get("error", reply)))
+            return Outcome(Status.CRASHED, reply.error)
+        if not isinstance(reply, ResultReply):
+            return Outcome(Status.ERRORED, _said(reply))
         with self._stage("reading the worker's result"):
             return outcome_of(reply)
 

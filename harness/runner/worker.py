@@ -1,17 +1,12 @@
 """The worker process: loads one model once and runs that model's cases on request.
 
 Protocol: one JSON object per line on stdin (requests) and on the original stdout (replies);
-anything a library prints goes to stderr, which the supervisor keeps as the worker's log.
-
-Requests: ``{"op": "load", "backend": NAME, "path": DIR}`` (a served model adds
-``"server": {...}`` and ``"log_dir": DIR``, and is loaded with ``load_server``),
-``{"op": "run", "scenario": NAME, "params": {...}, "repeats": N, "warmup": N}`` (with
-``"auto": {...}`` (:class:`harness.core.types.AutoRepeats`) the case repeats until its median is
-known well, :mod:`harness.runner.repeat_loop`),
-``{"op": "exit"}``.
-
-While a case runs, the worker writes a ``{"op": "progress", ...}`` line after each of its runs
-(:mod:`harness.runner.repeat_progress`); the ``result`` line still ends the request.
+anything a library prints goes to stderr, which the supervisor keeps as the worker's log. The
+messages are the typed ones of :mod:`harness.runner.messages`: a :class:`LoadRequest` is
+answered with :class:`LoadedReply`, a :class:`RunRequest` with :class:`ResultReply` (before it,
+a :class:`~harness.runner.repeat_progress.RepeatProgress` after each of the case's runs), either
+with :class:`ErrorReply` when it fails (a request that is not a message too) or
+:class:`CrashReply` when the worker cannot go on; :class:`ExitRequest` ends the worker.
 """
 
 from __future__ import annotations
@@ -27,7 +22,19 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.core.exception_line import exception_line
-from harness.results.codec import to_json
+from harness.core.types import ServerRef
+from harness.runner.messages import (
+    CrashReply,
+    ErrorReply,
+    ExitRequest,
+    LoadedReply,
+    LoadRequest,
+    MessageError,
+    Reply,
+    ResultReply,
+    RunRequest,
+    request_from_wire,
+)
 
 TIMING_ARTIFACT = "timing"  # seconds inside backend calls: the model's load, the scenario
 
@@ -38,47 +45,40 @@ class Worker:
         self.backend: Any = None
         self.backend_name = "unknown"
         self.path: Path | None = None
-        self.server: dict[str, Any] | None = None
+        self.server: ServerRef | None = None
         self.log_dir = Path(".")
         self.model: Any = None
         self.load_info: Any = None
         self.load_s = 0.0  # seconds of the last load not yet reported in a result
 
-    def reply(self, message: dict[str, Any]) -> None:
-        self.out.write(json.dumps(to_json(message)) + "\n")
+    def reply(self, message: Reply) -> None:
+        self.out.write(json.dumps(message.to_wire()) + "\n")
         self.out.flush()
 
-    def load(self, request: dict[str, Any]) -> None:
+    def load(self, request: LoadRequest) -> None:
         from harness.backends import BACKENDS
         from harness.backends.base import check_delivered, declared_capabilities
         from harness.backends.mlx_runtime import blas_in_use
 
-        self.backend_name = str(request["backend"])
+        self.backend_name = request.backend
         self.backend = BACKENDS.get(self.backend_name)
         declared = declared_capabilities(self.backend, self.backend_name)
-        self.path = Path(request["path"]) if request.get("path") else None
-        self.server = request.get("server")
-        self.log_dir = Path(request.get("log_dir") or ".")
+        self.path = Path(request.path) if request.path else None
+        self.server = request.server
+        self.log_dir = Path(request.log_dir or ".")
         start = time.perf_counter()
         self.model, self.load_info = self._load()
         self.load_s = time.perf_counter() - start  # reported with the next case's result
         check_delivered(self.backend_name, declared, self.model)  # once: a backend bug errors
-        self.reply(
-            {"op": "loaded", "info": self.load_info, "blas": blas_in_use(), "pid": os.getpid()}
-        )
+        self.reply(LoadedReply(self.load_info, blas_in_use(), os.getpid()))
 
     def _load(self) -> tuple[Any, Any]:
         from harness.backends.base import BackendError, ServerLoading
-        from harness.core.types import ServerRef
 
         if self.server is not None:
             if not isinstance(self.backend, ServerLoading):
                 raise BackendError(f"backend {self.backend_name} cannot serve over HTTP")
-            fields = dict(self.server)
-            fields["args"] = tuple(fields.get("args", ()))
-            fields["env"] = tuple(tuple(pair) for pair in fields.get("env", ()))
-            server = ServerRef(**fields)
-            return self.backend.load_server(self.path, server, self.log_dir)
+            return self.backend.load_server(self.path, self.server, self.log_dir)
         if self.path is None:
             raise BackendError(f"backend {self.backend_name} needs a local model path")
         return self.backend.load(self.path)
@@ -96,9 +96,8 @@ class Worker:
         if isinstance(model, Served):
             model.close()
 
-    def run(self, request: dict[str, Any]) -> None:
+    def run(self, request: RunRequest) -> None:
         from harness.backends import mlx_runtime as device
-        from harness.core.types import AutoRepeats
         from harness.runner.repeat_loop import ARTIFACT as REPEATS_ARTIFACT
         from harness.runner.repeat_loop import headline_names, run_repeats
         from harness.runner.repeat_progress import RepeatCounter, RepeatProgress, batch_tokens
@@ -106,26 +105,23 @@ class Worker:
         from harness.scenarios import SCENARIOS
         from harness.scenarios.base import ScenarioContext
 
-        scenario = SCENARIOS.get(request["scenario"])
-        params = scenario.params_model.model_validate(request["params"])
-        auto = request.get("auto")
-        auto_repeats = AutoRepeats(**auto) if isinstance(auto, dict) else None
+        scenario = SCENARIOS.get(request.scenario)
+        params = scenario.params_model.model_validate(request.params)
+        auto_repeats = request.auto
         applies = bool(getattr(scenario, "repeats_apply", True))
-        repeats = int(request["repeats"])
-        case_end = case_end_for(request.get("timeout_s"))
+        repeats = request.repeats
+        case_end = case_end_for(request.timeout_s)
 
         guard = SampleGuard(
             partial(cpu_reading, os.getppid()),  # the harness's process: ours, and all under it
-            judge_busy=not (self.server or {}).get("url"),
+            judge_busy=self.server is None or not self.server.url,
         )
-        guard.settle(
-            float(request.get("cooldown_s") or 0.0), float(request.get("wait_for_quiet_s") or 0.0)
-        )
+        guard.settle(request.cooldown_s, request.wait_for_quiet_s)
         guard.begin()
 
         def emit(progress: RepeatProgress) -> None:
             guard.progress(progress.repeat, progress.warmup)
-            self.reply(progress.to_json())
+            self.reply(progress)
 
         counter = RepeatCounter(
             emit,
@@ -152,7 +148,7 @@ class Worker:
         output, stop = run_repeats(
             batch,
             repeats,
-            int(request["warmup"]),
+            request.warmup,
             auto_repeats,
             headline_names(scenario),
             applies=applies,
@@ -166,23 +162,22 @@ class Worker:
         timing = {"load_s": self.load_s, "scenario_s": elapsed}  # time inside backend calls
         self.load_s = 0.0
         self.reply(
-            {
-                "op": "result",
-                "metrics": output.metrics,
-                "artifacts": {
+            ResultReply(
+                metrics=tuple(output.metrics),
+                artifacts={
                     **output.artifacts,
                     REPEATS_ARTIFACT: stop.to_json(),
                     TIMING_ARTIFACT: timing,
                     **machine_state,
                 },
-                "memory": memory,
-                "elapsed_s": elapsed,
-                "version": scenario.version,
-                "failures": output.failures,
-                "skip_reason": output.skip_reason,
-                "timed_out": output.timed_out,
-                "checks": output.checks,
-            }
+                memory=memory,
+                elapsed_s=elapsed,
+                version=scenario.version,
+                failures=tuple(output.failures),
+                skip_reason=output.skip_reason,
+                timed_out=output.timed_out,
+                checks=tuple(output.checks),
+            )
         )
 
     def serve(self, requests: IO[str]) -> int:
@@ -195,28 +190,31 @@ class Worker:
         for line in requests:
             if not line.strip():
                 continue
-            request = json.loads(line)
-            op = request.get("op")
-            if op == "exit":
+            try:
+                request = request_from_wire(json.loads(line))
+            except (ValueError, RecursionError) as exc:  # json's errors are ValueErrors
+                detail = str(exc) if isinstance(exc, MessageError) else exception_line(exc)
+                self.reply(ErrorReply(f"not a request: {detail}"))
+                continue
+            if isinstance(request, ExitRequest):
                 return 0
             try:
-                if op == "load":
+                if isinstance(request, LoadRequest):
                     self.load(request)
-                elif op == "run":
-                    self.run(request)
                 else:
-                    self.reply({"op": "error", "error": f"unknown request '{op}'"})
+                    self.run(request)
             except MemoryError as exc:
-                self.reply({"op": "crash", "error": f"out of memory: {exception_line(exc)}"})
+                self.reply(CrashReply(f"out of memory: {exception_line(exc)}"))
                 return 3
             except Exception as exc:  # every failure is a result the supervisor records
                 traceback.print_exc(file=sys.stderr)
                 from harness.backends.base import ServerUnreachable
 
                 # the suite's server did not answer: the case fails, it is not our error
-                failed = {"status": "failed"} if isinstance(exc, ServerUnreachable) else {}
-                line = str(exc) if failed else exception_line(exc)
-                self.reply({"op": "error", "error": line, **failed})
+                if isinstance(exc, ServerUnreachable):
+                    self.reply(ErrorReply(str(exc), failed=True))
+                else:
+                    self.reply(ErrorReply(exception_line(exc)))
         return 0
 
 

@@ -23,6 +23,7 @@ from harness import cli
 from harness.backends.fake import write_fake_model
 from harness.core.types import Status
 from harness.results.store import load_run
+from harness.runner.messages import RunRequest
 
 SUITE = """\
 schema_version: 1
@@ -62,7 +63,7 @@ def _plant_result_serialization(mp: pytest.MonkeyPatch, root: Path) -> None:
 
     real = session.outcome_of
 
-    def unserializable(reply: dict[str, Any]) -> Any:
+    def unserializable(reply: Any) -> Any:
         outcome = real(reply)
         return session.Outcome(outcome.status, outcome.reason, outcome.metrics, {"x": object()})
 
@@ -75,8 +76,8 @@ def _plant_protocol(mp: pytest.MonkeyPatch, root: Path) -> None:
 
     real_write = client.WorkerClient.request
 
-    def request(self: Any, message: dict[str, Any], *args: Any) -> dict[str, Any]:
-        if message.get("op") == "run":
+    def request(self: Any, message: Any, *args: Any) -> Any:
+        if isinstance(message, RunRequest):
             self._buffer = b"garbage from the worker\n"
         return real_write(self, message, *args)
 
@@ -85,10 +86,16 @@ def _plant_protocol(mp: pytest.MonkeyPatch, root: Path) -> None:
 
 def _plant_reply_shape(mp: pytest.MonkeyPatch, root: Path) -> None:
     """A JSON reply of the wrong shape (metrics not a list of metric objects)."""
-    from harness.runner import session
+    from harness.runner import client
 
-    real = session.outcome_of
-    mp.setattr(session, "outcome_of", lambda reply: real({**reply, "metrics": [7]}))
+    real = client.reply_from_wire
+
+    def misshapen(raw: Any) -> Any:
+        if isinstance(raw, dict) and raw.get("op") == "result":
+            raw = {**raw, "metrics": [7]}
+        return real(raw)
+
+    mp.setattr(client, "reply_from_wire", misshapen)
 
 
 def _plant_judge(mp: pytest.MonkeyPatch, root: Path) -> None:
@@ -151,7 +158,7 @@ FAULTS = [
         "reply-shape",
         _plant_reply_shape,
         {Status.ERRORED: 4},
-        "harness error in reading the worker's result",
+        "harness error in worker protocol: worker sent a malformed reply: 'result' message",
     ),
     Fault("judge", _plant_judge, {Status.ERRORED: 4}, "planted judge fault"),
     Fault(

@@ -87,9 +87,9 @@ def test_counter_numbers_the_runs(
 
 def test_a_message_is_one_json_line_that_reads_back() -> None:
     message = P(2, 5, False, True, 64)
-    line = json.dumps(message.to_json())
+    line = json.dumps(message.to_wire())
     assert "\n" not in line and json.loads(line)["op"] == "progress"
-    assert RepeatProgress.from_json(json.loads(line)) == message
+    assert RepeatProgress.from_wire(json.loads(line)) == message
 
 
 @pytest.mark.parametrize(
@@ -108,7 +108,7 @@ def test_a_message_is_one_json_line_that_reads_back() -> None:
 )
 def test_a_malformed_message_is_refused(raw: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="progress"):
-        RepeatProgress.from_json(raw)
+        RepeatProgress.from_wire(raw)
 
 
 @pytest.mark.parametrize(

@@ -10,21 +10,29 @@ from typing import Any
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.runner.messages import (
+    ErrorReply,
+    LoadedReply,
+    LoadRequest,
+    Reply,
+    ResultReply,
+    reply_from_wire,
+)
 from harness.runner.repeat_progress import RepeatProgress
 from harness.runner.worker import Worker
 
 
-def _serve(tmp_path: Path, run: dict[str, Any]) -> list[dict[str, Any]]:
-    """The lines a worker (in this process) writes for a load and one run of ``run``."""
+def _serve(tmp_path: Path, *lines: object) -> list[Reply]:
+    """The replies a worker (in this process) writes for a load and then ``lines``."""
     model = write_fake_model(tmp_path / "m")
-    requests = [{"op": "load", "backend": "fake", "path": str(model)}, {"op": "run", **run}]
+    requests = [LoadRequest("fake", str(model)).to_wire(), *lines]
     out = io.StringIO()
     worker = Worker(out)
     assert worker.serve(io.StringIO("".join(json.dumps(r) + "\n" for r in requests))) == 0
-    lines = out.getvalue().splitlines()
-    assert all(line.strip() == line and line for line in lines)  # one object per line
-    replies = [json.loads(line) for line in lines]
-    assert replies[0]["op"] == "loaded"
+    written = out.getvalue().splitlines()
+    assert all(line.strip() == line and line for line in written)  # one object per line
+    replies = [reply_from_wire(json.loads(line)) for line in written]
+    assert isinstance(replies[0], LoadedReply)
     return replies[1:]
 
 
@@ -58,6 +66,27 @@ THROUGHPUT = {"scenario": "throughput", "params": {"prompt_tokens": 4, "gen_toke
 def test_worker_reports_each_run_before_the_result(
     tmp_path: Path, run: dict[str, Any], expected: list[RepeatProgress]
 ) -> None:
-    replies = _serve(tmp_path, run)
-    assert replies[-1]["op"] == "result"
-    assert [RepeatProgress.from_json(r) for r in replies[:-1]] == expected
+    replies = _serve(tmp_path, {"op": "run", **run})
+    assert isinstance(replies[-1], ResultReply)
+    assert replies[:-1] == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ({"op": "hello"}, "unknown request 'op' 'hello'"),
+        ({"op": "run", "scenario": "load", "params": {}, "warmup": 0}, "has no 'repeats'"),
+        ({"op": "run", "scenario": "load", "params": [], "repeats": 1, "warmup": 0}, "'params'"),
+        ("run", "a request is a JSON object, not str"),
+    ],
+    ids=["unknown-op", "no-repeats", "params-not-object", "not-an-object"],
+)
+def test_a_malformed_request_is_answered_with_one_error_line(
+    tmp_path: Path, line: object, words: str
+) -> None:
+    """The worker answers it and serves on: the next request still gets its result."""
+    good = {"op": "run", "scenario": "load", "params": {}, "repeats": 1, "warmup": 0}
+    error, result = _serve(tmp_path, line, good)
+    assert isinstance(error, ErrorReply) and not error.failed
+    assert error.error.startswith("not a request: ") and words in error.error, error.error
+    assert isinstance(result, ResultReply)

@@ -20,6 +20,7 @@ from harness.backends.openai_client import Endpoint, sync_client
 from harness.cli import main
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.results.store import load_run
+from harness.runner.messages import ResultReply
 from harness.runner.outcome import outcome_of
 from harness.scenarios import api_contracts
 from harness.scenarios.api_contracts.catalog import CHECKS
@@ -264,7 +265,7 @@ def test_checks_left_when_the_case_time_runs_out_are_not_judged(
         "2 of 3 contract checks not judged: the case's time limit (timeout_s) ran out; the 1 "
         "judged are kept"
     )
-    outcome = outcome_of({"metrics": [], "timed_out": output.timed_out, "artifacts": {}})
+    outcome = outcome_of(ResultReply((), timed_out=output.timed_out))
     assert outcome.status is Status.TIMED_OUT and outcome.reason == output.timed_out
 
 
