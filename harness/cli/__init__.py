@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from harness.core.registry import IncompletePluginError
     from harness.results.store import ReportDirError, RunFileError
 
     try:
@@ -68,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (CliError, RunFileError, ReportDirError) as exc:
+    except (CliError, RunFileError, ReportDirError, IncompletePluginError) as exc:
         print(f"mlx-harness: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file the command was told to write or read

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
@@ -19,16 +19,32 @@ class UnknownPluginError(LookupError):
     """A name that is not registered; the message carries a did-you-mean hint."""
 
 
+class IncompletePluginError(TypeError):
+    """A plug-in that lacks a part of its contract; the message names the parts and the fix."""
+
+
 class Registry(Generic[T]):
     """Named ``"module:attr"`` targets, resolved on first use.
 
-    ``group`` is the entry-point group outside packages use to add their own plug-ins.
+    ``group`` is the entry-point group outside packages use to add their own plug-ins;
+    ``missing`` names the parts of its contract a loaded plug-in lacks (``fix`` says how to
+    give them), so that every plug-in :meth:`get` returns is whole.
     """
 
-    def __init__(self, kind: str, builtins: Mapping[str, str], group: str | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        builtins: Mapping[str, str],
+        group: str | None = None,
+        *,
+        missing: Callable[[object], tuple[str, ...]] | None = None,
+        fix: str = "",
+    ) -> None:
         self.kind = kind
         self._targets = dict(builtins)
         self._group = group
+        self._missing = missing
+        self._fix = fix
         self._loaded: dict[str, T] = {}
         self._scanned = group is None
 
@@ -68,5 +84,11 @@ class Registry(Generic[T]):
         module_name, _, attr = target.partition(":")
         module = importlib.import_module(module_name)
         value: T = getattr(module, attr)
+        lacking = self._missing(value) if self._missing is not None else ()
+        if lacking:
+            raise IncompletePluginError(
+                f"{self.kind} '{name}' ({target}) lacks {', '.join(lacking)}"
+                + (f"; {self._fix}" if self._fix else "")
+            )
         self._loaded[name] = value
         return value

@@ -94,7 +94,7 @@ def group_of(case: Case) -> str:
 def measures_time(scenario: str) -> bool:
     from harness.scenarios import SCENARIOS
 
-    return bool(getattr(SCENARIOS.get(scenario), "measures_time", True))
+    return SCENARIOS.get(scenario).measures_time
 
 
 def timing_refusal(cases: Sequence[tuple[str, Case]], workers: int) -> str | None:

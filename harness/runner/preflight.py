@@ -45,7 +45,7 @@ from harness.probe.probe import ProbeError, probe_model
 from harness.probe.serialize import estimate_dict, probe_dict
 from harness.probe.types import Capability, Library, Probe, ReasonCode
 from harness.scenarios import SCENARIOS
-from harness.scenarios.base import Params, Scenario, Workload
+from harness.scenarios.base import Scenario, Workload
 
 LIBRARY_BACKENDS = frozenset(b.value for b in Library if b is not Library.NONE)
 
@@ -104,35 +104,15 @@ class Preflight:
         )
 
 
-def scenario_needs(scenario: object) -> frozenset[Capability]:
-    """The MODEL capabilities a scenario declares (``needs``); none when it declares nothing."""
-    if isinstance(scenario, Scenario):
-        return scenario.needs
-    return frozenset(getattr(scenario, "needs", frozenset()))  # a plug-in from before `needs`
+def scenario_needs(scenario: Scenario[Any] | None) -> frozenset[Capability]:
+    """The MODEL capabilities a scenario declares (``needs``); none for an unknown one."""
+    return scenario.needs if scenario is not None else frozenset()
 
 
-def scenario_backend_needs(scenario: object) -> frozenset[BackendCapability]:
-    """The BACKEND capabilities a scenario requires (``backend_needs``); none when it declares
-    nothing (a plug-in from before them)."""
-    if isinstance(scenario, Scenario):
-        return scenario.backend_needs
-    return frozenset(getattr(scenario, "backend_needs", frozenset()))
-
-
-def scenario_workload(scenario: object, params: Params) -> Workload | None:
-    """The scenario's ``workload(params)``, else (a plug-in) its ``context_tokens(params)`` as
-    all prompt."""
-    if isinstance(scenario, Scenario):
-        return scenario.workload(params)
-    hook = getattr(scenario, "workload", None)  # plug-ins that are not a whole Scenario
-    if callable(hook):
-        value = hook(params)
-        return value if isinstance(value, Workload) else None
-    hook = getattr(scenario, "context_tokens", None)
-    if callable(hook):
-        tokens = hook(params)
-        return Workload(int(tokens)) if tokens else None
-    return None
+def scenario_backend_needs(scenario: Scenario[Any] | None) -> frozenset[BackendCapability]:
+    """The BACKEND capabilities a scenario requires (``backend_needs``); none for an unknown
+    one."""
+    return scenario.backend_needs if scenario is not None else frozenset()
 
 
 class Preflighter:
@@ -269,7 +249,7 @@ def _workload(scenario: Scenario[Any] | None, case: Case) -> Workload | None:
         params = scenario.params_model.model_validate(dict(case.params))
     except ValidationError:
         return None
-    return scenario_workload(scenario, params)
+    return scenario.workload(params)
 
 
 def _blocked(

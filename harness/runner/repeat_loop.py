@@ -21,31 +21,28 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.metrics import MetricSpec
 from harness.core.types import AutoRepeats, Metric, Unit
 from harness.results.stats import coefficient_of_variation, relative_ci_width
 from harness.runner.repeat_progress import RepeatCounter
-from harness.scenarios.base import ScenarioOutput
+from harness.scenarios.base import Scenario, ScenarioOutput
 
 ARTIFACT = "repeats"  # the artifact key of :meth:`RepeatStop.to_json`
 
 RunBatch = Callable[[int, int], ScenarioOutput]  # (warmup, repeats) -> what the scenario made
 
 
-def headline_names(scenario: object) -> tuple[str, ...]:
+def headline_names(scenario: Scenario[Any]) -> tuple[str, ...]:
     """The metrics whose medians ``auto`` must pin down: the scenario's own
     ``headline_metrics`` when it declares them, else its higher-is-better tokens/s metrics."""
-    declared = getattr(scenario, "headline_metrics", None)
-    if declared:
-        return tuple(str(name) for name in declared)
-    specs: Iterable[MetricSpec] = getattr(scenario, "metrics", ())
+    if scenario.headline_metrics:
+        return scenario.headline_metrics
     return tuple(
         s.name
-        for s in specs
+        for s in scenario.metrics
         if s.higher_is_better and s.unit is Unit.TOKENS_PER_SECOND and not s.is_pattern
     )
 

@@ -75,9 +75,8 @@ def plan_for(case: Case) -> RoundPlan:
         scenario = SCENARIOS.get(case.scenario)
     except Exception:  # unknown or broken plug-in: the worker says what is wrong with it
         return RoundPlan((case.repeats,))
-    timed = bool(getattr(scenario, "measures_time", True))
-    applies = bool(getattr(scenario, "repeats_apply", True))
-    return round_plan(case, timed and applies, headline_names(scenario))
+    timed = scenario.measures_time and scenario.repeats_apply
+    return round_plan(case, timed, headline_names(scenario))
 
 
 def per_run_names(first: Outcome, size: int) -> PerRun:

@@ -108,7 +108,7 @@ class Worker:
         scenario = SCENARIOS.get(request.scenario)
         params = scenario.params_model.model_validate(request.params)
         auto_repeats = request.auto
-        applies = bool(getattr(scenario, "repeats_apply", True))
+        applies = scenario.repeats_apply
         repeats = request.repeats
         case_end = case_end_for(request.timeout_s)
 

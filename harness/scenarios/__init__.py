@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harness.core.registry import Registry
+from harness.scenarios.base import missing_parts
 
 if TYPE_CHECKING:
     from harness.scenarios.base import Scenario
@@ -38,4 +39,6 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
     },
     group="mlx_harness.scenarios",
+    missing=missing_parts,
+    fix="subclass harness.api.BaseScenario, which declares the optional ones",
 )

@@ -17,9 +17,11 @@ such a case refuses to share the machine with parallel pytest-xdist workers.
 
 ``workload(params) -> Workload | None`` gives the tokens one request of the case holds at its
 largest, which sizes the memory estimate (the policy's default context when None).
-:class:`BaseScenario` gives the defaults (no needs, no workload). A plug-in written before
-these parts existed still runs: the preflight reads them from it with defaults, and one that
-only knows its total context may define ``context_tokens(params) -> int | None`` instead.
+
+Every part of :class:`Scenario` is read as a plain attribute (``scenario.measures_time``), never
+with a fallback: :class:`BaseScenario` declares the default of each optional part (no needs,
+samples from ``repeats``, measures time, the default headline metrics, no workload), and the
+registry refuses a plug-in that lacks a part (:func:`missing_parts`), naming what it lacks.
 """
 
 from __future__ import annotations
@@ -108,7 +110,9 @@ class ScenarioOutput:
 
 @runtime_checkable
 class Scenario(Protocol[P]):
-    """The whole contract of a scenario running with params of type ``P``."""
+    """The whole contract of a scenario running with params of type ``P``: the required parts
+    (``name``, ``version``, ``metrics``, ``params_model``, ``run``) and the optional ones, whose
+    defaults and meaning :class:`BaseScenario` declares."""
 
     name: ClassVar[str]
     version: ClassVar[int]
@@ -117,6 +121,8 @@ class Scenario(Protocol[P]):
     backend_needs: ClassVar[frozenset[BackendCapability]]  # of the backend (declared)
     repeats_apply: ClassVar[bool]  # False: its samples do not come from `repeats`
     samples_from: ClassVar[str]  # what gives more samples: "repeats", "reloads", "prompts", ...
+    measures_time: ClassVar[bool]  # True: its figures depend on the machine's speed
+    headline_metrics: ClassVar[tuple[str, ...]]  # what `repeats: auto` pins down; (): default
     params_model: type[P]
 
     def workload(self, params: P) -> Workload | None: ...
@@ -124,27 +130,57 @@ class Scenario(Protocol[P]):
     def run(self, ctx: ScenarioContext, params: P) -> ScenarioOutput: ...
 
 
+def scenario_parts() -> tuple[str, ...]:
+    """Every part of the :class:`Scenario` contract, required and optional alike."""
+    methods = {name for name, value in vars(Scenario).items() if callable(value)}
+    return tuple(sorted({*Scenario.__annotations__, *(m for m in methods if m[0] != "_")}))
+
+
+def missing_parts(plugin: object) -> tuple[str, ...]:
+    """The parts of the :class:`Scenario` contract ``plugin`` lacks (subclassing
+    :class:`BaseScenario` gives every optional one its default)."""
+    return tuple(part for part in scenario_parts() if not hasattr(plugin, part))
+
+
 class BaseScenario(ABC, Generic[P]):
     """A :class:`Scenario` with the defaults of its optional parts: it requires nothing of the
-    model or the backend, takes its samples from ``repeats``, and declares no workload. A
-    subclass sets ``name``, ``version``, ``params_model`` and ``metrics`` and defines
-    ``run(ctx, params: P)`` (mypy checks both against ``P``)."""
+    model or the backend, takes its samples from ``repeats``, measures time, leaves the
+    headline metrics to the default, and declares no workload. A subclass sets ``name``,
+    ``version``, ``params_model`` and ``metrics`` and defines ``run(ctx, params: P)`` (mypy
+    checks both against ``P``); it overrides an optional part by assigning it."""
 
     name: ClassVar[str]
     version: ClassVar[int]
     metrics: ClassVar[tuple[MetricSpec, ...]]
     needs: ClassVar[frozenset[Capability]] = NO_NEEDS
+    """What the MODEL must be able to do, judged from its files before load (none)."""
     backend_needs: ClassVar[frozenset[BackendCapability]] = NO_BACKEND_NEEDS
+    """What the BACKEND must implement, judged from its declared capabilities (none)."""
     repeats_apply: ClassVar[bool] = True
-    # what gives a case more samples a side, for the hint of an inconclusive comparison:
-    # "repeats" (the default), or the scenario's own parameter ("reloads") or items ("prompts")
+    """False: the samples do not come from ``repeats`` (``load``: from ``reloads``); such a
+    case runs once, is not measured in rounds, and draws no ``repeats`` warning."""
     samples_from: ClassVar[str] = "repeats"
-    # True: a metric depends on the machine's speed (times, rates), so parallel workers on one
-    # machine would skew it: ``pytest -n 2`` refuses the case. False: correctness only.
+    """What gives a case more samples a side, for the hint of an inconclusive comparison:
+    ``"repeats"``, or the scenario's own parameter (``"reloads"``) or items (``"prompts"``)."""
     measures_time: ClassVar[bool] = True
+    """True: a metric depends on the machine's speed (times, rates), so parallel workers on one
+    machine would skew it: ``pytest -n 2`` refuses the case. False: correctness only."""
+    headline_metrics: ClassVar[tuple[str, ...]] = ()
+    """The metrics whose medians ``repeats: auto`` pins down (and rounds order by); ``()``:
+    the scenario's higher-is-better tokens/s metrics (:func:`harness.runner.repeat_loop.
+    headline_names`)."""
     params_model: type[P]
 
     def workload(self, params: P) -> Workload | None:
+        """The tokens one request of the case holds at its largest, which sizes the memory
+        estimate; by default what :meth:`context_tokens` says, as all prompt (None: the
+        policy's default context)."""
+        tokens = self.context_tokens(params)
+        return Workload(tokens) if tokens else None
+
+    def context_tokens(self, params: P) -> int | None:
+        """The total context of the case, for a scenario that knows no more than that (the
+        older form of :meth:`workload`, which uses it); None: unknown."""
         return None
 
     @abstractmethod

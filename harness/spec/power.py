@@ -23,14 +23,14 @@ CLOCK_UNITS = frozenset({Unit.SECONDS, Unit.TOKENS_PER_SECOND})
 def _timed(name: str) -> bool:
     """Whether scenario ``name`` takes a sample per repeat of a metric read from a clock.
 
-    A scenario whose samples do not come from ``repeats`` says so with a class attribute
-    ``repeats_apply = False`` (``load``: its samples come from ``reloads``); unknown names: no.
+    A scenario whose samples do not come from ``repeats`` declares ``repeats_apply = False``
+    (``load``: its samples come from ``reloads``); unknown names: no.
     """
 
     if name not in SCENARIOS:
         return False
     scenario = SCENARIOS.get(name)
-    if not getattr(scenario, "repeats_apply", True):
+    if not scenario.repeats_apply:
         return False
     return any(spec.unit in CLOCK_UNITS for spec in scenario.metrics)
 

@@ -26,7 +26,6 @@ from harness.runner.preflight import (
     Preflighter,
     scenario_backend_needs,
     scenario_needs,
-    scenario_workload,
 )
 from harness.runner.session import RunSession
 from harness.scenarios.base import Workload
@@ -309,23 +308,17 @@ def test_probe_is_read_once_per_model(tmp_path: Path, monkeypatch: pytest.Monkey
     assert calls == [model]
 
 
-class _PlugIn:
-    """An outside scenario from before ``needs``/``workload`` existed."""
+def test_an_unknown_scenario_needs_nothing() -> None:
+    """The preflight of a case whose scenario is not registered judges no needs (the plan has
+    already named the unknown scenario)."""
+    assert scenario_needs(None) == frozenset() and scenario_backend_needs(None) == frozenset()
 
 
-class _ContextOnly:
-    def context_tokens(self, params: object) -> int:
-        return 300
-
-
-def test_scenarios_without_the_optional_parts() -> None:
-    params = ThroughputParams(prompt_tokens=100, gen_tokens=10)
-    assert scenario_needs(_PlugIn()) == frozenset()
-    assert scenario_workload(_PlugIn(), params) is None
-    assert scenario_workload(_ContextOnly(), params) == Workload(300, 0)
+def test_the_workload_is_the_scenarios_own() -> None:
     from harness.scenarios import SCENARIOS
 
-    assert scenario_workload(SCENARIOS.get("throughput"), params) == Workload(100, 10)
+    params = ThroughputParams(prompt_tokens=100, gen_tokens=10)
+    assert SCENARIOS.get("throughput").workload(params) == Workload(100, 10)
 
 
 # A run record written before the probe-and-policy step (no "probe" events, no "preflight").
@@ -455,17 +448,9 @@ def test_a_backend_that_declares_nothing_is_left_to_its_load(
     assert preflight.reason.startswith("not judged: backend fake declares no capabilities: give")
 
 
-class _DeclaresBackendNeeds:
-    """A plug-in that is not a whole Scenario but declares what it needs of the backend."""
-
-    backend_needs = frozenset({BackendCapability.PROMPT_CACHE})
-
-
 def test_backend_needs_of_scenarios_and_plugins() -> None:
     from harness.scenarios import SCENARIOS
 
-    assert scenario_backend_needs(_PlugIn()) == frozenset()
-    assert scenario_backend_needs(_DeclaresBackendNeeds()) == {BackendCapability.PROMPT_CACHE}
     assert scenario_backend_needs(SCENARIOS.get("tool_calls")) == {
         BackendCapability.TEXT_GENERATION,
         BackendCapability.TOOL_PARSING,
