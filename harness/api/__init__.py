@@ -15,14 +15,19 @@ A report section (group ``mlx_harness.report_sections``) is a :class:`Section` w
 data they show (a :class:`Table` of :class:`Cell` rows renders with ``table.*.j2``).
 docs/extending.md shows a backend; ``tests/backends/test_entry_point_backend.py`` installs that
 very example, and a scenario plug-in beside it, as packages with entry points.
+
+The names come from one module per kind of plug-in, :mod:`harness.api.backend`,
+:mod:`harness.api.scenario` and :mod:`harness.api.report` (each may be imported on its own);
+this package re-exports them all, so ``from harness.api import X`` works for every one.
 """
 
 from __future__ import annotations
 
-from harness.backends.base import (
+from harness.api.backend import (
     Backend,
     BackendCapability,
     BackendError,
+    Capability,
     ConstrainedDecoding,
     DraftDecoding,
     DraftedToken,
@@ -30,6 +35,7 @@ from harness.backends.base import (
     ImagePrompt,
     LoadedModel,
     LoadInfo,
+    Probe,
     Probing,
     PromptCaching,
     PromptEncoding,
@@ -38,18 +44,20 @@ from harness.backends.base import (
     ToolCalling,
     Transcribing,
 )
-from harness.core.check_types import CheckStatus, CheckVerdict
-from harness.core.metrics import MetricSpec, VariesBy
-from harness.core.types import Metric, Status, Unit
-from harness.probe.types import Capability, Probe
-from harness.report.sections import Section
-from harness.report.table import Cell, Column, Table
-from harness.scenarios.base import (
+from harness.api.report import Cell, Column, Section, Table
+from harness.api.scenario import (
     BaseScenario,
+    CheckStatus,
+    CheckVerdict,
+    Metric,
+    MetricSpec,
     Params,
     Scenario,
     ScenarioContext,
     ScenarioOutput,
+    Status,
+    Unit,
+    VariesBy,
     Workload,
     lacks,
     metric,
