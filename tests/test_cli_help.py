@@ -74,6 +74,8 @@ def test_help_prints(command: list[str], capsys: pytest.CaptureFixture[str]) -> 
         (["run", "suites", "--no-reprot"], "did you mean '--no-report'?"),
         (["toolcalls", "scor"], "did you mean 'score'?"),
         (["models", "lst"], "did you mean 'list'?"),
+        # another command's option: named as such, never "did you mean" the option itself
+        (["run", "suites", "--out", "x"], ", not of this command"),
     ],
 )
 def test_a_mistyped_command_or_option_gets_a_suggestion(
@@ -85,6 +87,15 @@ def test_a_mistyped_command_or_option_gets_a_suggestion(
         main(argv)
     assert stopped.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith(hint)
+
+
+def test_another_commands_option_names_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "suites", "--out", "x"])
+    err = capsys.readouterr().err
+    assert "'--out' is an option of compare, " in err and "did you mean" not in err
 
 
 def test_nothing_close_gets_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,17 +26,26 @@ INSTALLED = {
     ),
     "bug-batchkv-fixed": ({"mlx-lm": "0.31.1", "mlx": "0.31.0"}, {"bug_rotating_merge"}),
     "bug-rotmerge-buggy": ({"mlx-lm": "0.31.1", "mlx": "0.31.0"}, {"bug_rotating_merge"}),
-    "bug-rotmerge-fixed": ({"mlx-lm": "0.31.2", "mlx": "0.31.1"}, set()),
-    "bug-stream-buggy": ({"mlx-lm": "0.31.2", "mlx": "0.31.2"}, set()),  # CPU: it answers
-    "bug-stream-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, set()),
+    "bug-rotmerge-fixed": ({"mlx-lm": "0.31.2", "mlx": "0.31.1"}, {"bug_tool_drop"}),
+    # CPU: 0.31.2 answers (the thread-stream bug is Metal's); its tool-call flush drops calls
+    "bug-stream-buggy": ({"mlx-lm": "0.31.2", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    "bug-stream-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    "bug-toolfinish-buggy": ({"mlx-lm": "0.30.4", "mlx": "0.30.3"}, {"bug_tool_finish"}),
+    "bug-toolfinish-fixed": ({"mlx-lm": "0.30.5", "mlx": "0.30.3"}, set()),
+    "bug-tooldrop-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    "bug-tooldrop-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
     "bug-stream-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
-        {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream"},
+        {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream", "bug_tool_finish"}
+        | {"bug_tool_drop"},
     ),
-    "bug-stream-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"}, set()),
+    "bug-stream-fixed": (
+        {"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
+        {"bug_tool_drop"},
+    ),
 }
 
 

@@ -53,8 +53,21 @@ def _option_strings(parser: argparse.ArgumentParser) -> Iterator[str]:
                 yield from _option_strings(sub)
 
 
+def _owners(parser: argparse.ArgumentParser, option: str, prefix: str = "") -> Iterator[str]:
+    """The commands (``models list``) that take ``option``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                command = f"{prefix}{name}"
+                if any(option in a.option_strings for a in sub._actions):
+                    yield command
+                yield from _owners(sub, option, f"{command} ")
+
+
 def suggestion(parser: argparse.ArgumentParser, message: str) -> str:
-    """``; did you mean 'X'?`` for an invalid choice or an unknown option, or ""."""
+    """``; did you mean 'X'?`` for an invalid choice or an unknown option, or ""; an option
+    another command takes says which (``'--out' is an option of compare, not of this
+    command``)."""
     found = _CHOICE.search(message)
     if found:
         choices = re.findall(r"'([^']*)'", found.group(2))
@@ -65,7 +78,11 @@ def suggestion(parser: argparse.ArgumentParser, message: str) -> str:
         known = sorted(set(_option_strings(parser)))
         for word in found.group(1).split():
             if word.startswith("-"):
-                close = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.6)
+                option = word.split("=")[0]
+                if option in known:
+                    owners = sorted(set(_owners(parser, option)))
+                    return f"; '{option}' is an option of {', '.join(owners)}, not of this command"
+                close = difflib.get_close_matches(option, known, n=1, cutoff=0.6)
                 if close:
                     return f"; did you mean '{close[0]}'?"
     return ""

@@ -49,6 +49,7 @@ def zoo_entries() -> tuple[ZooEntry, ...]:
     from harness.models.zoo.derive_vision_family import generated_families
     from harness.models.zoo.families import FAMILIES
     from harness.models.zoo.families_audio import AUDIO_FAMILIES
+    from harness.models.zoo.families_caller import CALLER_FAMILIES
     from harness.models.zoo.families_draft import DRAFT_FAMILIES
 
     return tuple(
@@ -58,6 +59,7 @@ def zoo_entries() -> tuple[ZooEntry, ...]:
             *AUDIO_FAMILIES.values(),
             *generated_families().values(),
             *DRAFT_FAMILIES.values(),
+            *CALLER_FAMILIES.values(),
         )
     )
 
@@ -81,7 +83,8 @@ def embedded_models() -> list[EmbeddedModel]:
         EmbeddedModel(
             name=f"{ZOO_PREFIX}{entry.family}",
             backend=entry.backend,
-            description=f"tiny random-weight {entry.family} ({', '.join(entry.tags)})",
+            description=f"tiny {'trained' if 'trained' in entry.tags else 'random-weight'} "
+            f"{entry.family} ({', '.join(entry.tags)})",
             path=root / "zoo" / entry.family,
             tags=("zoo", *entry.tags),
         )
@@ -113,6 +116,7 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
     from harness.models.zoo.derive_vision_family import generated_families
     from harness.models.zoo.families import FAMILIES
     from harness.models.zoo.families_audio import AUDIO_FAMILIES
+    from harness.models.zoo.families_caller import CALLER_FAMILIES
     from harness.models.zoo.families_draft import DRAFT_FAMILIES
 
     model = find_embedded(name)
@@ -131,6 +135,7 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
         FAMILIES.get(key)
         or AUDIO_FAMILIES.get(key)
         or DRAFT_FAMILIES.get(key)
+        or CALLER_FAMILIES.get(key)
         or generated_families()[key]
     )
     if force or not is_current(model.path, family):

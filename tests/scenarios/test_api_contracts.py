@@ -57,6 +57,7 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.TOOL_STREAM_DIFFERS: "tool_call_stream_merge",
     Plant.TOOL_MARKUP_LEAK: "tool_call_markup",
     Plant.TOOL_CALL_DROPPED: TOOL_CHECKS,  # no call to judge: each fails on the own tokens
+    Plant.TOOL_CALL_DROPPED_EVERYWHERE: TOOL_CHECKS,  # own tokens empty too: tokens went missing
     Plant.EXACT_HIT_DIES: "continuation",  # mlx-lm#1215: the prompt followed by its answer
 }
 LIMITS = Limits(
@@ -217,6 +218,17 @@ def test_a_dropped_call_fails_on_the_models_own_tokens(verdicts: Verdicts) -> No
                 "content empty; streamed: finish_reason 'stop', content empty)"
             ), result.reason
             assert result.evidence[-1].request.startswith("POST /v1/completions ")
+
+
+def test_a_call_dropped_everywhere_fails_on_the_missing_tokens(verdicts: Verdicts) -> None:
+    """mlx-lm#1307: the call is dropped in chat and in /v1/completions alike, so the model's
+    own tokens asked there hold nothing; the server still counts the tokens it generated, and
+    returning none of them fails every tool check."""
+    for result in verdicts[Plant.TOOL_CALL_DROPPED_EVERYWHERE.value]:
+        if result.name in TOOL_CHECKS:
+            assert result.reason.startswith("the server generated "), result.reason
+            assert "tokens for the tool request and returned none of them" in result.reason
+            assert "own tokens: the model's own greedy tokens hold none" in result.reason
 
 
 def test_no_call_is_not_applicable_only_when_the_own_tokens_hold_none() -> None:

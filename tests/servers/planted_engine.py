@@ -109,6 +109,8 @@ class Engine:
     dead: bool = False
 
     def has(self, plant: Plant) -> bool:
+        if plant is Plant.TOOL_CALL_DROPPED:  # dropped everywhere is dropped in chat too
+            return self.plant in (plant, Plant.TOOL_CALL_DROPPED_EVERYWHERE)
         return self.plant is plant
 
     # -- one request -----------------------------------------------------------------------
@@ -243,6 +245,8 @@ class Engine:
         usage = self.usage(prompt, cached, count, stream=False)
         ident = f"cmpl-{self.requests}"
         if not request.chat:
+            if self.has(Plant.TOOL_CALL_DROPPED_EVERYWHERE) and split(raw, final=True).calls:
+                raw = ""
             choice = {"index": 0, "text": raw, "finish_reason": self._finish(stopped, ended, False)}
             return _envelope(ident, "text_completion", choice, usage)
         seen = split(raw, final=True)
@@ -329,6 +333,8 @@ class Engine:
         final: bool,
     ) -> None:
         if not request.chat:
+            if self.has(Plant.TOOL_CALL_DROPPED_EVERYWHERE) and split(safe, final=final).calls:
+                return
             if len(safe) > len(state.content):
                 event({"content": safe[len(state.content) :]})
                 state.content = safe

@@ -51,6 +51,9 @@ class Plant(str, Enum):
     # chat: the model's call dropped (no tool_calls, empty content, finish_reason "stop");
     # /v1/completions still returns the raw markup the same weights generate
     TOOL_CALL_DROPPED = "tool_call_dropped"
+    # mlx-lm#1307 (0.31.2-0.31.3): the call dropped in chat AND in /v1/completions (its text
+    # empty too): the server says it generated the tokens and returns none of them
+    TOOL_CALL_DROPPED_EVERYWHERE = "tool_call_dropped_everywhere"
     # mlx-lm#1215: a prompt equal to an earlier request's prompt and answer (an exact cache hit,
     # nothing left to process) kills the generation: that request and every later one fail
     EXACT_HIT_DIES = "exact_hit_dies"

@@ -24,7 +24,8 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
     ``model_type`` (including remappings such as mistral -> llama). A derived family's config is
     completed from the installed mlx-lm first (:meth:`Family.resolved`). A content-bearing
     family's weights are then made to answer from the whole prompt
-    (:func:`harness.models.zoo.content.make_content_bearing`), which raises when they cannot be.
+    (:func:`harness.models.zoo.content.make_content_bearing`), which raises when they cannot be;
+    a caller's are trained to call tools (:func:`harness.models.zoo.calling.train_to_call`).
     """
     from mlx_lm.utils import _get_classes, load_tokenizer, save_model
 
@@ -37,7 +38,13 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
     model = model_cls(args_cls.from_dict(config))
     n_params = check_float32(model)
     content = None
-    if family.content_bearing:
+    if family.calling:
+        from harness.models.zoo.calling import train_to_call
+
+        tokenizer = load_tokenizer(out_dir)
+        parser = family.expected_parser or "json_tools"
+        content = train_to_call(model, tokenizer, name=family.name, parser=parser).as_dict()
+    elif family.content_bearing:
         from harness.models.zoo.content import make_content_bearing
 
         tokenizer = load_tokenizer(out_dir)

@@ -15,6 +15,7 @@ BACKENDS: tuple[LibraryName, ...] = ("mlx_lm", "mlx_vlm", "mlx_audio")
 # The version of :mod:`harness.models.zoo.content`'s procedure: a content-bearing family built by
 # another version is rebuilt.
 CONTENT_VERSION = 2
+CALLING_VERSION = 1  # bump when the callers' training or its data change: they are rebuilt
 
 # The trained BPE vocabulary of every text family (the corpus supports up to ~540 tokens).
 VOCAB_SIZE = 512
@@ -73,6 +74,8 @@ class Family:
 
     ``content_bearing``: after its random initialisation the model is made to answer from its
     whole prompt (:mod:`harness.models.zoo.content`), so checks that compare answers can fail.
+    ``calling``: the model is trained to answer the harness's tool request with a call in the
+    family's markup (:mod:`harness.models.zoo.calling`), so tool-call checks have calls to judge.
     """
 
     name: str
@@ -95,6 +98,7 @@ class Family:
     origin_reason: str = ""
     checkpoint_keys: tuple[str, ...] = ()
     content_bearing: bool = False
+    calling: bool = False
 
     @property
     def model_type(self) -> str:
@@ -145,6 +149,8 @@ class Family:
         }
         if self.content_bearing:  # only then: the other families' files stay current
             fingerprint["content_bearing"] = CONTENT_VERSION
+        if self.calling:
+            fingerprint["calling"] = CALLING_VERSION
         return fingerprint
 
 

@@ -66,6 +66,27 @@ MISTRAL_V3_SPECIAL_TOKENS = (
     "[/TOOL_RESULTS]",
 )
 
+# Mistral-Small-3.2 / Devstral / Ministral (tekken tokenizers): ``[SYSTEM_PROMPT]`` and
+# ``[AVAILABLE_TOOLS]`` first, calls written ``[TOOL_CALLS]name[ARGS]{...}`` with no end marker
+# (the end of turn closes them) -> mistral. The zoo's mistral caller uses it (mlx-lm #1307 drops
+# such calls).
+MISTRAL_SMALL = load_template("mistral_small")
+MISTRAL_SMALL_SPECIAL_TOKENS = (
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]",
+    "[TOOL_CALLS]",
+    "[SYSTEM_PROMPT]",
+    "[/SYSTEM_PROMPT]",
+    "[ARGS]",
+)
+
 # Phi-4-mini-instruct (model_type phi3): tools go in the system message between ``<|tool|>`` and
 # ``<|/tool|>``; the model answers ``<|tool_call|>[...]<|/tool_call|>``. mlx-lm knows none of
 # these markers, so no parser is inferred (Phi-3-mini's template has no tool support at all).

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply
+from harness.core.tool_request import TOOLS, tool_messages
 from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
 from harness.scenarios.api_contracts.own_tokens import Held, own_tokens
 from harness.scenarios.api_contracts.verdicts import (
@@ -34,64 +35,6 @@ from harness.scenarios.api_contracts.verdicts import (
     passed,
 )
 from harness.toolcalls.formats import FORMATS
-
-TOOL_PROMPT = "What is the weather in Paris right now? Use the get_weather tool."
-TOOLS: tuple[dict[str, Any], ...] = tuple(
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {argument: {"type": "string", "description": about}},
-                "required": [argument],
-            },
-        },
-    }
-    for name, description, argument, about in (
-        ("get_weather", "Current weather in a city", "city", "the city's name"),
-        ("get_time", "Current time in a time zone", "timezone", "an IANA time zone"),
-    )
-)
-
-
-def _example(user: str, name: str, arguments: dict[str, str], index: int) -> list[dict[str, Any]]:
-    """A user turn and the assistant's call, its arguments a JSON string as OpenAI sends them
-    (mlx-lm 0.30 parses them with ``json.loads`` and its generation thread dies on an object;
-    servers hand the template an object). No tool result follows: SmolLM2-135M given example
-    results writes a ``<tool_response>`` itself instead of a call; given two bare calls, it
-    calls."""
-    call = {
-        "id": f"call_example_{index}",
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(arguments)},
-    }
-    return [
-        {"role": "user", "content": user},
-        {"role": "assistant", "content": "", "tool_calls": [call]},
-    ]
-
-
-FEW_SHOT: tuple[dict[str, Any], ...] = (
-    *_example(
-        "What time is it in Tokyo? Use the get_time tool.",
-        "get_time",
-        {"timezone": "Asia/Tokyo"},
-        1,
-    ),
-    *_example(
-        "What is the weather in London right now? Use the get_weather tool.",
-        "get_weather",
-        {"city": "London"},
-        2,
-    ),
-)
-
-
-def tool_messages() -> list[dict[str, Any]]:
-    """The tool request's messages: the two example exchanges, then the question."""
-    return [*FEW_SHOT, {"role": "user", "content": TOOL_PROMPT}]
 
 
 def call_markup() -> tuple[str, ...]:
@@ -155,13 +98,37 @@ def _returned(reply: Reply | StreamReply) -> str:
     return f"finish_reason {shown_value(reply.finish_reason)}, {content}"
 
 
+def _generated_and_dropped(tools: ToolExchange) -> int | None:
+    """The tokens the server says it generated when it returned none of them, streamed or
+    not (no content, no reasoning, no call) and they were more than an end of turn; else None.
+    mlx-lm #1307: a call closed by the end of turn, no end marker, came back as an empty
+    message with ``finish_reason: "stop"``, and its ``/v1/completions`` dropped it too, so the
+    model's own tokens asked there hold nothing either."""
+    if any(reply.content or reply.reasoning or reply.tool_calls for _, reply in tools.modes()):
+        return None
+    counts = [reply.usage.get("completion_tokens") for _, reply in tools.modes()]
+    generated = max(
+        (c for c in counts if isinstance(c, int) and not isinstance(c, bool)), default=0
+    )
+    return generated if generated >= 2 else None
+
+
 def _no_call(name: str, ctx: CheckContext, tools: ToolExchange) -> CheckResult:
-    """No call in either answer: a failure when the model's own tokens hold one."""
+    """No call in either answer: a failure when the model's own tokens hold one, or when the
+    server generated tokens and returned none of them."""
     own = own_tokens(ctx, tool_messages(), TOOLS)
     evidence = (*tools.evidence, *own.evidence)
+    returned = "; ".join(f"{mode}: {_returned(reply)}" for mode, reply in tools.modes())
     if own.held is Held.CALL:
-        returned = "; ".join(f"{mode}: {_returned(reply)}" for mode, reply in tools.modes())
         reason = f"{own.line} and the server returned no tool call ({returned})"
+        return failed(name, reason, evidence)
+    dropped = _generated_and_dropped(tools)
+    if dropped is not None:
+        reason = (
+            f"the server generated {dropped} tokens for the tool request and returned none of "
+            f"them: no content, no tool call ({returned}); a dropped call (own tokens: "
+            f"{own.line})"
+        )
         return failed(name, reason, evidence)
     return not_applicable(name, f"no tool call made: {own.line}", evidence)
 

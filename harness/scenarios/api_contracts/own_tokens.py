@@ -6,14 +6,13 @@ tool's name) with none in the chat answer is a call the server dropped.
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from harness.backends.base import BackendError
+from harness.core.tool_request import as_served
 from harness.scenarios.api_contracts.asking import ask
 from harness.scenarios.api_contracts.verdicts import Api, CheckContext, Exchange
 from harness.toolcalls.formats import FORMATS
@@ -49,27 +48,6 @@ def call_in_text(text: str, tool_names: Sequence[str]) -> tuple[str, str] | None
     return None
 
 
-def as_templates_get_them(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``messages`` as a server hands them to the chat template: each call's arguments a JSON
-    string parsed to an object (mlx_lm.server's ``process_message_content``; templates write
-    them with ``tojson``)."""
-    out = []
-    for message in messages:
-        calls = message.get("tool_calls")
-        if not calls:
-            out.append(dict(message))
-            continue
-        parsed = []
-        for call in calls:
-            function = dict(call.get("function") or {})
-            if isinstance(function.get("arguments"), str):
-                with contextlib.suppress(ValueError):
-                    function["arguments"] = json.loads(function["arguments"])
-            parsed.append({**call, "function": function})
-        out.append({**message, "tool_calls": parsed})
-    return out
-
-
 def own_tokens(
     ctx: CheckContext, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
 ) -> OwnTokens:
@@ -83,7 +61,7 @@ def own_tokens(
                 "name the model folder with path:)",
             )
         try:
-            text = ctx.renderer.render_chat(as_templates_get_them(messages), tools=list(tools))
+            text = ctx.renderer.render_chat(as_served(messages), tools=list(tools))
         except BackendError as exc:
             return OwnTokens(Held.UNKNOWN, f"the model's own tokens could not be checked: {exc}")
         payload = {"prompt": text, "max_tokens": ctx.limits.long_max_tokens, "temperature": 0.0}

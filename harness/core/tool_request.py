@@ -1,0 +1,100 @@
+"""The tool-calling request the harness asks: two tools, two few-shot calls, one question.
+
+``api_contracts``' tool checks send it to servers; the zoo's tool-calling models are trained on
+its shape (:mod:`harness.models.zoo.calling`), so what a check asks is what they learned to
+answer. Arguments in the few-shot calls are JSON strings, as OpenAI clients send them (servers
+``json.loads`` them before the chat template sees them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+TOOL_SPECS: tuple[tuple[str, str, str, str], ...] = (
+    ("get_weather", "Current weather in a city", "city", "the city's name"),
+    ("get_time", "Current time in a time zone", "timezone", "an IANA time zone"),
+)
+
+TOOLS: tuple[dict[str, Any], ...] = tuple(
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {argument: {"type": "string", "description": about}},
+                "required": [argument],
+            },
+        },
+    }
+    for name, description, argument, about in TOOL_SPECS
+)
+
+
+def weather_question(city: str) -> str:
+    """The question that asks for ``get_weather(city=city)``."""
+    return f"What is the weather in {city} right now? Use the get_weather tool."
+
+
+def time_question(timezone: str) -> str:
+    """The question that asks for ``get_time(timezone=timezone)`` (the zone's city named)."""
+    return f"What time is it in {timezone.rsplit('/', 1)[-1]}? Use the get_time tool."
+
+
+TOOL_PROMPT = weather_question("Paris")
+EXPECTED_CALL: tuple[str, dict[str, str]] = ("get_weather", {"city": "Paris"})
+
+
+def example_turns(
+    user: str, name: str, arguments: dict[str, str], index: int
+) -> list[dict[str, Any]]:
+    """A user turn and the assistant's call, its arguments a JSON string as OpenAI sends them
+    (mlx-lm 0.30 parses them with ``json.loads`` and its generation thread dies on an object;
+    servers hand the template an object). No tool result follows: SmolLM2-135M given example
+    results writes a ``<tool_response>`` itself instead of a call; given two bare calls, it
+    calls."""
+    call = {
+        "id": f"call_example_{index}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    return [
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+    ]
+
+
+FEW_SHOT: tuple[dict[str, Any], ...] = (
+    *example_turns(time_question("Asia/Tokyo"), "get_time", {"timezone": "Asia/Tokyo"}, 1),
+    *example_turns(weather_question("London"), "get_weather", {"city": "London"}, 2),
+)
+
+
+def tool_messages(question: str = TOOL_PROMPT) -> list[dict[str, Any]]:
+    """The tool request's messages: the two example exchanges, then the question."""
+    return [*FEW_SHOT, {"role": "user", "content": question}]
+
+
+def as_served(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` as a server hands them to the chat template: each call's JSON-string
+    arguments parsed into an object (mlx_lm.server's ``process_message_content``; templates
+    write them with ``tojson``); arguments that do not parse are left as they are."""
+    served: list[dict[str, Any]] = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        if not calls:
+            served.append(dict(message))
+            continue
+        parsed = []
+        for call in calls:
+            function = dict(call.get("function") or {})
+            if isinstance(function.get("arguments"), str):
+                with contextlib.suppress(ValueError):
+                    function["arguments"] = json.loads(function["arguments"])
+            parsed.append({**call, "function": function})
+        served.append({**message, "tool_calls": parsed})
+    return served

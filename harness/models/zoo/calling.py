@@ -1,0 +1,302 @@
+"""Train a zoo text model to call the tools it is offered, so tool-call checks have calls to judge.
+
+A random-weight model never writes ``<tool_call>`` (and a content-bearing one is kept from it),
+so every check of how a server parses, streams and finishes a call is "no tool call made" (not
+applicable), whatever the server does: a server that drops a call, or names the wrong
+``finish_reason``, passes. A caller is a zoo family's tiny model trained here, on this CPU, for
+a few hundred steps, to answer the harness's own tool request
+(:mod:`harness.core.tool_request`: two tools, two few-shot calls, one question) with the call the
+question asks for, in the family's own markup (its chat template renders the target), then its
+end-of-turn token. The question names a place, and the call's argument is that place, so the
+answer depends on the prompt.
+
+Training has two phases. First the questions alone (:data:`SHORT_STEPS`): the part of the
+request after its long common prefix (tools and few-shot turns, ~650 tokens), where the model
+learns which call and which argument each question asks for; a step costs a tenth of a whole
+one. Then the whole request (:data:`STEPS`): the prefix is run every :data:`PREFIX_EVERY` steps
+without gradients, and the batch's questions attend to its keys and values
+(:class:`_FixedPrefix`), so the model learns to answer the last question behind the examples.
+
+:func:`train_to_call` checks the result: the greedy answer to the request the checks send must
+parse, with the family's mlx-lm tool parser, to ``get_weather(city="Paris")``; else
+:class:`NotCalling`, one line.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from harness.core.tool_request import (
+    EXPECTED_CALL,
+    TOOLS,
+    as_served,
+    time_question,
+    tool_messages,
+    weather_question,
+)
+from harness.models.zoo.family import DerivationError
+
+if TYPE_CHECKING:
+    import mlx.core as mx
+    import mlx.nn as nn
+
+# Places whose names the zoo tokenizer holds in few tokens: the model learns which question
+# token maps to which argument (a lookup), not a general copy a 2-layer model learns slowly.
+PLACES: tuple[str, ...] = ("Paris", "Tokyo", "Rome", "France", "Japan", "Italy")
+ZONES: tuple[str, ...] = ("Asia/Tokyo", "Europe/Paris", "Europe/Rome")
+SHORT_STEPS = 300  # first the questions alone (cheap: no prefix), where the lookup is learnt
+STEPS = 100  # then with the whole request in front (its prefix's keys and values)
+BATCH = 16
+LEARNING_RATE = 3e-3
+PREFIX_EVERY = 8  # steps between two runs of the shared prefix
+WEATHER_SHARE = 0.7  # the rest ask for the time
+MAX_ANSWER_TOKENS = 64
+
+
+class NotCalling(DerivationError):
+    """Training did not make the model call (one line: what it answered, and the fix); a
+    :class:`DerivationError`, so the drivers print it as one."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One training example: the prompt's tokens and the answer's (the call, then end of turn)."""
+
+    prompt: tuple[int, ...]
+    answer: tuple[int, ...]
+    call: tuple[str, dict[str, str]]
+
+
+@dataclass(frozen=True)
+class CallingReport:
+    """What training did and what the trained model answers."""
+
+    steps: int
+    final_loss: float
+    seconds: float
+    questions: int  # questions asked after training (every place and zone)
+    calls_right: int  # of them, answered with exactly the call asked for
+    answer: str  # the greedy answer to the checks' own request
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "steps": self.steps,
+            "final_loss": round(self.final_loss, 4),
+            "seconds": round(self.seconds, 1),
+            "questions": self.questions,
+            "calls_right": self.calls_right,
+            "answer": self.answer,
+        }
+
+
+def questions() -> list[tuple[str, tuple[str, dict[str, str]]]]:
+    """Every question the caller is trained on, with the call it asks for."""
+    weather = [(weather_question(p), ("get_weather", {"city": p})) for p in PLACES]
+    times = [(time_question(z), ("get_time", {"timezone": z})) for z in ZONES]
+    return [*weather, *times]
+
+
+def example(tokenizer: Any, question: str, call: tuple[str, dict[str, str]]) -> Example:
+    """The request with ``question`` as the family's template renders it, and its answer."""
+    messages = as_served(tool_messages(question))
+    prompt_text = tokenizer.apply_chat_template(
+        messages, tools=list(TOOLS), add_generation_prompt=True, tokenize=False
+    )
+    answered = [
+        *messages,
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_trained",
+                    "type": "function",
+                    "function": {"name": call[0], "arguments": call[1]},
+                }
+            ],
+        },
+    ]
+    whole_text = tokenizer.apply_chat_template(answered, tools=list(TOOLS), tokenize=False)
+    prompt = tokenizer.encode(prompt_text, add_special_tokens=False)
+    whole = tokenizer.encode(whole_text, add_special_tokens=False)
+    if not whole_text.startswith(prompt_text) or whole[: len(prompt)] != prompt:
+        raise NotCalling(
+            "the chat template's answered conversation does not start with its prompt; "
+            "a caller needs a template that renders the assistant's call after the prompt"
+        )
+    answer = whole[len(prompt) :]
+    ends = [i for i, token in enumerate(answer) if token in set(tokenizer.eos_token_ids)]
+    answer = answer[: ends[0] + 1] if ends else [*answer, tokenizer.eos_token_id]
+    return Example(tuple(prompt), tuple(answer), call)
+
+
+class _FixedPrefix:
+    """A stand-in for a layer's KV cache: keys and values of a prefix computed without
+    gradients, in front of the batch's own (mlx-lm's attention asks ``offset`` for RoPE,
+    ``update_and_fetch`` for the keys and ``make_mask`` for the mask)."""
+
+    def __init__(self, keys: mx.array, values: mx.array) -> None:
+        self.keys = keys
+        self.values = values
+        self.offset = int(keys.shape[2])
+
+    def update_and_fetch(self, keys: mx.array, values: mx.array) -> tuple[mx.array, mx.array]:
+        import mlx.core as mx
+
+        return (
+            mx.concatenate([self.keys, keys], axis=2),
+            mx.concatenate([self.values, values], axis=2),
+        )
+
+    def make_mask(
+        self, n: int, return_array: bool = False, window_size: int | None = None
+    ) -> mx.array:
+        import mlx.core as mx
+
+        rows = mx.arange(n)[:, None] + self.offset
+        return mx.arange(self.offset + n)[None] <= rows
+
+
+def _common_prefix(sequences: Sequence[Sequence[int]]) -> int:
+    first = sequences[0]
+    n = min(len(s) for s in sequences)
+    for i in range(n):
+        if any(s[i] != first[i] for s in sequences):
+            return i
+    return n
+
+
+def train_to_call(
+    model: nn.Module,
+    tokenizer: Any,
+    *,
+    name: str,
+    parser: str,
+    steps: int = STEPS,
+    short_steps: int = SHORT_STEPS,
+    seed: int = 0,
+) -> CallingReport:
+    """Train ``model`` in place to answer the tool request with the call its question asks
+    for; raise :class:`NotCalling` when the checks' own request is not answered with
+    ``get_weather(city="Paris")`` parsed by mlx-lm's ``parser`` module."""
+    import mlx.core as mx
+    import mlx.nn as nn
+    import mlx.optimizers as optim
+    from mlx_lm.models.cache import make_prompt_cache
+
+    rng = random.Random(seed)
+    pool = [example(tokenizer, q, call) for q, call in questions()]
+    weather = [e for e in pool if e.call[0] == "get_weather"]
+    times = [e for e in pool if e.call[0] != "get_weather"]
+    mx.random.seed(seed)
+    optimizer = optim.Adam(learning_rate=LEARNING_RATE)
+
+    def loss_fn(
+        model: nn.Module, x: mx.array, y: mx.array, weights: mx.array, caches: list[Any]
+    ) -> mx.array:
+        losses = nn.losses.cross_entropy(model(x, cache=caches), y) * weights
+        return losses.sum() / weights.sum()
+
+    step_fn = nn.value_and_grad(model, loss_fn)
+    started = time.perf_counter()
+    prefix: list[tuple[mx.array, mx.array]] = []
+    prefix_len = -1
+    loss_value = float("nan")
+    for step in range(short_steps + steps):
+        batch = [
+            rng.choice(weather if rng.random() < WEATHER_SHARE else times) for _ in range(BATCH)
+        ]
+        sequences = [(*e.prompt, *e.answer) for e in batch]
+        n = min(_common_prefix(sequences), min(len(e.prompt) for e in batch)) - 1
+        caches: list[Any] | None = None
+        if step >= short_steps:  # the whole request: its prefix's keys and values, no gradients
+            if (step - short_steps) % PREFIX_EVERY == 0 or n != prefix_len:
+                cache = make_prompt_cache(model)
+                model(mx.array(sequences[0][:n])[None], cache=cache)
+                prefix = [
+                    (
+                        mx.stop_gradient(c.keys[..., : c.offset, :]),
+                        mx.stop_gradient(c.values[..., : c.offset, :]),
+                    )
+                    for c in cache
+                ]
+                mx.eval(prefix)
+                prefix_len = n
+            caches = [
+                _FixedPrefix(mx.repeat(k, BATCH, axis=0), mx.repeat(v, BATCH, axis=0))
+                for k, v in prefix
+            ]
+        width = max(len(s) for s in sequences) - n - 1
+        inputs, targets, weights = [], [], []
+        for e, sequence in zip(batch, sequences, strict=True):
+            rest = list(sequence[n:])
+            pad = width - (len(rest) - 1)
+            inputs.append(rest[:-1] + [0] * pad)
+            targets.append(rest[1:] + [0] * pad)
+            asked = len(e.prompt) - n - 1
+            weights.append([0.0] * asked + [1.0] * len(e.answer) + [0.0] * pad)
+        loss, grads = step_fn(model, mx.array(inputs), mx.array(targets), mx.array(weights), caches)
+        optimizer.update(model, grads)
+        mx.eval(model.parameters(), optimizer.state)
+        loss_value = float(loss.item())
+    seconds = time.perf_counter() - started
+
+    right = sum(_greedy_call(model, tokenizer, e.prompt, parser)[1] == e.call for e in pool)
+    served = example(tokenizer, tool_messages()[-1]["content"], EXPECTED_CALL)
+    answer, call = _greedy_call(model, tokenizer, served.prompt, parser)
+    report = CallingReport(short_steps + steps, loss_value, seconds, len(pool), right, answer)
+    if call != EXPECTED_CALL:
+        raise NotCalling(
+            f"zoo/{name}: after {short_steps + steps} training steps (loss {loss_value:.3f}) "
+            f"the model answers the tool request with {answer[:120]!r}, not "
+            f"get_weather(city='Paris') ({right} of {len(pool)} questions right); raise STEPS in "
+            "harness/models/zoo/calling.py or check the family's template"
+        )
+    return report
+
+
+def _greedy_call(
+    model: nn.Module, tokenizer: Any, prompt: Sequence[int], parser: str
+) -> tuple[str, tuple[str, dict[str, str]] | None]:
+    """The greedy answer to ``prompt`` and the call mlx-lm's ``parser`` reads from it (None
+    when it reads none)."""
+    from mlx_lm.generate import generate
+
+    text = generate(model, tokenizer, list(prompt), max_tokens=MAX_ANSWER_TOKENS, verbose=False)
+    return text, parse_call(text, parser)
+
+
+def parse_call(text: str, parser: str) -> tuple[str, dict[str, str]] | None:
+    """The one call in ``text`` as mlx-lm's tool parser module ``parser`` reads it, between its
+    start and end markers; None when there is none or it does not parse."""
+    import importlib
+
+    module = importlib.import_module(f"mlx_lm.tool_parsers.{parser}")
+    start, end = module.tool_call_start, module.tool_call_end
+    if start not in text:
+        return None
+    body = text.split(start, 1)[1]
+    if end:
+        body = body.split(end, 1)[0]
+    try:
+        parsed = module.parse_tool_call(body.strip(), list(TOOLS))
+    except (ValueError, KeyError, json.JSONDecodeError):
+        return None
+    if isinstance(parsed, list):
+        if len(parsed) != 1:
+            return None
+        parsed = parsed[0]
+    arguments = parsed.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(arguments, dict):
+        return None
+    return str(parsed.get("name")), {str(k): str(v) for k, v in arguments.items()}

@@ -1,0 +1,50 @@
+"""Callers of the zoo: tiny models trained to answer the harness's tool request with a call.
+
+Kept apart from :data:`harness.models.zoo.families.FAMILIES` (whose table tests and family
+matrices hold one row per architecture), like the drafts: a caller is a trained variant of an
+architecture, not one. Each is trained (:mod:`harness.models.zoo.calling`) to answer
+``api_contracts``' tool request with the call its question asks for, in its template's markup:
+
+- ``qwen2-caller``: Qwen2.5's ChatML template, Hermes ``<tool_call>{...}</tool_call>`` (one token
+  each marker) -> mlx-lm's ``json_tools``; the markup mlx-lm #782 (``finish_reason:
+  "tool_call"``) shows on.
+- ``mistral-caller``: Mistral-Small/Devstral's template, ``[TOOL_CALLS]name[ARGS]{...}`` closed by
+  the end of turn, no end marker -> ``mistral``; the markup mlx-lm #1307 (calls dropped) shows on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from harness.models.zoo import templates as t
+from harness.models.zoo.families_text import MISTRAL, QWEN2
+from harness.models.zoo.family import Family
+
+CALLER_TAGS = ("text", "chat", "tiny", "trained", "tool-calling")
+
+QWEN2_CALLER = dataclasses.replace(
+    QWEN2,
+    name="qwen2-caller",
+    content_bearing=False,
+    calling=True,
+    tags=CALLER_TAGS,
+    notes="zoo/qwen2 trained to call: Hermes <tool_call> JSON (json_tools)",
+)
+
+MISTRAL_CALLER = dataclasses.replace(
+    MISTRAL,
+    name="mistral-caller",
+    content_bearing=False,
+    calling=True,
+    chat_template=t.MISTRAL_SMALL,
+    special_tokens=t.MISTRAL_SMALL_SPECIAL_TOKENS,
+    tags=CALLER_TAGS,
+    notes="zoo/mistral trained to call: [TOOL_CALLS]name[ARGS]{...}, no end marker (mistral)",
+)
+
+CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
+    {f.name: f for f in (QWEN2_CALLER, MISTRAL_CALLER)}
+)
+"""Each caller by name; ``zoo/<name>`` in the catalog."""

@@ -1,0 +1,162 @@
+"""The zoo's callers: tiny models trained to answer the harness's tool request with a call.
+
+The parser reading of a call (each family's mlx-lm parser, tabled), the training examples (the
+family's template renders the call after the prompt, ending in end of turn), the training's
+prefix shortcut (the same logits as the whole prompt run at once), and the prepared callers:
+the checks' own request is answered with ``get_weather(city="Paris")`` in the family's markup,
+a question about another place with that place, and the untrained model does not call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.core.tool_request import TOOLS, tool_messages, weather_question
+from harness.models.zoo import calling
+from harness.models.zoo.families_caller import CALLER_FAMILIES
+from harness.models.zoo.families_text import TEXT_FAMILIES
+
+pytest.importorskip("mlx_lm")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def offline() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield
+
+
+@pytest.mark.parametrize(
+    ("parser", "text", "expected"),
+    [
+        (
+            "json_tools",
+            '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>',
+            ("get_weather", {"city": "Rome"}),
+        ),
+        (
+            "mistral",
+            '[TOOL_CALLS]get_time[ARGS]{"timezone": "Asia/Tokyo"}',
+            ("get_time", {"timezone": "Asia/Tokyo"}),
+        ),
+        ("json_tools", "The weather in Paris is sunny.", None),
+        ("json_tools", '<tool_call>\n{"name": "get_weather", "argu\n</tool_call>', None),
+        ("mistral", "[TOOL_CALLS]get_weather[ARGS]{broken", None),
+        ("mistral", "no call here", None),
+    ],
+)
+def test_parse_call(parser: str, text: str, expected: Any) -> None:
+    assert calling.parse_call(text, parser) == expected
+
+
+def test_the_callers_are_variants_not_architectures() -> None:
+    assert set(CALLER_FAMILIES) == {"qwen2-caller", "mistral-caller"}
+    assert not set(CALLER_FAMILIES) & {f.name for f in TEXT_FAMILIES}
+    for family in CALLER_FAMILIES.values():
+        assert family.calling and not family.content_bearing
+        assert family.expected_parser in {"json_tools", "mistral"}
+        assert "trained" in family.tags and "random" not in family.tags
+
+
+def _tokenizer(family: Any, tmp_path: Path) -> Any:
+    from mlx_lm.utils import load_tokenizer
+
+    from harness.models.zoo.common import write_tokenizer
+
+    write_tokenizer(family.resolved(), tmp_path)
+    return load_tokenizer(tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(CALLER_FAMILIES))
+def test_examples_end_with_the_call_then_end_of_turn(name: str, tmp_path: Path) -> None:
+    family = CALLER_FAMILIES[name]
+    tokenizer = _tokenizer(family, tmp_path)
+    pairs = calling.questions()
+    assert len({q for q, _ in pairs}) == len(pairs)
+    for question, call in pairs:
+        ex = calling.example(tokenizer, question, call)
+        assert ex.answer[-1] in set(tokenizer.eos_token_ids)
+        assert list(ex.answer).count(ex.answer[-1]) == 1
+        text = tokenizer.decode(list(ex.answer[:-1]))
+        assert calling.parse_call(text, family.expected_parser) == call
+        assert question in tokenizer.decode(list(ex.prompt))
+
+
+@pytest.mark.parametrize("name", sorted(CALLER_FAMILIES))
+def test_the_fixed_prefix_gives_the_whole_prompts_logits(name: str, tmp_path: Path) -> None:
+    import mlx.core as mx
+    from mlx_lm.models.cache import make_prompt_cache
+    from mlx_lm.utils import _get_classes
+
+    from harness.models.zoo.common import model_config
+
+    family = CALLER_FAMILIES[name].resolved()
+    tokenizer = _tokenizer(family, tmp_path)
+    config = model_config(family, tokenizer.vocab)
+    model_cls, args_cls = _get_classes(config)
+    mx.random.seed(3)
+    model = model_cls(args_cls.from_dict(config))
+    a = calling.example(tokenizer, weather_question("Rome"), ("get_weather", {"city": "Rome"}))
+    b = calling.example(tokenizer, weather_question("Japan"), ("get_weather", {"city": "Japan"}))
+    seqs = [(*a.prompt, *a.answer), (*b.prompt, *b.answer)]
+    n = calling._common_prefix(seqs)
+    assert 0 < n < min(len(a.prompt), len(b.prompt))
+    width = min(len(s) for s in seqs)
+    whole = model(mx.array([list(s[:width]) for s in seqs]))[:, n:]
+    cache = make_prompt_cache(model)
+    model(mx.array(list(seqs[0][:n]))[None], cache=cache)
+    prefix = [
+        calling._FixedPrefix(
+            mx.repeat(c.keys[..., : c.offset, :], 2, axis=0),
+            mx.repeat(c.values[..., : c.offset, :], 2, axis=0),
+        )
+        for c in cache
+    ]
+    rest = model(mx.array([list(s[n:width]) for s in seqs]), cache=prefix)
+    assert mx.allclose(whole, rest, atol=1e-4).item()
+    # and the check can fail: another prefix gives other logits
+    shifted = [
+        calling._FixedPrefix(
+            mx.repeat(c.keys[..., 1 : c.offset, :], 2, axis=0),
+            mx.repeat(c.values[..., 1 : c.offset, :], 2, axis=0),
+        )
+        for c in cache
+    ]
+    other = model(mx.array([list(s[n:width]) for s in seqs]), cache=shifted)
+    assert not mx.allclose(whole, other, atol=1e-4).item()
+
+
+def _greedy(path: Path, question: str) -> str:
+    from mlx_lm import generate, load
+
+    model, tokenizer = load(str(path))
+    from harness.core.tool_request import as_served
+
+    prompt = tokenizer.apply_chat_template(
+        as_served(tool_messages(question)), tools=list(TOOLS), add_generation_prompt=True
+    )
+    return str(generate(model, tokenizer, prompt, max_tokens=64, verbose=False))
+
+
+@pytest.mark.parametrize("name", sorted(CALLER_FAMILIES))
+def test_the_prepared_caller_calls_what_the_question_asks(name: str) -> None:
+    from harness.models.catalog import prepare_embedded
+
+    family = CALLER_FAMILIES[name]
+    path = prepare_embedded(f"zoo/{name}")
+    marker = json.loads((path / "harness-model.json").read_text())
+    assert marker["content"]["calls_right"] >= 1
+    parser = str(family.expected_parser)
+    paris = _greedy(path, weather_question("Paris"))
+    assert calling.parse_call(paris, parser) == ("get_weather", {"city": "Paris"}), paris
+    # the argument comes from the prompt: another place gives another call
+    answers = {
+        place: calling.parse_call(_greedy(path, weather_question(place)), parser)
+        for place in calling.PLACES
+    }
+    assert len({json.dumps(a) for a in answers.values()}) > 1, answers
