@@ -231,6 +231,40 @@ def test_a_call_dropped_everywhere_fails_on_the_missing_tokens(verdicts: Verdict
             assert "own tokens: the model's own greedy tokens hold none" in result.reason
 
 
+@pytest.mark.parametrize(
+    ("content", "verdict"),
+    [
+        ('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', Verdict.FAIL),  # mlx-lm 0.31.2
+        ('<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>', Verdict.FAIL),
+        ("It is sunny in Paris.", Verdict.NOT_APPLICABLE),
+    ],
+)
+def test_a_call_left_in_the_content_fails_without_asking_the_own_tokens(
+    content: str, verdict: Verdict
+) -> None:
+    """No parsed call, the markup in the content: the model called and the server did not
+    parse it (mlx-lm 0.31.2 on a call with no end marker); a plain answer stays not applicable."""
+    from harness.backends.openai_client import Chunk, Reply, StreamReply
+    from harness.scenarios.api_contracts.checks_tools import ToolExchange
+    from harness.scenarios.api_contracts.verdicts import Exchange
+
+    message = {"role": "assistant", "content": content}
+    body = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    whole = Reply(200, body, "", 0.1, path="POST /v1/chat/completions")
+    delta = {"choices": [{"index": 0, "delta": {"content": content}, "finish_reason": "stop"}]}
+    streamed = StreamReply(200, (Chunk(0.1, delta, ""),), 0.1, True)
+    exchange = Exchange("POST /v1/chat/completions {}", "200")
+    with sync_client(LIMITS.timeout_s) as client:
+        ctx = CheckContext(client, Endpoint("http://127.0.0.1:9"), Api.CHAT, LIMITS, "x")
+        ctx.shared["tools"] = ToolExchange(whole, exchange, streamed, exchange)
+        for result in run_checks(ctx, sorted(TOOL_CHECKS - {"tool_call_markup"})):
+            assert result.verdict is verdict, result.reason
+            if verdict is Verdict.FAIL:
+                assert result.reason.startswith("the non-streamed content holds a call ("), (
+                    result.reason
+                )
+
+
 def test_no_call_is_not_applicable_only_when_the_own_tokens_hold_none() -> None:
     """A model that makes no call: n/a when its own tokens hold none; a server whose template
     is not known here: n/a saying the call could not be checked."""

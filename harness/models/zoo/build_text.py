@@ -39,11 +39,24 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
     n_params = check_float32(model)
     content = None
     if family.calling:
-        from harness.models.zoo.calling import train_to_call
+        from harness.models.zoo.calling import ATTEMPTS, NotCalling, train_to_call
 
         tokenizer = load_tokenizer(out_dir)
         parser = family.expected_parser or "json_tools"
-        content = train_to_call(model, tokenizer, name=family.name, parser=parser).as_dict()
+        for attempt in range(ATTEMPTS):  # another seed where training fell short (other numerics)
+            if attempt:
+                seeded_init(seed + attempt)
+                model = model_cls(args_cls.from_dict(config))
+            try:
+                trained = train_to_call(
+                    model, tokenizer, name=family.name, parser=parser, seed=seed + attempt
+                )
+            except NotCalling:
+                if attempt == ATTEMPTS - 1:
+                    raise
+                continue
+            content = {**trained.as_dict(), "seed": seed + attempt}
+            break
     elif family.content_bearing:
         from harness.models.zoo.content import make_content_bearing
 

@@ -23,7 +23,7 @@ from typing import Any
 from harness.backends.openai_client import Reply, StreamReply
 from harness.core.tool_request import TOOLS, tool_messages
 from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
-from harness.scenarios.api_contracts.own_tokens import Held, own_tokens
+from harness.scenarios.api_contracts.own_tokens import Held, call_in_text, own_tokens
 from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
@@ -119,6 +119,19 @@ def _no_call(name: str, ctx: CheckContext, tools: ToolExchange) -> CheckResult:
     own = own_tokens(ctx, tool_messages(), TOOLS)
     evidence = (*tools.evidence, *own.evidence)
     returned = "; ".join(f"{mode}: {_returned(reply)}" for mode, reply in tools.modes())
+    names = [str(tool["function"]["name"]) for tool in TOOLS]
+    in_content = [
+        (mode, found)
+        for mode, reply in tools.modes()
+        if (found := call_in_text(reply.content, names))
+    ]
+    if in_content:  # the model called; the server left the call, unparsed, in the content
+        mode, (marker, tool) = in_content[0]
+        reason = (
+            f"the {mode} content holds a call ({marker}… naming {tool}) and the server returned "
+            f"no tool call ({returned})"
+        )
+        return failed(name, reason, evidence)
     if own.held is Held.CALL:
         reason = f"{own.line} and the server returned no tool call ({returned})"
         return failed(name, reason, evidence)

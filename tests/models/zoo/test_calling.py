@@ -160,3 +160,30 @@ def test_the_prepared_caller_calls_what_the_question_asks(name: str) -> None:
         for place in calling.PLACES
     }
     assert len({json.dumps(a) for a in answers.values()}) > 1, answers
+
+
+@pytest.mark.parametrize(("fails", "seed"), [(0, 0), (1, 1), (2, None)])
+def test_the_build_tries_another_seed_then_fails_in_one_line(
+    fails: int, seed: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Training that falls short (other numerics: another machine, Metal) gets a second seed;
+    when that falls short too the build fails with the one-line reason."""
+    from harness.models.zoo.build import build
+
+    seeds: list[int] = []
+
+    def train(model: Any, tokenizer: Any, *, name: str, parser: str, seed: int) -> Any:
+        seeds.append(seed)
+        if len(seeds) <= fails:
+            raise calling.NotCalling(f"zoo/{name}: planted shortfall {seed}")
+        return calling.CallingReport(1, 0.5, 0.1, 9, 9, "<tool_call>")
+
+    monkeypatch.setattr(calling, "train_to_call", train)
+    family = CALLER_FAMILIES["qwen2-caller"]
+    if seed is None:
+        with pytest.raises(calling.NotCalling, match="planted shortfall 1"):
+            build(family, tmp_path / "caller")
+        assert seeds == [0, 1] and not (tmp_path / "caller").exists()
+        return
+    marker = json.loads((build(family, tmp_path / "caller") / "harness-model.json").read_text())
+    assert marker["content"]["seed"] == seed and seeds == list(range(fails + 1))
