@@ -34,3 +34,25 @@ def path_case(
         warmup=0,
         timeout_s=timeout_s,
     )
+
+
+def gated_throughput_case(
+    path: Path, gate: str, *, prompt_tokens: int = 8, wait_for_quiet_s: float = 0.0
+) -> Case:
+    """The fake model's throughput case (2 repeats, no warm-up) with one gate on its decode
+    speed (``throughput.decode_tps``), as a suite would give it."""
+    from harness.spec.gates import parse_gate
+
+    return Case(
+        case_id="t::good::throughput",
+        suite="t",
+        suite_path="t.suite.yaml",
+        model=ModelRef("good", ModelSource.PATH, str(path), "fake", (), str(path)),
+        scenario="throughput",
+        params={"prompt_tokens": prompt_tokens, "gen_tokens": 4, "ignore_eos": True},
+        repeats=2,
+        warmup=0,
+        timeout_s=20.0,
+        gates=(parse_gate("throughput.decode_tps", gate),),
+        wait_for_quiet_s=wait_for_quiet_s,
+    )

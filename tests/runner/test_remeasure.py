@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from harness.backends.fake import write_fake_model
-from harness.core.types import Case, ModelRef, ModelSource, Status
+from harness.core.types import Case, Status
 from harness.report.machine_state import build, machine_lines
 from harness.report.overhead import overhead
 from harness.results.machine_flags import ARTIFACT, REMEASURE, dirty_reasons, remeasured
 from harness.results.store import load_run
 from harness.runner.remeasure import WAIT_S, QuietWait, wait_bound
 from harness.runner.session import RunSession
-from harness.spec.gates import parse_gate
+from tests.runner.cases import gated_throughput_case
 
 DECODE = "throughput.decode_tps"
 BUSY = "machine busy (load 5.3, 42% CPU in other processes)"
@@ -53,19 +53,7 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _case(path: Path, gate: str, wait_for_quiet_s: float = 0.0) -> Case:
-    return Case(
-        case_id="t::good::throughput",
-        suite="t",
-        suite_path="t.suite.yaml",
-        model=ModelRef("good", ModelSource.PATH, str(path), "fake", (), str(path)),
-        scenario="throughput",
-        params={"prompt_tokens": 8, "gen_tokens": 4, "ignore_eos": True},
-        repeats=2,
-        warmup=0,
-        timeout_s=20.0,
-        gates=(parse_gate(DECODE, gate),),
-        wait_for_quiet_s=wait_for_quiet_s,
-    )
+    return gated_throughput_case(path, gate, wait_for_quiet_s=wait_for_quiet_s)
 
 
 def _run(

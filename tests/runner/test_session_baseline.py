@@ -14,8 +14,6 @@ from harness.backends.fake import write_fake_model
 from harness.core.types import (
     Case,
     Metric,
-    ModelRef,
-    ModelSource,
     RunRecord,
     Status,
     Unit,
@@ -25,24 +23,13 @@ from harness.results.ci_policy import DEFAULT, FailOn, findings
 from harness.results.compare import Thresholds, compare_runs
 from harness.results.store import load_run
 from harness.runner.session import RunSession
-from harness.spec.gates import parse_gate
+from tests.runner.cases import gated_throughput_case
 
 DECODE = "throughput.decode_tps"
 
 
 def _case(path: Path, prompt_tokens: int) -> Case:
-    return Case(
-        case_id="t::good::throughput",
-        suite="t",
-        suite_path="t.suite.yaml",
-        model=ModelRef("good", ModelSource.PATH, str(path), "fake", (), str(path)),
-        scenario="throughput",
-        params={"prompt_tokens": prompt_tokens, "gen_tokens": 4, "ignore_eos": True},
-        repeats=2,
-        warmup=0,
-        timeout_s=20.0,
-        gates=(parse_gate(DECODE, "-5%"),),
-    )
+    return gated_throughput_case(path, "-5%", prompt_tokens=prompt_tokens)
 
 
 @pytest.fixture(scope="module")

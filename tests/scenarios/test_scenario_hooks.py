@@ -19,7 +19,6 @@ from harness.core.registry import IncompletePluginError, Registry
 from harness.probe.types import Capability
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import (
-    BaseScenario,
     Params,
     ScenarioContext,
     Workload,
@@ -27,6 +26,7 @@ from harness.scenarios.base import (
     scenario_parts,
 )
 from harness.scenarios.load import LoadParams
+from tests.scenarios.minimal_scenario import MinimalScenario
 
 REQUIRED = {"name", "version", "metrics", "params_model", "run"}
 
@@ -56,14 +56,7 @@ def test_the_table_covers_every_part_of_the_contract() -> None:
     assert set(scenario_parts()) == REQUIRED | {row[0] for row in HOOKS}
 
 
-class _Minimal(BaseScenario[LoadParams]):
-    name = "minimal"
-    version = 1
-    params_model = LoadParams
-    metrics = ()
-
-    def run(self, ctx: ScenarioContext, params: LoadParams) -> Any:
-        return None
+_Minimal = MinimalScenario
 
 
 @pytest.mark.parametrize(("part", "fits", "default"), HOOKS, ids=[h[0] for h in HOOKS])

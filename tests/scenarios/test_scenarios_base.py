@@ -3,8 +3,6 @@ stay apart, and a model without a capability is narrowed to a skip that names it
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from harness.backends.base import BackendCapability, LoadInfo
@@ -36,6 +34,7 @@ from harness.scenarios.tool_calls import ToolCallsParams
 from harness.scenarios.toolcalls_corpus import CorpusParams
 from harness.scenarios.vision_prompt_cache import VisionPromptCacheParams
 from harness.scenarios.vision_throughput import VisionThroughputParams
+from tests.scenarios.minimal_scenario import MinimalScenario
 
 TEXT = BackendCapability.TEXT_GENERATION
 CACHE = BackendCapability.PROMPT_CACHE
@@ -97,14 +96,7 @@ def test_builtin_scenarios_are_whole_typed_scenarios(
     assert all(type(c) is BackendCapability for c in scenario.backend_needs)
 
 
-class _Minimal(BaseScenario[LoadParams]):
-    name = "minimal"
-    version = 1
-    params_model = LoadParams
-    metrics = ()
-
-    def run(self, ctx: ScenarioContext, params: LoadParams) -> Any:
-        return None
+_Minimal = MinimalScenario
 
 
 def test_the_base_class_gives_the_defaults() -> None:
