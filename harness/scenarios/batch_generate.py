@@ -239,10 +239,11 @@ class BatchGenerateScenario(BaseScenario[BatchGenerateParams]):
         found: list[Found] = []
         checked = 0
         timed_out = None
-        for run in range(ctx.warmup + ctx.repeats):
+        runs = ctx.warmup + ctx.repeats
+        for run in range(runs):
             left = ctx.time_left_s()
             if left is not None and left <= 0:
-                timed_out = f"the case's time ran out after {run} of the runs"
+                timed_out = f"the case's time ran out after {run} of {runs} runs"
                 break
             made = 0
             for size in sizes:

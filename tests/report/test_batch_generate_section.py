@@ -10,7 +10,7 @@ from typing import Any
 from report_fixtures import case, make_run, metric
 
 from harness.core.types import CaseResult, Status, Unit
-from harness.report import batch_generate, render_html, render_markdown
+from harness.report import batch_generate, render_html, render_markdown, terminal_summary
 from harness.report.charts import build_charts
 
 TPS = Unit.TOKENS_PER_SECOND
@@ -70,3 +70,12 @@ def test_the_per_request_vs_total_chart_has_a_point_per_batch_size() -> None:
     rows = [[cell.text for cell in row] for row in chart.table.rows]
     assert ["same", "100", "100.0"] in rows and ["same", "400", "100.0"] in rows
     assert chart.shows_something
+
+
+def test_the_terminal_shows_decode_alone_and_at_the_largest_batch() -> None:
+    lines = terminal_summary(RUN)
+    start = lines.index("batch_generate") + 1
+    header, _rule, *rows = lines[start : start + 5]
+    assert header.split()[-7:] == ["b1", "decode", "b4", "decode", "b4", "per", "req"]
+    same = next(row for row in rows if row.strip().startswith("same"))
+    assert same.split()[-3:] == ["100.0", "400.0", "100.0"]

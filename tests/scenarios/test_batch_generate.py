@@ -235,3 +235,14 @@ def test_mlx_lm_with_one_request_s_kv_rows_shifted_fails_the_case(
     (failure,) = out.failures
     assert "first: request 2 at batch size 2 (run 1), token" in failure
     assert out.artifacts["identical"] == {"1": True, "2": False}
+
+
+def test_a_case_out_of_time_keeps_what_it_measured() -> None:
+    """The case's time limit passed before the runs: timed out, said so, nothing made up."""
+    model = PlantedBatch()
+    info = LoadInfo(0.0, 0, "cpu")
+    ctx = ScenarioContext(model, info, 1, 1, lambda: (model, info), "mlx_lm", case_end=0.0)
+    params = BatchGenerateParams(batch_sizes=[2], prompt_tokens=16, gen_tokens=4)
+    out = SCENARIO.run(ctx, params)
+    assert out.timed_out == "the case's time ran out after 0 of 2 runs"
+    assert out.metrics == () and out.failures == ()
