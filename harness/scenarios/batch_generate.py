@@ -48,6 +48,7 @@ from harness.scenarios.base import (
 from harness.scenarios.draft_checks import Mismatch, first_mismatch
 from harness.scenarios.prompt_dependence import independence_line
 from harness.scenarios.prompts import text_prompt
+from harness.scenarios.speculative import shown_token
 
 PREFIX = "batch_generate"
 LENGTH_STEP = 3  # each request's prompt this many tokens shorter than the one before
@@ -149,7 +150,7 @@ class Found:
             f"batched greedy answer differs from the single-request answer in {count} of "
             f"{total} batched requests; first: request {self.request} at batch size "
             f"{self.batch_size} (run {self.run}), token {m.position}: alone "
-            f"{_shown(model, m.without_draft)}, batched {_shown(model, m.with_draft)}"
+            f"{shown_token(model, m.without_draft)}, batched {shown_token(model, m.with_draft)}"
         )
 
     def to_json(self) -> dict[str, object]:
@@ -161,12 +162,6 @@ class Found:
             "alone": self.mismatch.without_draft,
             "batched": self.mismatch.with_draft,
         }
-
-
-def _shown(model: LoadedModel, token: int | None) -> str:
-    if token is None:
-        return "nothing (ended)"
-    return f"{token} ({model.decode([token])!r})"
 
 
 def request_prompt(model: LoadedModel, index: int, prompt_tokens: int) -> list[int]:
