@@ -71,7 +71,15 @@ WHOLE = [
     (
         "workloads",
         ("-m", "zoo"),
-        ("zoo/llama", "zoo/llama-draft", "zoo/qwen3"),
+        (
+            "zoo/llama",
+            "zoo/llama-draft",
+            "zoo/qwen3",
+            "zoo/gemma3_text",
+            "zoo/lfm2",
+            "zoo/qwen3_moe",
+        ),
+        # batch_generate on llama, gemma3_text, lfm2 and qwen3_moe (batched = alone);
         # speculative: a random draft at 1 and 3 tokens, the model as its own draft (gated);
         # kv_sweep: none/8/4-bit at 256 and 1024 tokens; session: in process (llama, qwen3 with
         # <think>, recorded sessions), mlx_lm.server, and mlx_lm.server keeping no cache
@@ -79,7 +87,7 @@ WHOLE = [
         # mlx_lm.server ignoring response_format (xfail); context_limit in process, and
         # through mlx_lm.server (xfail: it enforces no window); http_speculative through
         # mlx_lm.server (random draft, own draft)
-        {Status.PASSED: 18, Status.XFAILED: 3},
+        {Status.PASSED: 22, Status.XFAILED: 3},
     ),
     (
         "server",

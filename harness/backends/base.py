@@ -62,6 +62,8 @@ class BackendCapability(str, Enum):
     DRAFT_DECODING = "draft_decoding"  # decodes with a draft model (:class:`DraftDecoding`)
     # decodes under a JSON Schema (:class:`ConstrainedDecoding`)
     CONSTRAINED_DECODING = "constrained_decoding"
+    # decodes several requests as one batch (:class:`BatchGenerating`)
+    BATCH_GENERATION = "batch_generation"
 
     @property
     def label(self) -> str:
@@ -80,6 +82,7 @@ _LABELS = MappingProxyType(
         "http": "HTTP server",
         "draft_decoding": "draft-model decoding",
         "constrained_decoding": "JSON-Schema-constrained decoding",
+        "batch_generation": "batched generation",
     }
 )
 
@@ -272,6 +275,21 @@ class ConstrainedDecoding(LoadedModel, Protocol):
 
 
 @runtime_checkable
+class BatchGenerating(LoadedModel, Protocol):
+    """:attr:`BackendCapability.BATCH_GENERATION`: a text model that decodes several requests
+    as one batch (mlx-lm's ``BatchGenerator``): each request's prompt prefilled together (the
+    shorter ones padded), then one forward pass a step for all of them, greedy, EOS ignored. Each
+    request's tokens must be what it gets alone."""
+
+    def stream_batch(
+        self, prompts: Sequence[Sequence[int]], *, max_tokens: int
+    ) -> Iterator[Sequence[tuple[int, int]]]:
+        """Each decode step of the batch: ``(request index, token)`` for every request that
+        got a token in that step (the index into ``prompts``); ``max_tokens`` each."""
+        ...
+
+
+@runtime_checkable
 class Transcribing(Protocol):
     """:attr:`BackendCapability.AUDIO_IN`: a speech-to-text model (mlx-audio's Whisper is one)."""
 
@@ -401,6 +419,7 @@ MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
         BackendCapability.HTTP: Served,
         BackendCapability.DRAFT_DECODING: DraftDecoding,
         BackendCapability.CONSTRAINED_DECODING: ConstrainedDecoding,
+        BackendCapability.BATCH_GENERATION: BatchGenerating,
     }
 )
 """The loaded-model interface of each capability that has one (the others: with the backends

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.backends.base import BackendCapability, BackendError, LoadInfo
 from harness.backends.chat_templating import TokenizerChatRendering
 from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
+from harness.backends.mlx_lm_batch import MlxLmBatching
 from harness.backends.mlx_lm_constrained import MlxLmConstrained
 from harness.backends.mlx_lm_draft import MlxLmDrafting
 from harness.backends.mlx_lm_kv import MlxLmKVRuns
@@ -258,6 +259,7 @@ class MlxLmModel(
     MlxLmDrafting,
     MlxLmConstrained,
     MlxLmKVRuns,
+    MlxLmBatching,
     TokenizerChatRendering,
 ):
     def __init__(self, model: Any, tokenizer: Any, path: Path | None = None) -> None:
@@ -329,6 +331,7 @@ class MlxLmBackend:
             BackendCapability.TOOL_PARSING,
             BackendCapability.DRAFT_DECODING,
             BackendCapability.CONSTRAINED_DECODING,
+            BackendCapability.BATCH_GENERATION,
         }
     )
 

@@ -14,14 +14,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord, Unit
+from harness.report.batch_generate import batch_sizes
 from harness.report.ceilings import invalid_shares
 from harness.report.chart_model import Chart, lines_from, median, xy_chart
 from harness.report.chart_svg import Guide
 from harness.report.formatting import MIB, Scale, params_label
 from harness.report.sections import Section
 from harness.results.preflight_record import peak_check
+from harness.scenarios import batch_generate, throughput
 from harness.scenarios import prompt_cache as pc
-from harness.scenarios import throughput
 from harness.scenarios.serving.metrics import PREFIX as SERVING_PREFIX
 from harness.scenarios.serving.stats import QUANTILES
 
@@ -204,12 +205,43 @@ def _load_charts(results: Sequence[CaseResult]) -> list[Chart]:
     return charts
 
 
+def _batch_chart(results: Sequence[CaseResult]) -> list[Chart]:
+    """Per-request decode tok/s against the batch's total, a point per batch size (vLLM's
+    ``bench sweep`` trade-off): up and to the right is better; each model's curve is what one
+    user gives up for the batch's total."""
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in results:
+        if r.scenario != batch_generate.SCENARIO.name:
+            continue
+        for size in batch_sizes(r):
+            total = median(r.metric(batch_generate.DECODE.name(size)))
+            one = median(r.metric(batch_generate.PER_REQUEST.name(size)))
+            if total is not None and one is not None:
+                groups[r.model].append((total, one))
+    if not groups:
+        return []
+    return [
+        xy_chart(
+            "batch-per-user-vs-total",
+            "Batched decode: per request vs total",
+            "Median decode tokens per second of one request against the whole batch's, a "
+            "point per batch size (batch size 1 at the top left; up and right is better).",
+            lines_from(groups),
+            x_label="total decode",
+            x_unit="tok/s",
+            y_label="per request",
+            y_unit=Unit.TOKENS_PER_SECOND,
+        )
+    ]
+
+
 BUILDERS: tuple[Callable[[Sequence[CaseResult]], list[Chart]], ...] = (
     _speed_charts,
     _roofline_chart,
     _memory_chart,
     _cache_chart,
     _load_charts,
+    _batch_chart,
 )
 
 

@@ -13,6 +13,7 @@ from harness.core.types import RunRecord
 from harness.report import (
     api_contracts,
     audio,
+    batch_generate,
     charts,
     context_limit,
     engines,
@@ -71,6 +72,7 @@ def default_sections() -> tuple[Section, ...]:
         performance.SECTION,
         engines.SECTION,
         serving.SECTION,
+        batch_generate.SECTION,
         api_contracts.SECTION,
         template_contracts.SECTION,
         quality.SECTION,

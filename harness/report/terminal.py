@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord, Status, Unit
+from harness.report.batch_generate import batch_sizes
 from harness.report.escape import plain
 from harness.report.formatting import MISSING, format_value, params_label
 from harness.report.header import count_statuses
@@ -85,6 +86,7 @@ HEADLINES: dict[str, tuple[Headline, ...]] = {
         Headline("not_applicable", "n/a"),
     ),
 }
+BATCH_GENERATE = "batch_generate"  # headlines named for its batch sizes (_batch_headlines)
 FALLBACK_HEADLINES = 3
 SHARES = ("share", "rate", "accuracy", "agreement", "wer", "cer")  # ratios read as percentages
 # (header, widest allowed) of the columns every table has
@@ -97,7 +99,23 @@ FIXED: tuple[tuple[str, int], ...] = (
 WIDEST_FIGURE = 14
 
 
+def _batch_headlines(results: Sequence[CaseResult]) -> tuple[Headline, ...]:
+    """``batch_generate``: decode tok/s alone and at the largest batch, in total and per
+    request (its metrics are named for the batch sizes the suite chose)."""
+    sizes = {s for r in results for s in batch_sizes(r)}
+    if not sizes:
+        return ()
+    one, most = min(sizes), max(sizes)
+    return (
+        Headline(f"b{one}.decode_tps", f"b{one} decode"),
+        Headline(f"b{most}.decode_tps", f"b{most} decode"),
+        Headline(f"b{most}.decode_tps_per_request", f"b{most} per req"),
+    )
+
+
 def _headlines(scenario: str, results: Sequence[CaseResult]) -> tuple[Headline, ...]:
+    if scenario == BATCH_GENERATE:
+        return _batch_headlines(results)
     if scenario in HEADLINES:
         return HEADLINES[scenario]
     names: dict[str, None] = {}

@@ -37,6 +37,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "context_limit": "harness.scenarios.context_limit:SCENARIO",
         "http_speculative": "harness.scenarios.http_speculative:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
+        "batch_generate": "harness.scenarios.batch_generate:SCENARIO",
     },
     group="mlx_harness.scenarios",
     missing=missing_parts,

@@ -38,6 +38,7 @@ CACHE = BackendCapability.PROMPT_CACHE
 TOOLS = BackendCapability.TOOL_PARSING
 DRAFT = BackendCapability.DRAFT_DECODING
 CONSTRAINED = BackendCapability.CONSTRAINED_DECODING
+BATCH = BackendCapability.BATCH_GENERATION
 
 
 class TextOnly:
@@ -75,7 +76,7 @@ def _mlx_lm_model() -> MlxLmModel:
 # (backend registered as, what it declares)
 DECLARED = [
     ("fake", frozenset({TEXT})),
-    ("mlx_lm", frozenset({TEXT, CACHE, TOOLS, DRAFT, CONSTRAINED})),
+    ("mlx_lm", frozenset({TEXT, CACHE, TOOLS, DRAFT, CONSTRAINED, BATCH})),
 ]
 
 

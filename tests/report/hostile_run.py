@@ -345,6 +345,22 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
         ),
         _case(
             text,
+            "batch_generate",
+            Status.FAILED,
+            reason=text,
+            metrics=(
+                _metric("batch_generate.b2.decode_tps", Unit.TOKENS_PER_SECOND, 80.0, 82.0),
+                _metric("batch_generate.b2.decode_tps_per_request", Unit.TOKENS_PER_SECOND, 40.0),
+            ),
+            artifacts={
+                "batch_sizes": [2, text],
+                "identical": {"2": False, text: text},
+                "first_mismatch": {"run": 1, "request": text},
+                "prompt_dependence": text,
+            },
+        ),
+        _case(
+            text,
             "context_limit",
             Status.FAILED,
             reason=text,

@@ -11,6 +11,7 @@ from harness.probe.types import Capability
 from harness.scenarios import SCENARIOS
 from harness.scenarios.api_contracts import ApiContractsParams
 from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioContext, lacks
+from harness.scenarios.batch_generate import BatchGenerateParams
 from harness.scenarios.context_limit import ContextLimitParams
 from harness.scenarios.greedy_text import GreedyTextParams
 from harness.scenarios.http_prompt_cache import HttpPromptCacheParams
@@ -51,6 +52,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
     ("speculative", SpeculativeParams, {Capability.TEXT},
      {TEXT, BackendCapability.DRAFT_DECODING}),
+    ("batch_generate", BatchGenerateParams, {Capability.TEXT},
+     {TEXT, BackendCapability.BATCH_GENERATION}),
     # in process (constrained decoding) or served (HTTP): either will do, checked when it runs
     ("structured_output", StructuredOutputParams, set(), set()),
     # in process (a prompt cache) or served (HTTP): either will do, checked when it runs
