@@ -31,6 +31,7 @@ from harness.results.store import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
+CALLERS = ("zoo/qwen2-caller", "zoo/mistral-caller")  # trained to call tools
 QUICK = [
     # (suite, pytest selection, embedded models it needs, expected statuses): every case of
     # one VLM; the zoo Whisper; context limits in process and through mlx_lm.server (the
@@ -47,8 +48,8 @@ QUICK = [
     (
         "server",
         ("-m", "ci", "-k", "load or greedy_text"),
-        ("zoo/llama", "zoo/qwen2_vl", "smollm2-135m-instruct"),
-        {Status.PASSED: 6},
+        ("zoo/llama", "zoo/qwen2_vl", "smollm2-135m-instruct", *CALLERS),
+        {Status.PASSED: 8},  # with the two zoo callers' loads
     ),
 ]
 WHOLE = [
@@ -92,8 +93,10 @@ WHOLE = [
     (
         "server",
         ("-m", "ci"),
-        ("zoo/llama", "zoo/qwen2_vl", "smollm2-135m-instruct"),
-        {Status.PASSED: 13, Status.XFAILED: 1},  # mlx_vlm.server's null content, see the suite
+        ("zoo/llama", "zoo/qwen2_vl", "smollm2-135m-instruct", *CALLERS),
+        # the two zoo callers: load and the four tool checks (api_contracts_tools);
+        # xfailed: mlx_vlm.server's null content, see the suite
+        {Status.PASSED: 17, Status.XFAILED: 1},
     ),
 ]
 WHOLE_SELECTIONS = {(w[0], *w[1]) for w in WHOLE}
