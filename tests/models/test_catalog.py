@@ -13,6 +13,7 @@ from harness.models.real import REAL_MODELS
 from harness.models.zoo.derive_vision_family import generated_families
 from harness.models.zoo.families import FAMILIES
 from harness.models.zoo.families_audio import AUDIO_FAMILIES
+from harness.models.zoo.families_caller import CALLER_FAMILIES
 from harness.models.zoo.families_draft import DRAFT_FAMILIES
 
 
@@ -22,6 +23,7 @@ def test_the_zoo_lists_every_family_in_order_with_its_backend_and_tags() -> None
         *AUDIO_FAMILIES.values(),
         *generated_families().values(),
         *DRAFT_FAMILIES.values(),
+        *CALLER_FAMILIES.values(),
     ]
     assert [(e.family, e.backend, e.tags) for e in zoo_entries()] == [
         (f.name, f.backend, f.tags) for f in families

@@ -48,6 +48,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "gemma3-270m": {"quantization": None, "model_type": "gemma3_text"},
     "whisper-tiny-en": {"backend": "mlx_audio", "model_type": "whisper"},
     "zoo/llama-draft": {"model_type": "llama", "quantization": None},  # a llama, smaller
+    "zoo/qwen2-caller": {"model_type": "qwen2", "quantization": None},  # trained to call
+    "zoo/mistral-caller": {"model_type": "mistral", "quantization": None},
 }
 
 
