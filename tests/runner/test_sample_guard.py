@@ -263,12 +263,14 @@ def test_a_real_reading_sees_other_processes(busy_machine: list[int]) -> None:
     assert span.ours_pct is not None and span.ours_pct < 5
 
 
-def _suite(tmp_path: Path, gate: str = ">= 1", name: str = "s") -> Path:
-    """About 20 tok/s: a floor of 1 holds with 20x headroom; one of 200 is a 10x miss."""
+def _suite(tmp_path: Path, gate: str = ">= 1", name: str = "s", quiet_s: float = 0.0) -> Path:
+    """About 20 tok/s: a floor of 1 holds with 20x headroom; one of 200 is a 10x miss.
+    ``quiet_s`` bounds the wait for quiet (before the case, and before measuring a busy miss
+    again: 0 lets that one wait 60 s)."""
     model = write_fake_model(tmp_path / "m", per_token_s=0.05, prefill_per_token_s=0.001)
     suite = tmp_path / f"{name}.suite.yaml"
     suite.write_text(
-        f"schema_version: 1\ndefaults: {{repeats: 4}}\nmodels:\n"
+        f"schema_version: 1\ndefaults: {{repeats: 4, wait_for_quiet_s: {quiet_s}}}\nmodels:\n"
         f"  - {{name: m, path: {model}, backend: fake}}\n"
         "scenarios:\n  - scenario: throughput\n    params: {gen_tokens: 12, prompt_tokens: 8}\n"
         f"gates:\n  throughput.decode_tps: '{gate}'\n"
@@ -312,12 +314,13 @@ def test_a_busy_machine_judges_gates_by_direction_and_leaves_comparisons_unjudge
     assert state["before"]["cpu_count"] >= 1 and len(state["runs"]) == 4
     assert case["gates"][0]["passed"] is True
 
-    slow = _suite(tmp_path, ">= 200", "slow")
+    slow = _suite(tmp_path, ">= 200", "slow", quiet_s=1.0)  # the burners never stop: 1 s
     missed = main(["run", str(slow), "--report-dir", str(reports), "--run-id", "missed"])
     out = capsys.readouterr().out
     assert missed == 1 and "policy: unjudged-gates" in out
     assert "throughput.decode_tps >= 200: not judged: machine busy (load" in out
     assert "a miss or an undecided interval there may be the load's" in out
+    assert "not re-measured: still busy after the 1 s wait for quiet" in out
     assert _case(reports / "missed")["gates"][0]["passed"] is None
 
     judged = _case(reports / "allowed")
