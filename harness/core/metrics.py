@@ -42,6 +42,28 @@ class MetricSpec:
         return "*" in self.name
 
 
+@dataclass(frozen=True)
+class PointFigure:
+    """One metric a scenario measures at each point of a sweep (a load point, a batch size),
+    without the point: ``ttft_p90_s``. The scenario names the point's metric."""
+
+    suffix: str
+    unit: Unit
+    higher_is_better: bool
+    description: str
+    noise_floor: float = 0.05
+
+    def spec_named(self, name: str, where: str) -> MetricSpec:
+        """The spec of this figure as metric ``name``, its description saying ``where``."""
+        return MetricSpec(
+            name,
+            self.unit,
+            self.higher_is_better,
+            f"{self.description} ({where})",
+            noise_floor=self.noise_floor,
+        )
+
+
 class MetricSpecs(Mapping[str, MetricSpec]):
     """Specs by name: exact names first, then the first pattern (:attr:`MetricSpec.is_pattern`)
     that matches, answered as a spec carrying the asked name. Iterates over the declared names

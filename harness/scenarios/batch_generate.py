@@ -34,7 +34,7 @@ from typing import ClassVar
 from pydantic import Field, field_validator
 
 from harness.backends.base import BackendCapability, BatchGenerating, LoadedModel
-from harness.core.metrics import MetricSpec
+from harness.core.metrics import MetricSpec, PointFigure
 from harness.core.types import Metric, Unit
 from harness.probe.types import Capability
 from harness.scenarios.base import (
@@ -55,15 +55,8 @@ LENGTH_STEP = 3  # each request's prompt this many tokens shorter than the one b
 MIN_PROMPT = 8  # no request's prompt shorter: its "Request i:" start stays whole
 
 
-@dataclass(frozen=True)
-class Figure:
+class Figure(PointFigure):
     """One metric of a batch size, without the size: ``prefill_tps``."""
-
-    suffix: str
-    unit: Unit
-    higher_is_better: bool
-    description: str
-    noise_floor: float = 0.05
 
     def name(self, batch_size: int) -> str:
         return f"{PREFIX}.b{batch_size}.{self.suffix}"
@@ -71,13 +64,7 @@ class Figure:
     @property
     def pattern(self) -> MetricSpec:
         """The spec of every batch size's metric (``batch_generate.b*.prefill_tps``)."""
-        return MetricSpec(
-            f"{PREFIX}.b*.{self.suffix}",
-            self.unit,
-            self.higher_is_better,
-            f"{self.description} (b4: batch size 4)",
-            noise_floor=self.noise_floor,
-        )
+        return self.spec_named(f"{PREFIX}.b*.{self.suffix}", "b4: batch size 4")
 
 
 PREFILL = Figure(

@@ -13,9 +13,7 @@ whichever the suite sweeps (:class:`harness.core.metrics.MetricSpecs`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from harness.core.metrics import MetricSpec
+from harness.core.metrics import MetricSpec, PointFigure
 from harness.core.types import Metric, Unit
 from harness.scenarios.serving.schedule import LoadPoint
 from harness.scenarios.serving.stats import QUANTILES, Percentiles, PointStats
@@ -23,24 +21,11 @@ from harness.scenarios.serving.stats import QUANTILES, Percentiles, PointStats
 PREFIX = "serving"
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One metric of a point, without the point: ``ttft_p90_s``."""
-
-    suffix: str
-    unit: Unit
-    higher_is_better: bool
-    description: str
-    noise_floor: float = 0.05
+class Figure(PointFigure):
+    """One metric of a load point, without the point: ``ttft_p90_s``."""
 
     def spec(self, point: LoadPoint) -> MetricSpec:
-        return MetricSpec(
-            metric_name(point, self.suffix),
-            self.unit,
-            self.higher_is_better,
-            f"{self.description} ({point.label})",
-            noise_floor=self.noise_floor,
-        )
+        return self.spec_named(metric_name(point, self.suffix), point.label)
 
 
 COMPLETED = Figure("completed", Unit.COUNT, True, "requests completed", noise_floor=0.0)
