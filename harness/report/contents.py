@@ -35,6 +35,7 @@ from harness.report import (
     structured_output,
     template_contracts,
     tool_calls,
+    trace_replay,
     unclaimed,
     vision,
 )
@@ -72,6 +73,7 @@ def default_sections() -> tuple[Section, ...]:
         performance.SECTION,
         engines.SECTION,
         serving.SECTION,
+        trace_replay.SECTION,
         batch_generate.SECTION,
         api_contracts.SECTION,
         template_contracts.SECTION,

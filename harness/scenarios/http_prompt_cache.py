@@ -14,13 +14,18 @@ nothing: the case is not judged, and fails saying so. A server without a prompt 
 that refuses a cache it cannot trust (``cached_tokens`` 0 on every warm request, the answers the
 same), passes with a speed-up near 1 and the finding "no reuse" in its record: a figure, not a
 failure, unless the suite sets ``require_reuse`` for that model.
+
+``mode: probes`` asks instead the sequence of :mod:`harness.scenarios.http_prompt_cache_probes`
+once, on a server started with a prompt cache of ``cache_entries`` entries: the order it evicts
+in (the entry just used must survive) and a longer entry cut back to a prompt (the same answer
+as cold), each check with its own verdict.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -32,6 +37,7 @@ from harness.backends.openai_client import (
     sync_client,
     token_arrivals,
 )
+from harness.core.check_types import CheckStatus
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.scenarios.base import (
@@ -42,6 +48,13 @@ from harness.scenarios.base import (
     Workload,
     lacks,
     metric,
+)
+from harness.scenarios.http_prompt_cache_probes import (
+    ProbeFailed,
+    order_verdict,
+    probe_artifact,
+    run_probes,
+    trim_verdict,
 )
 from harness.scenarios.prompt_dependence import independence_line
 from harness.scenarios.prompts import text_of_about
@@ -59,12 +72,26 @@ CACHED = MetricSpec(
 HIT = MetricSpec(
     f"{PREFIX}.hit_share", Unit.RATIO, True, "cached_tokens / prompt_tokens of the warm request"
 )
+PROBES_HELD = MetricSpec(
+    f"{PREFIX}.probes_held", Unit.COUNT, True, "probes (mode: probes) that held, of 2"
+)
 
 QUESTION_A = "\n\nIn one sentence: what do the ships carry?"
 QUESTION_B = "\n\nIn one sentence: where does the river run?"
 
 
 class HttpPromptCacheParams(Params):
+    mode: Literal["reuse", "probes"] = Field(
+        "reuse",
+        description="reuse: cold, warm and repeated TTFT; probes: the cache's eviction order "
+        "and a longer entry trimmed, once (see cache_entries)",
+    )
+    cache_entries: int = Field(
+        2,
+        ge=2,
+        description="probes: the entries the server's prompt cache holds (start it with as "
+        "many: mlx_lm.server --prompt-cache-size)",
+    )
     prefix_tokens: int = Field(512, ge=16, description="shared prefix length in tokens (about)")
     max_tokens: int = Field(16, ge=1, description="tokens per answer at most")
     require_reuse: bool = Field(
@@ -94,7 +121,15 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
     version: ClassVar[int] = 1
     params_model = HttpPromptCacheParams
     backend_needs: ClassVar[frozenset[BackendCapability]] = frozenset({BackendCapability.HTTP})
-    metrics: ClassVar[tuple[MetricSpec, ...]] = (COLD, WARM, AGAIN, SPEEDUP, CACHED, HIT)
+    metrics: ClassVar[tuple[MetricSpec, ...]] = (
+        COLD,
+        WARM,
+        AGAIN,
+        SPEEDUP,
+        CACHED,
+        HIT,
+        PROBES_HELD,
+    )
 
     def workload(self, params: HttpPromptCacheParams) -> Workload:
         return Workload(params.prefix_tokens + 16, params.max_tokens)
@@ -104,6 +139,8 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
         if not isinstance(model, Served):
             return lacks(ctx, BackendCapability.HTTP)
         text = text_of_about(params.prefix_tokens, model.token_counter)
+        if params.mode == "probes":
+            return self._probes(ctx, model, text, params)
         samples: dict[MetricSpec, list[float]] = {spec: [] for spec in self.metrics}
         failures: list[str] = []
         blind = 0  # runs whose two questions got the same answer
@@ -147,6 +184,34 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
             failures.append(f"{reuse}; the suite requires reuse (require_reuse)")
         artifacts = {"engine": model.engine, "reuse": reuse}
         return ScenarioOutput(metrics, artifacts, failures=tuple(failures))
+
+    @staticmethod
+    def _probes(
+        ctx: ScenarioContext, model: Served, text: str, params: HttpPromptCacheParams
+    ) -> ScenarioOutput:
+        try:
+            with sync_client(600.0) as client:
+                run = run_probes(
+                    client,
+                    model,
+                    (text, QUESTION_A, QUESTION_B),
+                    cache_entries=params.cache_entries,
+                    max_tokens=params.max_tokens,
+                    case_end=ctx.case_end,
+                )
+        except ProbeFailed as failed:
+            return ScenarioOutput((), failures=(str(failed),))
+        checks = (order_verdict(run, params.cache_entries), trim_verdict(run))
+        failures = tuple(
+            c.reason for c in checks if c.status in (CheckStatus.FAIL, CheckStatus.UNJUDGED)
+        )
+        held = sum(c.status is CheckStatus.PASS for c in checks)
+        return ScenarioOutput(
+            (metric(PROBES_HELD, [float(held)]),),
+            {"engine": model.engine, "probes": probe_artifact(run)},
+            failures=failures,
+            checks=checks,
+        )
 
     @staticmethod
     def _body(prompt: str, params: HttpPromptCacheParams) -> dict[str, Any]:

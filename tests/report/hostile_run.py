@@ -466,6 +466,22 @@ def _served_cases(text: str) -> list[CaseResult]:
                 "errors": [text],
             },
         ),
+        _case(
+            text,
+            "trace_replay",
+            Status.FAILED,
+            reason=text,
+            metrics=(
+                _metric("trace_replay.completed", Unit.COUNT, 7.0),
+                _metric("trace_replay.ttft_p90_s", Unit.SECONDS, 0.03),
+                _metric("trace_replay.dispatch_lag_max_s", Unit.SECONDS, 0.002),
+            ),
+            # a trace file's name and shape are the user's text, shown as given
+            artifacts={
+                "trace": {"file": text, "format": text, "requests": 7, "of": text},
+                "speedup": 2.0,
+            },
+        ),
     ]
 
 

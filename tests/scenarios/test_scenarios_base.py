@@ -33,6 +33,7 @@ from harness.scenarios.text_to_speech import TextToSpeechParams
 from harness.scenarios.throughput import ThroughputParams
 from harness.scenarios.tool_calls import ToolCallsParams
 from harness.scenarios.toolcalls_corpus import CorpusParams
+from harness.scenarios.trace_replay import TraceReplayParams
 from harness.scenarios.vision_prompt_cache import VisionPromptCacheParams
 from harness.scenarios.vision_throughput import VisionThroughputParams
 from tests.scenarios.minimal_scenario import MinimalScenario
@@ -67,6 +68,7 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("text_to_speech", TextToSpeechParams, {Capability.TTS}, {BackendCapability.AUDIO_OUT}),
     ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
     ("serving", ServingParams, set(), {BackendCapability.HTTP}),
+    ("trace_replay", TraceReplayParams, set(), {BackendCapability.HTTP}),
     ("api_contracts", ApiContractsParams, set(), {BackendCapability.HTTP}),
     ("http_throughput", HttpThroughputParams, set(), {BackendCapability.HTTP}),
     ("http_prompt_cache", HttpPromptCacheParams, set(), {BackendCapability.HTTP}),

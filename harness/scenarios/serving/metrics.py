@@ -93,6 +93,16 @@ def _latencies(stats: PointStats) -> dict[str, Percentiles]:
 
 def point_metrics(point: LoadPoint, stats: PointStats) -> tuple[Metric, ...]:
     """The point's metrics that have a value (one sample each, with the figure's unit)."""
+    values = figure_values(stats)
+    return tuple(
+        Metric(metric_name(point, figure.suffix), figure.unit, (value,))
+        for figure in FIGURES
+        if (value := values[figure.suffix]) is not None
+    )
+
+
+def figure_values(stats: PointStats) -> dict[str, float | None]:
+    """Each figure's value by its suffix (None: none), for any scenario that names them."""
     values: dict[str, float | None] = {
         COMPLETED.suffix: float(stats.completed),
         ERRORS.suffix: float(stats.errors),
@@ -104,8 +114,4 @@ def point_metrics(point: LoadPoint, stats: PointStats) -> tuple[Metric, ...]:
     for kind, spread in _latencies(stats).items():
         for q in QUANTILES:
             values[latency_figure(kind, q).suffix] = spread.at(q)
-    return tuple(
-        Metric(metric_name(point, figure.suffix), figure.unit, (value,))
-        for figure in FIGURES
-        if (value := values[figure.suffix]) is not None
-    )
+    return values
