@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from harness.probe.memory import MemoryEstimate
-from harness.probe.policy import Action, Decision, Judged
+from harness.probe.policy import Decision
 from harness.probe.types import (
     BackendSupport,
     Capability,
@@ -150,21 +150,6 @@ def estimate_from_dict(data: Any) -> MemoryEstimate:
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordError(f"not a memory estimate record ({_why(exc)})") from None
-
-
-def decision_from_dict(data: Any, memory: Any = None) -> Decision:
-    """The :class:`Decision` that :func:`decision_dict` wrote; ``memory``: an estimate record."""
-    try:
-        data = _object(data)
-        findings = tuple(
-            Judged(Action(f["action"]), ReasonCode(f["code"]), str(f["message"]))
-            for f in data["findings"]
-        )
-        action, code, message = Action(data["action"]), ReasonCode(data["code"]), data["message"]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise RecordError(f"not a decision record ({_why(exc)})") from None
-    estimate = estimate_from_dict(memory) if memory is not None else None
-    return Decision(action, code, str(message), findings, estimate)
 
 
 def _probe(data: Mapping[str, Any]) -> Probe:

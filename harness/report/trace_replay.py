@@ -60,11 +60,15 @@ def _row(result: CaseResult, scales: Mapping[str, Any]) -> tuple[Cell, ...]:
     status = "" if result.status is Status.PASSED else f" · {status_label(result.status)}"
     speedup = result.artifacts.get("speedup")
     finished = f"{_count(result, 'completed')} / {_count(result, 'errors')}"
+    replay = result.artifacts.get("replay")
+    cut = replay.get("cut") if isinstance(replay, Mapping) else None
+    if isinstance(cut, int) and cut > 0:
+        finished += f" / {cut} cut"
     return (
         Cell(result.model, note=result.case_id.rsplit("::", 1)[-1] + status),
         _trace_cell(result),
         Cell(f"{speedup:g}x" if isinstance(speedup, int | float) else MISSING),
-        Cell(finished, title="completed / failed"),
+        Cell(finished, title="completed / failed / cut at max_seconds (still in flight)"),
         *(
             metric_cell(result.metric(_name(suffix)), scales[suffix], spread=False)
             for suffix, _, _ in FIGURES

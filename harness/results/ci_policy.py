@@ -261,9 +261,3 @@ def _check_findings(comparison: Comparison) -> list[Finding]:
         f"(first: {case.case_id}: {change.line})"
     )
     return [Finding(FailOn.NEW_FAILURE, line)]
-
-
-def policy_line(fail_on: Iterable[FailOn]) -> str:
-    """``fails on: failed cases, nothing-ran, ...``: what the exit status was judged by."""
-    chosen = [k.value for k in FailOn if k in frozenset(fail_on)]
-    return "fails on: failed cases" + "".join(f", {k}" for k in chosen)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.types import Machine, RunRecord
-from harness.results.change_points import optimal_partition, robust_noise, steps
+from harness.results.change_points import robust_noise, steps
 from harness.results.comparability import machine_changes, model_changes
 from harness.results.compare import package_changes
 from harness.results.digest import RunDigest, digest_record, digest_run
@@ -123,12 +123,6 @@ def read_digests(
                 yield digest_run(file, keep)
             except RunFileError as exc:
                 warnings.warn(f"{exc}; skipped this record", RunReadWarning, stacklevel=2)
-
-
-def fit_steps(values: Sequence[float], penalty: float) -> list[int]:
-    """Segment starts of the least-squares piecewise-constant fit with ``penalty`` per segment
-    (the previous fit: :func:`harness.results.change_points.optimal_partition`)."""
-    return optimal_partition(values, penalty)
 
 
 @dataclass

@@ -23,7 +23,6 @@ from harness.probe.probe import probe_model
 from harness.probe.serialize import (
     RecordError,
     decision_dict,
-    decision_from_dict,
     estimate_dict,
     estimate_from_dict,
     probe_dict,
@@ -119,13 +118,11 @@ def test_quantized_fixture_record(fixture_records: Mapping[str, Any]) -> None:
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_round_trip(row, row_paths: Mapping[str, Path], stack: Stack) -> None:  # type: ignore[no-untyped-def]
-    """Through JSON text and back: the same Probe, Decision and MemoryEstimate."""
+    """Through JSON text and back: the same Probe and MemoryEstimate."""
     probe = probe_model(row_paths[row.name], stack=stack)
     assert probe_from_dict(json.loads(json.dumps(probe_dict(probe)))) == probe
     decision = decide(probe, scenario_needs=frozenset(), memory=PLENTY)
-    memory = estimate_dict(decision.memory) if decision.memory else None
-    again = decision_from_dict(json.loads(json.dumps(decision_dict(decision))), memory)
-    assert again == decision
+    json.dumps(decision_dict(decision))  # a decision is written as JSON (and never read back)
     if decision.memory is not None:
         assert estimate_from_dict(estimate_dict(decision.memory)) == decision.memory
 
@@ -153,13 +150,7 @@ def test_probe_record_errors_are_one_line(data: Any, why: str) -> None:
     assert "\n" not in message
 
 
-def test_decision_and_estimate_record_errors() -> None:
-    with pytest.raises(RecordError, match=r"not a decision record \(missing key 'findings'\)"):
-        decision_from_dict({"action": "allow"})
-    with pytest.raises(
-        RecordError, match=r"not a decision record \(ValueError: 'maybe' is not a valid Action\)"
-    ):
-        decision_from_dict({"action": "maybe", "code": "ok", "message": "", "findings": []})
+def test_estimate_record_errors() -> None:
     with pytest.raises(RecordError, match="not a memory estimate record"):
         estimate_from_dict({"context_tokens": 1})
     with pytest.raises(RecordError, match="expected an object, got str"):

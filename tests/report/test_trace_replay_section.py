@@ -12,7 +12,9 @@ from harness.core.types import CaseResult, Status, Unit
 from harness.report import render_html, render_markdown, trace_replay
 
 
-def _case(model: str, status: Status = Status.PASSED, lag: float = 0.002) -> CaseResult:
+def _case(
+    model: str, status: Status = Status.PASSED, lag: float = 0.002, cut: int = 0
+) -> CaseResult:
     metrics = (
         metric("trace_replay.completed", Unit.COUNT, 38.0),
         metric("trace_replay.errors", Unit.COUNT, 2.0),
@@ -22,10 +24,11 @@ def _case(model: str, status: Status = Status.PASSED, lag: float = 0.002) -> Cas
     )
     result = case(model, "trace_replay", status, metrics=metrics)
     trace = {"file": "synthetic.jsonl", "format": "harness", "requests": 40, "of": 40}
-    return replace(result, artifacts={"trace": {**trace, "sessions": 4}, "speedup": 2.0})
+    artifacts = {"trace": {**trace, "sessions": 4}, "speedup": 2.0, "replay": {"cut": cut}}
+    return replace(result, artifacts=artifacts)
 
 
-RUN = make_run([_case("on-time"), _case("late", Status.FAILED, lag=0.9)])
+RUN = make_run([_case("on-time"), _case("late", Status.FAILED, lag=0.9, cut=3)])
 
 
 def test_a_row_per_case_with_its_trace_and_figures() -> None:
@@ -41,6 +44,7 @@ def test_a_row_per_case_with_its_trace_and_figures() -> None:
     lag_max = next(i for i, label in enumerate(labels) if label.startswith("lag max"))
     assert rows["late"][lag_max].text != on_time[lag_max].text
     assert "failed" in (rows["late"][0].note or "")
+    assert rows["late"][3].text == "38 / 2 / 3 cut"
 
 
 def test_no_case_no_section_and_the_section_claims_its_metrics() -> None:

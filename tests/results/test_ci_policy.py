@@ -15,7 +15,6 @@ from harness.results.ci_policy import (
     findings,
     notes,
     parse_fail_on,
-    policy_line,
 )
 from harness.results.compare import CaseDelta, Comparison
 from tests.report.report_fixtures import case, make_run
@@ -156,14 +155,6 @@ def test_a_bad_fail_on_is_one_line_with_the_kinds(text: str, says: str) -> None:
         parse_fail_on(text)
     assert says in str(info.value) and "nothing-ran" in str(info.value)
     assert "\n" not in str(info.value)
-
-
-def test_the_policy_line_says_what_was_judged() -> None:
-    assert policy_line(DEFAULT) == (
-        "fails on: failed cases, nothing-ran, input-skip, unjudged-gates, not-comparable, "
-        "new-failure"
-    )
-    assert policy_line(()) == "fails on: failed cases"
 
 
 @pytest.mark.parametrize(

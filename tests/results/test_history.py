@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit
-from harness.results.history import find_runs, fit_steps, series
+from harness.results.history import find_runs, series
 from harness.results.store import RunReadWarning, RunWriter
 from harness.runner.machine import machine
 
@@ -27,11 +27,6 @@ def _run(i: int, decode: float, mlx: str = "0.32.4", seed: int = 0) -> RunRecord
     return RunRecord(
         1, f"run{i:02d}", f"2026-01-{i + 1:02d}", MACHINE, {"mlx": mlx}, "g", results=(result,)
     )
-
-
-def test_fit_steps_finds_the_change_point() -> None:
-    assert fit_steps([1.0] * 5 + [2.0] * 5, penalty=0.1) == [0, 5]
-    assert fit_steps([1.0] * 10, penalty=0.1) == [0]
 
 
 @pytest.mark.parametrize("seed", range(5))
