@@ -1,5 +1,5 @@
-"""``mlx-harness export RUN --format parquet|jsonl | --csv PATH | --benchmark-json PATH``: a
-run's raw samples for other tools."""
+"""``mlx-harness export RUN --format parquet|jsonl | --csv PATH | --benchmark-json PATH |
+--llama-bench-json PATH | --inference-perf PATH``: a run's raw samples for other tools."""
 
 from __future__ import annotations
 
@@ -26,6 +26,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--csv", help="write every raw sample as CSV")
     p.add_argument("--benchmark-json", help="write timing metrics as pytest-benchmark JSON")
+    p.add_argument(
+        "--llama-bench-json",
+        help="write throughput cases as llama-bench's JSON (pp/tg tests), for "
+        "llama.cpp's scripts/compare-llama-bench.py",
+    )
+    p.add_argument(
+        "--inference-perf",
+        help="write serving cases as an inference-perf report (one stage per load point)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -33,9 +42,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from harness.results.store import export_csv, load_run
 
-    if not (args.csv or args.benchmark_json or args.format):
+    if (
+        not (args.csv or args.benchmark_json or args.format or args.llama_bench_json)
+        and not args.inference_perf
+    ):
         raise CliError(
-            "export needs --format parquet|jsonl, --csv PATH and/or --benchmark-json PATH"
+            "export needs --format parquet|jsonl, --csv PATH, --benchmark-json PATH, "
+            "--llama-bench-json PATH and/or --inference-perf PATH"
         )
     path = Path(args.run)
     record = load_run(path)
@@ -56,4 +69,26 @@ def run(args: argparse.Namespace) -> int:
 
         Path(args.benchmark_json).write_text(json.dumps(pytest_benchmark_json(record), indent=2))
         print(f"wrote {args.benchmark_json}")
+    if args.llama_bench_json:
+        from harness.results.llama_bench import llama_bench_json
+
+        entries = llama_bench_json(record)
+        if not entries:
+            raise CliError(
+                f"{args.run}: no throughput case with prefill or decode samples; "
+                "llama-bench's JSON holds those (run the throughput scenario)"
+            )
+        Path(args.llama_bench_json).write_text(json.dumps(entries, indent=2))
+        print(f"wrote {args.llama_bench_json} ({len(entries)} llama-bench tests)")
+    if args.inference_perf:
+        from harness.results.inference_perf import inference_perf_report
+
+        report = inference_perf_report(record)
+        if not report.stages:
+            raise CliError(
+                f"{args.run}: no serving case with load points; inference-perf's report "
+                "holds those (run the serving scenario)"
+            )
+        Path(args.inference_perf).write_text(json.dumps(report.as_json(), indent=2))
+        print(f"wrote {args.inference_perf} ({len(report.stages)} stages)")
     return 0
