@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cli.errors import CliError
+
+if TYPE_CHECKING:
+    from harness.results.inference_perf import InferencePerfReport
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -33,7 +36,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--inference-perf",
-        help="write serving cases as an inference-perf report (one stage per load point)",
+        metavar="DIR",
+        help="write serving cases as inference-perf's reports into DIR: "
+        "stage_N_lifecycle_metrics.json per load point and summary_lifecycle_metrics.json "
+        "(DIR/case-N/ each when the run has several serving cases)",
     )
     p.set_defaults(func=run)
     return p
@@ -84,11 +90,24 @@ def run(args: argparse.Namespace) -> int:
         from harness.results.inference_perf import inference_perf_report
 
         report = inference_perf_report(record)
-        if not report.stages:
+        if not report.benchmarks:
             raise CliError(
-                f"{args.run}: no serving case with load points; inference-perf's report "
-                "holds those (run the serving scenario)"
+                f"{args.run}: no serving case with load points; inference-perf's reports "
+                "hold those (run the serving scenario)"
             )
-        Path(args.inference_perf).write_text(json.dumps(report.as_json(), indent=2))
-        print(f"wrote {args.inference_perf} ({len(report.stages)} stages)")
+        _write_inference_perf(report, Path(args.inference_perf))
     return 0
+
+
+def _write_inference_perf(report: InferencePerfReport, root: Path) -> None:
+    from harness.report.escape import plain
+    from harness.results.report_dir import shown
+
+    several = len(report.benchmarks) > 1
+    for index, bench in enumerate(report.benchmarks, 1):
+        folder = root / f"case-{index}" if several else root
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, contents in bench.files.items():
+            (folder / name).write_text(json.dumps(contents, indent=2))
+        stages = len(bench.files) - 1
+        print(f"wrote {shown(folder)}: {plain(bench.case_id, 160)} ({stages} stages)")

@@ -41,7 +41,6 @@ from harness.core.types import (
 )
 from harness.results.llama_bench import DECODE_TPS, PREFILL_TPS, THROUGHPUT
 from harness.results.store import SCHEMA_VERSION
-from harness.spec.plan import case_name
 
 SUITE = "llama-bench"
 BACKEND = "llama.cpp"
@@ -231,6 +230,11 @@ def _varying(tests: Sequence[Test]) -> list[str]:
     return [s for s in SETTINGS if len({json.dumps(t.raw.get(s)) for t in tests}) > 1]
 
 
+def case_name(point: Mapping[str, Any]) -> str:
+    """``throughput[test=pp64-n_threads=2]``: as a suite's planned case names its point."""
+    return f"{THROUGHPUT}[{'-'.join(f'{k}={v}' for k, v in point.items())}]"
+
+
 def _case(test: Test, point: Mapping[str, Any]) -> CaseResult:
     key = test.model_key
     raw = test.raw
@@ -241,7 +245,7 @@ def _case(test: Test, point: Mapping[str, Any]) -> CaseResult:
         **{s: raw[s] for s in SETTINGS if s in raw},
     }
     return CaseResult(
-        case_id=f"{SUITE}::{key}::{case_name(THROUGHPUT, point)}",
+        case_id=f"{SUITE}::{key}::{case_name(point)}",
         suite=SUITE,
         model=key,
         scenario=THROUGHPUT,
