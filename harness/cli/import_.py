@@ -80,6 +80,13 @@ def run_llama_bench(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
     for path, records in planned:
         for record in records:
+            if (root / record.run_id).exists():
+                raise CliError(
+                    f"{shown(path)}: already imported as {shown(root / record.run_id)}; "
+                    "delete that folder to import it again"
+                )
+    for path, records in planned:
+        for record in records:
             write_record(record, root / record.run_id)
             models = ", ".join(plain(m, 60) for m in record.models)
             print(

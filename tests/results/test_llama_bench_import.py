@@ -139,6 +139,17 @@ def test_bad_input_is_one_line_naming_the_file_and_the_fix(
     assert not reports.exists()  # nothing written when one file is bad
 
 
+def test_a_file_imported_twice_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["import", "llama-bench", str(REAL), "--report-dir", str(tmp_path)]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "already imported as" in err and str(REAL) in err
+
+
 def test_a_missing_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["import", "llama-bench", str(tmp_path / "nope.json")]) == 2
     err = capsys.readouterr().err.strip()
