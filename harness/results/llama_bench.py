@@ -97,6 +97,8 @@ NEUTRAL: Mapping[str, Any] = {
     "fit_min_ctx": 0,
 }
 ALL_LAYERS = 99  # llama-bench's -ngl for "every layer on the GPU"
+LLAMA_CPP = "llama.cpp"  # the backend of runs imported from llama-bench
+TEST_FIELDS = frozenset({"n_prompt", "n_gen", "n_depth"})
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,7 @@ def entry(run: RunRecord, result: CaseResult, test: TestSpan) -> dict[str, Any]:
     samples_ns = [round(test.tokens / ts * 1e9) for ts in samples_ts]
     params = probe.get("parameters")
     gpu = device(machine) == "gpu"
-    return {
+    ours = {
         **NEUTRAL,
         "build_commit": run.run_id,
         "cpu_info": machine.cpu,
@@ -224,6 +226,21 @@ def entry(run: RunRecord, result: CaseResult, test: TestSpan) -> dict[str, Any]:
         "mlx_harness_case": result.case_id,
         "mlx_harness_backend": identity.backend if identity else None,
     }
+    if identity is not None and identity.backend == LLAMA_CPP:
+        ours.update(_llama_cpp_settings(result))
+    return ours
+
+
+def _llama_cpp_settings(result: CaseResult) -> dict[str, Any]:
+    """An imported llama-bench test's own settings (backends, threads, ...) and model type,
+    so a run imported from llama-bench goes back out as llama.cpp's, not as MLX's."""
+    settings: dict[str, Any] = {
+        k: v for k, v in result.params.items() if k in DB_FIELDS and k not in TEST_FIELDS
+    }
+    kept = result.artifacts.get("llama_bench")
+    if isinstance(kept, Mapping) and isinstance(kept.get("model_type"), str):
+        settings["model_type"] = kept["model_type"]
+    return settings
 
 
 def llama_bench_json(run: RunRecord) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.results.llama_bench import llama_bench_json
 from harness.results.llama_bench_import import read_tests, records_from
 from harness.results.store import load_run
 
@@ -37,6 +38,17 @@ def test_real_llama_bench_output_becomes_a_throughput_run() -> None:
     assert (pp.params["prompt_tokens"], pp.params["gen_tokens"]) == (64, 0)
     assert (tg.params["prompt_tokens"], tg.params["gen_tokens"]) == (0, 16)
     assert record.machine.cpu == "AMD EPYC"
+
+
+def test_an_imported_run_goes_back_out_as_llama_cpps() -> None:
+    (record,) = records_from(REAL, read_tests(REAL))
+    entries = llama_bench_json(record)
+    real = _real()
+    assert [(e["n_prompt"], e["n_gen"]) for e in entries] == [(64, 0), (0, 16)]
+    for out, src in zip(entries, real, strict=True):
+        for field in ("backends", "n_threads", "n_gpu_layers", "type_k", "model_type", "cpu_info"):
+            assert out[field] == src[field], field
+        assert out["samples_ts"] == src["samples_ts"]
 
 
 def test_a_thread_sweep_keeps_its_cases_apart(tmp_path: Path) -> None:
