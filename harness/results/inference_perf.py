@@ -17,7 +17,9 @@ scenario keeps up to 2000 requests and 5000 token gaps a point: a bigger point's
 over those, and ``mlx_harness.requests_kept`` says so), with inference-perf's percentiles and
 numpy's interpolation. Throughput is ours: the point's tokens and requests over its duration.
 What we do not measure is left empty (``None``): ``schedule_delay`` (we do not record when a
-request was due), images/videos/audio, cached prompt tokens, ``token_goodput``; a closed-loop
+request was due), ``send_duration`` and ``achieved_rate`` of a point whose requests were not
+all kept (cut at its deadline, or past 2000: their send times are not in the record),
+images/videos/audio, cached prompt tokens, ``token_goodput``; a closed-loop
 point has no ``requested_rate``. ITL differs in one way: inference-perf gives every token of a
 chunk the chunk's time (0 within a chunk, the whole gap to its first token), ours spreads the
 gap over the chunk's tokens; the means agree, the percentiles of chunked streams do not.
@@ -239,12 +241,15 @@ def benchmark(result: CaseResult) -> Benchmark | None:
         requests = requests_of(point)
         load = _load(point, prompt)
         send = _send_duration(requests)
+        # requests cut at the point's deadline are not kept: the span of the sends is known
+        # only when every request sent is (else both are left empty, not guessed)
+        known = len(requests) == load.sent and len(requests) > 1 and send > 0
         load_summary: dict[str, Any] = {
             "count": load.sent,
             "schedule_delay": None,
-            "send_duration": send,
+            "send_duration": send if known else None,
             "requested_rate": point.get("value") if point.get("kind") == "rate" else None,
-            "achieved_rate": load.sent / send if send > 0 else 0.0,
+            "achieved_rate": load.sent / send if known else None,
         }
         if point.get("kind") == "concurrency":
             load_summary["concurrency"] = int(point.get("value") or 0)

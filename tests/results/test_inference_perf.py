@@ -104,3 +104,59 @@ def test_a_run_without_serving_cases_is_one_line(
     assert main(["export", str(reports / "x"), "--inference-perf", str(tmp_path / "ip")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no serving case" in err
+
+
+def _point(sent: int, starts: list[float], ok: list[bool]) -> dict[str, object]:
+    n = len(starts)
+    return {
+        "key": "c2",
+        "kind": "concurrency",
+        "value": 2.0,
+        "label": "concurrency 2",
+        "sent": sent,
+        "completed": sum(ok),
+        "errors": n - sum(ok),
+        "cut": sent - n,
+        "duration_s": 4.0,
+        "output_tokens": 8 * sum(ok),
+        "good": None,
+        "error_kinds": [["HTTP 500: 'boom'", n - sum(ok)]] if n - sum(ok) else [],
+        "requests": {
+            "start_s": starts,
+            "ttft_s": [0.1] * n,
+            "e2e_s": [1.0] * n,
+            "output_tokens": [8] * n,
+            "usage_tokens": [8] * n,
+            "ok": ok,
+            "of": n,
+        },
+        "itl_gaps_s": [0.1] * (7 * sum(ok)),
+    }
+
+
+@pytest.mark.parametrize(
+    ("point", "achieved", "failures"),
+    [
+        (_point(3, [0.0, 1.0, 2.0], [True, True, True]), 1.5, 0),  # 3 sent over 2 s
+        (_point(3, [0.0, 1.0, 2.0], [True, False, False]), 1.5, 2),
+        (_point(5, [0.0, 1.0, 2.0], [True, True, True]), None, 0),  # 2 cut: sends unknown
+        (_point(1, [0.0], [True]), None, 0),  # one send: no span
+    ],
+)
+def test_achieved_rate_only_from_sends_the_record_holds(
+    point: dict[str, object], achieved: float | None, failures: int
+) -> None:
+    from harness.core.types import CaseResult, Status
+    from harness.results.inference_perf import benchmark
+
+    result = CaseResult(
+        "s::m::serving", "s", "m", "serving", Status.PASSED, artifacts={"points": [point]}
+    )
+    bench = benchmark(result)
+    assert bench is not None
+    stage = bench.files[stage_file(0)]
+    assert stage["load_summary"]["achieved_rate"] == achieved
+    assert stage["failures"]["count"] == failures
+    labels = stage["failures"]["by_label"]
+    assert sum(v["count"] for v in labels.values()) == failures
+    assert stage["successes"]["latency"]["normalized_time_per_output_token"]["mean"] == 1.0 / 8
