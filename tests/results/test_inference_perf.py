@@ -71,11 +71,12 @@ def test_a_serving_run_exports_one_stage_per_load_point(
         for name in LATENCIES:
             assert ok["latency"][name]["mean"] > 0, name
         throughput = ok["throughput"]
+        # the same figures, over the duration the record keeps to the microsecond
         assert throughput["output_tokens_per_sec"] == pytest.approx(
-            metrics[f"serving.{key}.output_tps"]
+            metrics[f"serving.{key}.output_tps"], rel=1e-3
         )
         assert throughput["requests_per_sec"] == pytest.approx(
-            metrics[f"serving.{key}.request_rps"]
+            metrics[f"serving.{key}.request_rps"], rel=1e-3
         )
         assert throughput["total_tokens_per_sec"] > throughput["output_tokens_per_sec"]
         assert ok["goodput_metrics"]["goodput_percentage"] == 100.0
