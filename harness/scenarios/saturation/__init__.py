@@ -43,7 +43,7 @@ from harness.scenarios.saturation.points import Measured, Requester, Shape, meas
 from harness.scenarios.saturation.search import KneeSearch, Reading, StopReason
 from harness.scenarios.serving import PROMPT_PREFIX_TOKENS, REQUEST_TIMEOUT_S, SloParams
 from harness.scenarios.serving.artifacts import reply_error
-from harness.scenarios.serving.schedule import MAX_RATE, MIN_RATE, closed, open_rate
+from harness.scenarios.serving.schedule import MAX_RATE, MIN_RATE, LoadPoint, closed, open_rate
 from harness.scenarios.serving.stats import MIN_FINISHED
 
 PREFIX = "saturation"
@@ -149,7 +149,7 @@ class SaturationParams(Params):
         return self.requests_per_point
 
 
-def _point(loop: str, value: float) -> Any:
+def _point(loop: str, value: float) -> LoadPoint:
     return closed(int(value)) if loop == "concurrency" else open_rate(value)
 
 
