@@ -113,3 +113,14 @@ def test_a_prefill_beside_decode_is_no_stall() -> None:
     assert out.artifacts["finding"].startswith("no stall: max ITL")
     metrics = {m.name: m.samples[0] for m in out.metrics}
     assert metrics["stall.long_ttft_s"] >= 0.7  # the long prompt did take its prefill
+
+
+def test_tokens_lost_are_no_more_than_the_streams_had_left() -> None:
+    # one token every 10 ms until 1.05 s: 5 tokens left at the arrival (1.0 s), all made after
+    # a 2 s prefill: none lost beyond the 5 it had left, and those 5 came late
+    stream = steady(0.0, 1.05, 0.01)
+    late = StreamTokens((*[t for t in stream.times_s if t <= 1.0], 3.0), (*[1] * 101, 5))
+    found = stall([late], 1.0, 3.0, factor=5, min_stall_s=0.05)
+    assert found.running == 1 and found.tokens_lost == 0  # its 5 tokens came within the window
+    found = stall([late], 1.0, 2.5, factor=5, min_stall_s=0.05)
+    assert found.tokens_lost == 5  # the window ended before them

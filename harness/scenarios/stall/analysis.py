@@ -7,8 +7,8 @@ is from its sending to its first token (its prefill). In the window:
 
 - max ITL and, with 100 values or more, p99 ITL of the gaps that overlap it;
 - the stall: max ITL less the baseline;
-- tokens lost: what the streams running then would have produced at the baseline ITL, less
-  what they did (never below 0).
+- tokens lost: what the streams running then would have produced at the baseline ITL (no
+  more than each had left to make), less what they did (never below 0).
 
 A stall is named when the max ITL is at least ``factor`` times the baseline and at least
 ``min_stall_s``: one line says how long the streams stopped and what arrived.
@@ -51,7 +51,7 @@ class Stall:
     p99_itl_s: float | None
     stall_s: float | None
     tokens_lost: int | None
-    running: int  # streams running through the window
+    running: int  # streams that had started and had tokens left at the arrival
     stalled: bool
 
 
@@ -67,11 +67,7 @@ def stall(
     baseline = statistics.median(before) if before else None
     inside = [itl for start, end, itl in gaps if end > arrival_s and start < window_end_s]
     window = max(window_end_s - arrival_s, 0.0)
-    running = [
-        s
-        for s in streams
-        if s.times_s and s.times_s[0] <= arrival_s and s.times_s[-1] >= window_end_s
-    ]
+    running = [s for s in streams if s.times_s and s.times_s[0] <= arrival_s < s.times_s[-1]]
     most = max(inside) if inside else None
     p99 = None
     if len(inside) >= needed_n(99):
@@ -80,13 +76,7 @@ def stall(
         p99 = float(np.percentile(inside, 99))
     lost = None
     if baseline and baseline > 0:
-        made = sum(
-            k
-            for s in running
-            for t, k in zip(s.times_s, s.tokens, strict=True)
-            if arrival_s < t <= window_end_s
-        )
-        lost = max(0, round(len(running) * window / baseline - made))
+        lost = sum(_lost(s, arrival_s, window_end_s, baseline) for s in running)
     extra = most - baseline if most is not None and baseline is not None else None
     stalled = (
         most is not None
@@ -95,6 +85,16 @@ def stall(
         and most >= min_stall_s
     )
     return Stall(baseline, window, most, p99, extra, lost, len(running), stalled)
+
+
+def _lost(stream: StreamTokens, arrival_s: float, window_end_s: float, baseline_s: float) -> int:
+    """What ``stream`` would have made in the window at the baseline ITL (no more than it had
+    left to make at the arrival), less what it made."""
+    pairs = list(zip(stream.times_s, stream.tokens, strict=True))
+    left = sum(k for t, k in pairs if t > arrival_s)
+    made = sum(k for t, k in pairs if arrival_s < t <= window_end_s)
+    expected = min((window_end_s - arrival_s) / baseline_s, left)
+    return max(0, round(expected - made))
 
 
 def finding(result: Stall, long_tokens: int, streams: int) -> str:
