@@ -92,27 +92,32 @@ def run_stall(shape: Shape, params: dict[str, Any]) -> Any:
 
 
 def test_a_planted_stall_is_caught_and_named_in_one_line() -> None:
-    # the planted server's prefill (1 ms a prompt word: about a second) holds every decode step
-    out = run_stall(Shape(token_s=0.01, prefill_s_per_word=0.001, stall=True), {"max_stall_s": 0.3})
+    # the planted server's prefill (3 ms a prompt word: about 2 s) holds every decode step
+    out = run_stall(
+        Shape(token_s=0.05, prefill_s_per_word=0.003, stall=True),
+        {"min_stall_s": 0.5, "max_stall_s": 1.0},
+    )
     (line,) = out.failures
     assert line.startswith("stall: 3 running streams stopped ") and "\n" not in line
     assert "-token prompt arrived" in line and out.artifacts["stalled"]
     metrics = {m.name: m.samples[0] for m in out.metrics}
     # the streams stopped at least as long as the prefill slept (a lower bound: no timing)
     long_ttft = metrics["stall.long_ttft_s"]
-    assert long_ttft >= 0.7 and metrics["stall.max_itl_s"] >= 0.7
+    assert long_ttft >= 1.5 and metrics["stall.max_itl_s"] >= 1.5
     assert metrics["stall.tokens_lost"] > 0
     assert len(out.artifacts["timeline"]) == 3
 
 
 def test_a_prefill_beside_decode_is_no_stall() -> None:
+    # the same prefill beside decode: the streams go on at 50 ms a token (a stall needs 0.5 s)
     out = run_stall(
-        Shape(token_s=0.01, prefill_s_per_word=0.001, stall=False), {"max_stall_s": 0.3}
+        Shape(token_s=0.05, prefill_s_per_word=0.003, stall=False),
+        {"min_stall_s": 0.5, "max_stall_s": 1.0},
     )
     assert out.failures == ()
     assert out.artifacts["finding"].startswith("no stall: max ITL")
     metrics = {m.name: m.samples[0] for m in out.metrics}
-    assert metrics["stall.long_ttft_s"] >= 0.7  # the long prompt did take its prefill
+    assert metrics["stall.long_ttft_s"] >= 1.5  # the long prompt did take its prefill
 
 
 def test_tokens_lost_are_no_more_than_the_streams_had_left() -> None:
