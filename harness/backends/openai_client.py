@@ -666,14 +666,20 @@ async def astream(
     body: Mapping[str, Any],
     *,
     case_end: float | None = None,
+    on_events: Callable[[int], None] | None = None,
 ) -> StreamReply:
-    """:func:`stream` for load: many at once on one event loop."""
+    """:func:`stream` for load: many at once on one event loop. ``on_events(n)`` is told the
+    count of events read so far after each piece of the body (a scenario that acts once its
+    streams are decoding)."""
     events = _Events(client, path, None, case_end)
     try:
         async with client.stream(**events.request(endpoint, body)) as response:
             events.begin(response)
             async for piece in response.aiter_bytes():
-                if events.feed(piece):
+                stop = events.feed(piece)
+                if on_events is not None:
+                    on_events(len(events.chunks))
+                if stop:
                     return events.reply()
             return events.end()
     except Exception as exc:

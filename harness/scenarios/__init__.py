@@ -34,6 +34,8 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "structured_output": "harness.scenarios.structured_output:SCENARIO",
         "http_prompt_cache": "harness.scenarios.http_prompt_cache:SCENARIO",
         "serving": "harness.scenarios.serving:SCENARIO",
+        "saturation": "harness.scenarios.saturation:SCENARIO",
+        "stall": "harness.scenarios.stall:SCENARIO",
         "context_limit": "harness.scenarios.context_limit:SCENARIO",
         "http_speculative": "harness.scenarios.http_speculative:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",

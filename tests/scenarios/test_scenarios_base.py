@@ -23,10 +23,12 @@ from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
 from harness.scenarios.pytest_benchmark import BenchmarkParams
 from harness.scenarios.quality import QualityParams
+from harness.scenarios.saturation import SaturationParams
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.session import SessionParams
 from harness.scenarios.speculative import SpeculativeParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
+from harness.scenarios.stall import StallParams
 from harness.scenarios.structured_output import StructuredOutputParams
 from harness.scenarios.template_contracts import TemplateContractsParams
 from harness.scenarios.text_to_speech import TextToSpeechParams
@@ -69,6 +71,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
     ("serving", ServingParams, set(), {BackendCapability.HTTP}),
     ("trace_replay", TraceReplayParams, set(), {BackendCapability.HTTP}),
+    ("saturation", SaturationParams, set(), {BackendCapability.HTTP}),
+    ("stall", StallParams, set(), {BackendCapability.HTTP}),
     ("api_contracts", ApiContractsParams, set(), {BackendCapability.HTTP}),
     ("http_throughput", HttpThroughputParams, set(), {BackendCapability.HTTP}),
     ("http_prompt_cache", HttpPromptCacheParams, set(), {BackendCapability.HTTP}),
