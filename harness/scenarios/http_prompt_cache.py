@@ -86,6 +86,10 @@ class HttpPromptCacheParams(Params):
         description="reuse: cold, warm and repeated TTFT; probes: the cache's eviction order "
         "and a longer entry trimmed, once (see cache_entries)",
     )
+    checks: list[Literal["lru_order", "longer_trimmed"]] = Field(
+        default_factory=lambda: ["lru_order", "longer_trimmed"],
+        description="probes: the checks judged (both ride on one sequence of requests)",
+    )
     cache_entries: int = Field(
         2,
         ge=2,
@@ -201,7 +205,8 @@ class HttpPromptCache(BaseScenario[HttpPromptCacheParams]):
                 )
         except ProbeFailed as failed:
             return ScenarioOutput((), failures=(str(failed),))
-        checks = (order_verdict(run, params.cache_entries), trim_verdict(run))
+        verdicts = (order_verdict(run, params.cache_entries), trim_verdict(run))
+        checks = tuple(c for c in verdicts if c.name in params.checks)
         failures = tuple(
             c.reason for c in checks if c.status in (CheckStatus.FAIL, CheckStatus.UNJUDGED)
         )
