@@ -38,6 +38,8 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "http_speculative": "harness.scenarios.http_speculative:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
         "batch_generate": "harness.scenarios.batch_generate:SCENARIO",
+        "cancellation": "harness.scenarios.cancellation:SCENARIO",
+        "soak": "harness.scenarios.soak:SCENARIO",
     },
     group="mlx_harness.scenarios",
     missing=missing_parts,
