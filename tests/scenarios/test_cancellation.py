@@ -125,7 +125,7 @@ def test_stops_verdict(trials: list[dict[str, Any]], status: CheckStatus, words:
 @pytest.mark.parametrize(
     ("trials", "drift", "status", "words"),
     [
-        ([_trial(), _trial()], "", CheckStatus.PASS, "all 2 answers"),
+        ([_trial(), _trial()], "", CheckStatus.PASS, "every answer after them (2)"),
         (
             [_trial(after_same=False, after_differs="differ at character 3 (lengths 9 and 9)")],
             " (drift)",

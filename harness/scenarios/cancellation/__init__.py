@@ -144,6 +144,10 @@ class _Talk:
         return token_arrivals(reply.chunks, self.model.token_counter).tokens
 
 
+def cancels(n: int) -> str:
+    return f"{n} cancel" + ("" if n == 1 else "s")
+
+
 def _known_rate(talk: _Talk, reply: StreamReply) -> float | None:
     """Tokens/s of the long request streamed whole (after its first chunk)."""
     return token_arrivals(reply.chunks, talk.model.token_counter).decode_tps()
@@ -153,7 +157,7 @@ def _trial(
     talk: _Talk,
     control: StreamReply,
     baseline_s: list[float],
-    rate: float | None,
+    known: tuple[int, float | None],
     counters: str | None,
 ) -> dict[str, Any]:
     """One cancel: hang up, watch the server stop, ask the answer again."""
@@ -161,8 +165,8 @@ def _trial(
     cut = talk.long(p.hang_up_after_chunks)
     hung_up_at = time.perf_counter()
     received = talk.tokens(cut)
-    left = max(p.long_max_tokens - received, 0)
-    remaining_s = left / rate if rate else None
+    known_tokens, rate = known  # the whole answer's tokens, counted as ``received`` is
+    remaining_s = max(known_tokens - received, 0) / rate if rate else None
     watch_s = p.max_watch_s
     if remaining_s is not None:
         watch_s = min(watch_s, max(remaining_s * 1.5 + 2.0, p.max_stop_s * 2))
@@ -229,7 +233,7 @@ def stops_verdict(trials: list[dict[str, Any]], max_stop_s: float) -> CheckVerdi
         if worst["decoded_after"] is not None:
             seen += f", {worst['decoded_after']} decode steps after the hang-up"
         reason = (
-            f"{len(late)} of {len(judged)} cancels: the server {said}{seen}){had}; "
+            f"{len(late)} of {cancels(len(judged))}: the server {said}{seen}){had}; "
             f"bound {max_stop_s:g} s"
         )
         return CheckVerdict(name, CheckStatus.FAIL, reason)
@@ -244,7 +248,7 @@ def stops_verdict(trials: list[dict[str, Any]], max_stop_s: float) -> CheckVerdi
         )
         return CheckVerdict(name, CheckStatus.UNJUDGED, reason)
     how = judged[0]["how"]
-    reason = f"{len(judged)} cancels: stopped within {worst_s:.2f} s of the hang-up ({how})"
+    reason = f"{cancels(len(judged))}: stopped within {worst_s:.2f} s of the hang-up ({how})"
     return CheckVerdict(name, CheckStatus.PASS, reason)
 
 
@@ -258,16 +262,13 @@ def next_answer_verdict(trials: list[dict[str, Any]], drift: str) -> CheckVerdic
     changed = [t for t in trials if not t["after_same"]]
     if changed:
         reason = (
-            f"{len(changed)} of {len(trials)} cancels: the same greedy request after it and its "
+            f"{len(changed)} of {cancels(len(trials))}: the same greedy request after it and its "
             f"warm control {changed[0]['after_differs']}{drift}"
         )
         return CheckVerdict(name, CheckStatus.FAIL, reason)
-    return CheckVerdict(
-        name,
-        CheckStatus.PASS,
-        f"{len(trials)} cancels: all {sum(t['answers_after'] for t in trials)} answers after "
-        f"them equal their warm control{drift}",
-    )
+    asked = sum(t["answers_after"] for t in trials)
+    reason = f"{cancels(len(trials))}: every answer after them ({asked}) equals the warm control"
+    return CheckVerdict(name, CheckStatus.PASS, reason + drift)
 
 
 def _counters_source(talk: _Talk) -> str | None:
@@ -314,7 +315,10 @@ def _run(talk: _Talk, params: CancellationParams) -> ScenarioOutput:
     baseline_s = [r.elapsed_s for r in idle]
     rate = _known_rate(talk, known)
     counters = _counters_source(talk)
-    trials = [_trial(talk, control, baseline_s, rate, counters) for _ in range(params.cancels)]
+    known_load = (talk.tokens(known), rate)
+    trials = [
+        _trial(talk, control, baseline_s, known_load, counters) for _ in range(params.cancels)
+    ]
     drift = ""
     if control.content != cold.content:
         drift = (
