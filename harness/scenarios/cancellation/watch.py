@@ -9,7 +9,8 @@ Two ways, the first the server allows:
 - otherwise probes: the short warm request asked back to back from the hang-up, each timed end
   to end against the same request's times at idle (``baseline``). A server still generating the
   abandoned answer answers slower (a server of one slot makes the probe wait for it whole); the
-  stop time is when the first probe answered at idle speed was sent (to within one probe). A
+  stop time is when the first probe answered at idle speed was sent, to within one probe's
+  time (the slowest that counts as idle: a stop is late only past the bound plus that). A
   server that batches the abandoned answer with the probe may slow it too little to show:
   counters are the reliable way.
 """
