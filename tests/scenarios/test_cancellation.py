@@ -1,7 +1,8 @@
 """``cancellation`` against the planted server (a real OpenAI-compatible process): a clean
 server stops at once and answers the same after a cancel, by its counters (``/metrics``) and
 by probes; a server that keeps generating after a hang-up fails ``stops``; one whose abandoned
-stream leaks into the next answer fails ``next_answer``. And the verdicts and watches alone,
+stream leaks into the next answer fails ``next_answer``; by its counters, by its CPU time, by
+probes. And the verdicts and watches alone,
 on made-up readings."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from harness.backends.base import LoadInfo
 from harness.backends.http import ServedModel, local_tokenizer
 from harness.backends.openai_client import Endpoint
 from harness.backends.server_counters import Activity
+from harness.backends.server_memory import find_listener
 from harness.core.check_types import CheckStatus
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import ScenarioContext
@@ -24,7 +26,13 @@ from harness.scenarios.cancellation import (
     next_answer_verdict,
     stops_verdict,
 )
-from harness.scenarios.cancellation.watch import idle_bound_s, watch_counters, watch_probes
+from harness.scenarios.cancellation.watch import (
+    CpuRates,
+    idle_bound_s,
+    watch_counters,
+    watch_cpu,
+    watch_probes,
+)
 from tests.servers.planted_process import planted_server
 from tests.servers.planted_requests import Plant
 
@@ -34,44 +42,60 @@ PARAMS = {"long_max_tokens": 600, "cancels": 2, "max_stop_s": 1.0, "prompt_token
 TOKEN_DELAY_MS = 5.0
 
 
-def served_context(url: str, folder: Path) -> ScenarioContext:
-    model = ServedModel(Endpoint(url), "url", local_tokenizer(folder))
+def served_context(url: str, folder: Path, *, local: bool = False) -> ScenarioContext:
+    """The served model; ``local``: its process found on its port (its CPU time readable)."""
+    listener = find_listener(url) if local else None
+    model = ServedModel(Endpoint(url), "url", local_tokenizer(folder), listener=listener)
     info = LoadInfo(0.0, 0, "http:url")
     return ScenarioContext(model, info, 1, 1, lambda: (model, info), backend="http")
 
 
-def _run(plant: Plant | None, metrics: bool, folder: Path) -> Any:
+METRICS, CPU, PROBES = "counters /metrics", "server CPU time", "probes"
+
+
+def _run(plant: Plant | None, route: str, folder: Path) -> Any:
+    """``route``: the server serves /metrics; or its tokens burn CPU and its process is known;
+    or neither (a threaded server whose abandoned answers do not slow the probes)."""
     with planted_server(
-        plant, token_delay_ms=TOKEN_DELAY_MS, model_dir=folder, metrics=metrics
+        plant,
+        token_delay_ms=TOKEN_DELAY_MS,
+        model_dir=folder,
+        metrics=route == METRICS,
+        spin=route == CPU,
     ) as url:
         params = CancellationParams.model_validate(PARAMS)
-        return SCENARIOS.get("cancellation").run(served_context(url, folder), params)
+        ctx = served_context(url, folder, local=route == CPU)
+        return SCENARIOS.get("cancellation").run(ctx, params)
 
 
+PASS, FAIL = CheckStatus.PASS, CheckStatus.FAIL
 CASES = [
-    # (plant, serves /metrics, stops, next_answer, route)
-    (None, True, CheckStatus.PASS, CheckStatus.PASS, "counters /metrics"),
-    (None, False, CheckStatus.PASS, CheckStatus.PASS, "probes"),
-    (Plant.CANCEL_KEEPS_GENERATING, True, CheckStatus.FAIL, CheckStatus.PASS, "counters /metrics"),
-    (Plant.DISCONNECT_CORRUPTS, True, CheckStatus.PASS, CheckStatus.FAIL, "counters /metrics"),
-    (Plant.DISCONNECT_CORRUPTS, False, CheckStatus.PASS, CheckStatus.FAIL, "probes"),
+    # (plant, how the stop is seen, stops, next_answer)
+    (None, METRICS, PASS, PASS),
+    (None, CPU, PASS, PASS),
+    (None, PROBES, PASS, PASS),
+    (Plant.CANCEL_KEEPS_GENERATING, METRICS, FAIL, PASS),
+    (Plant.CANCEL_KEEPS_GENERATING, CPU, FAIL, PASS),
+    (Plant.DISCONNECT_CORRUPTS, METRICS, PASS, FAIL),
+    (Plant.DISCONNECT_CORRUPTS, CPU, PASS, FAIL),
+    (Plant.DISCONNECT_CORRUPTS, PROBES, PASS, FAIL),
 ]
 
 
 @pytest.mark.parametrize(
-    ("plant", "metrics", "stops", "next_answer", "route"),
+    ("plant", "route", "stops", "next_answer"),
     CASES,
-    ids=[f"{c[0].value if c[0] else 'clean'}-{'metrics' if c[1] else 'probes'}" for c in CASES],
+    ids=[f"{c[0].value if c[0] else 'clean'}-{c[1].split()[-1]}" for c in CASES],
 )
 def test_planted_servers_are_caught_by_their_check(
     tmp_path: Path,
     plant: Plant | None,
-    metrics: bool,
+    route: str,
     stops: CheckStatus,
     next_answer: CheckStatus,
-    route: str,
 ) -> None:
-    out = _run(plant, metrics, tmp_path)
+    out = _run(plant, route, tmp_path)
+    metrics = route == METRICS
     verdicts = {c.name: c for c in out.checks}
     assert verdicts["stops"].status is stops, verdicts["stops"].reason
     assert verdicts["next_answer"].status is next_answer, verdicts["next_answer"].reason
@@ -83,7 +107,8 @@ def test_planted_servers_are_caught_by_their_check(
     assert ("cancellation.decoded_after_cancel" in names) is metrics
     if stops is CheckStatus.FAIL:
         (reason,) = [f for f in out.failures if f.startswith("stops:")]
-        assert "kept generating" in reason and "decode steps after the hang-up" in reason
+        assert "kept generating" in reason and route in reason
+        assert ("decode steps after the hang-up" in reason) is metrics
     if next_answer is CheckStatus.FAIL:
         (reason,) = [f for f in out.failures if f.startswith("next_answer:")]
         assert "warm control differ at character" in reason
@@ -173,6 +198,21 @@ def test_a_failed_probe_is_not_an_idle_one() -> None:
     answers = iter([None, 0.1])
     stop, probes = watch_probes(lambda: next(answers), 0.0, 1.0, 1e12)
     assert [p.e2e_s for p in probes] == [None, 0.1] and stop.stop_s is not None
+
+
+def test_cpu_watch_stops_at_the_first_quiet_window() -> None:
+    used = iter([0.0, 1.0, 2.0, 2.0])  # CPU seconds: two busy windows, then none
+    rates = CpuRates(idle=0.0, busy=1.0)
+    stop = watch_cpu(lambda: next(used), 0.0, rates, 1e12, 0.001)
+    assert stop.stop_s is not None and stop.how == "server CPU time"
+    assert watch_cpu(lambda: None, 0.0, rates, 1e12, 0.001).stop_s is None
+
+
+@pytest.mark.parametrize(
+    ("idle", "busy", "usable"), [(0.0, 0.6, True), (0.0, 0.05, False), (0.2, 0.5, False)]
+)
+def test_cpu_is_used_only_where_generating_shows(idle: float, busy: float, usable: bool) -> None:
+    assert CpuRates(idle, busy).usable is usable
 
 
 def test_a_model_that_is_not_served_is_a_skip() -> None:

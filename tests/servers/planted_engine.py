@@ -108,8 +108,18 @@ class Engine:
     # exact_hit_dies: each finished request's prompt and answer, as its cache entry's key
     finished: set[tuple[str, ...]] = field(default_factory=set)
     dead: bool = False
+    spin: bool = False  # each token's delay spent computing, not asleep
     decoded: int = 0  # tokens generated so far, every request (llama-server's n_decode_total)
     leaked: list[bytes] = field(default_factory=list)  # leak_per_request: never freed
+
+    def _delay(self) -> None:
+        """A token's time: asleep, or computing (``spin``: the CPU busy, as a real engine's)."""
+        if not self.spin:
+            time.sleep(self.token_delay_s)
+            return
+        until = time.perf_counter() + self.token_delay_s
+        while time.perf_counter() < until:
+            pass
 
     def metrics_text(self) -> str:
         """llama-server's two counters the cancellation scenario reads, Prometheus text."""
@@ -195,7 +205,7 @@ class Engine:
                     if position >= limit:
                         return
                     if self.token_delay_s > 0:
-                        time.sleep(self.token_delay_s)
+                        self._delay()
                     produced.append(piece)
                     with self.lock:
                         self.decoded += 1

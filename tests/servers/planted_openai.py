@@ -153,9 +153,10 @@ def make_server(
     plant: Plant | None = None,
     token_delay_s: float = DEFAULT_TOKEN_DELAY_S,
     metrics: bool = False,
+    spin: bool = False,
 ) -> PlantedServer:
     """A listening server (not yet serving: call ``serve_forever``, e.g. in a thread)."""
-    engine = Engine(plant, build_tokenizer(), token_delay_s)
+    engine = Engine(plant, build_tokenizer(), token_delay_s, spin=spin)
     return PlantedServer((host, port), engine, metrics)
 
 
@@ -167,11 +168,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--token-delay-ms", type=float, default=DEFAULT_TOKEN_DELAY_S * 1000)
     parser.add_argument("--model-dir", type=Path, default=None)
     parser.add_argument("--metrics", action="store_true", help="serve /metrics (llama-server's)")
+    parser.add_argument("--spin", action="store_true", help="spend token delays computing")
     args = parser.parse_args(argv)
     if args.model_dir is not None:
         write_model_folder(args.model_dir)
     plant = Plant(args.plant) if args.plant else None
-    server = make_server(args.host, args.port, plant, args.token_delay_ms / 1000, args.metrics)
+    server = make_server(
+        args.host, args.port, plant, args.token_delay_ms / 1000, args.metrics, args.spin
+    )
     return serve_until_stopped(server, server.url)
 
 

@@ -6,7 +6,8 @@ Per case: a short greedy request (the *answer*, ``answer_max_tokens``) is asked 
 streamed whole once (the *known load*: how many seconds its tokens take). Then ``cancels``
 times: the long request again, the client hanging up after ``hang_up_after_chunks`` events; the
 time until the server stops (:mod:`harness.scenarios.cancellation.watch`: its counters where it
-has them, llama-server's ``/metrics`` or ``/slots``, else the answer's own times as probes); and
+has them, llama-server's ``/metrics`` or ``/slots``, else the CPU time of a server on this
+machine, else the answer's own times as probes); and
 the answer asked once more, compared with the warm control: never with the cold first answer
 (a server may answer from its cache a little differently than cold: drift, not corruption; it
 is named when it shows).
@@ -21,11 +22,13 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from harness.backends.base import BackendCapability, Served
+from harness.backends.base import BackendCapability, Served, ServerMemory
 from harness.backends.openai_client import (
     ENDPOINT_PATHS,
     StreamReply,
@@ -34,6 +37,7 @@ from harness.backends.openai_client import (
     sync_client,
     token_arrivals,
 )
+from harness.backends.proc_cpu import cpu_seconds
 from harness.backends.server_counters import read_activity
 from harness.core.check_types import CheckStatus, CheckVerdict
 from harness.core.metrics import MetricSpec
@@ -41,9 +45,11 @@ from harness.core.types import Metric, Unit
 from harness.scenarios.api_contracts.asking import differ_at
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, lacks
 from harness.scenarios.cancellation.watch import (
+    CpuRates,
     Probe,
     idle_bound_s,
     watch_counters,
+    watch_cpu,
     watch_probes,
 )
 from harness.scenarios.prompts import numbered, text_of_about
@@ -51,6 +57,8 @@ from harness.scenarios.serving.artifacts import reply_error
 
 ANSWER_TEXT = "Tell the story of a long voyage across the northern sea, and name the ship."
 REQUEST_TIMEOUT_S = 300.0
+CPU_WINDOW_S = 0.1  # the server's CPU use is judged over windows this long
+IDLE_CPU_S = 0.5  # its CPU use at idle measured over this
 IDLE_PROBES = 5  # the control and four more: the answer's times at idle
 
 STOP_S = MetricSpec(
@@ -153,12 +161,30 @@ def _known_rate(talk: _Talk, reply: StreamReply) -> float | None:
     return token_arrivals(reply.chunks, talk.model.token_counter).decode_tps()
 
 
+@dataclass(frozen=True)
+class Route:
+    """How a case sees the server stop: its counters (``counters``: the path that answered),
+    else its CPU time (``pids`` with their ``cpu`` rates), else probes."""
+
+    counters: str | None = None
+    pids: tuple[int, ...] = ()
+    cpu: CpuRates | None = None
+
+    @property
+    def label(self) -> str:
+        if self.counters is not None:
+            return f"counters {self.counters}"
+        if self.cpu is not None:
+            return "server CPU time"
+        return "probes"
+
+
 def _trial(
     talk: _Talk,
     control: StreamReply,
     baseline_s: list[float],
     known: tuple[int, float | None],
-    counters: str | None,
+    route: Route,
 ) -> dict[str, Any]:
     """One cancel: hang up, watch the server stop, ask the answer again."""
     p = talk.params
@@ -171,14 +197,19 @@ def _trial(
     if remaining_s is not None:
         watch_s = min(watch_s, max(remaining_s * 1.5 + 2.0, p.max_stop_s * 2))
     answers: list[StreamReply] = []  # every answer asked after the hang-up, in order
-    if counters is not None:
+    probes: tuple[Probe, ...] = ()
+    if route.counters is not None:
+        source = route.counters
 
         def read() -> Any:
-            return read_activity(talk.client, talk.model.endpoint, counters)
+            return read_activity(talk.client, talk.model.endpoint, source)
 
         stop = watch_counters(read, hung_up_at, watch_s, p.poll_s)
-        probes: tuple[Probe, ...] = ()
         resolution_s = p.poll_s
+    elif route.cpu is not None:
+        pids = route.pids
+        stop = watch_cpu(lambda: cpu_seconds(pids), hung_up_at, route.cpu, watch_s, CPU_WINDOW_S)
+        resolution_s = CPU_WINDOW_S
     else:
 
         def probe() -> float | None:
@@ -278,9 +309,34 @@ def next_answer_verdict(trials: list[dict[str, Any]], drift: str) -> CheckVerdic
     return CheckVerdict(name, CheckStatus.PASS, reason + drift)
 
 
-def _counters_source(talk: _Talk) -> str | None:
+def _server_pids(model: Served) -> tuple[int, ...]:
+    memory = model.server_memory()
+    return memory.pids if isinstance(memory, ServerMemory) else ()
+
+
+def _cpu_rate(pids: tuple[int, ...], action: Callable[[], object]) -> float | None:
+    """CPU seconds a second the server used while ``action`` ran."""
+    began, used = time.perf_counter(), cpu_seconds(pids)
+    action()
+    after = cpu_seconds(pids)
+    if used is None or after is None:
+        return None
+    return (after - used) / max(time.perf_counter() - began, 1e-9)
+
+
+def _route(talk: _Talk, pids: tuple[int, ...], busy: float | None) -> Route:
+    """Counters where the server has them, else its CPU time where it shows generation (the
+    idle rate measured now), else probes."""
     found = read_activity(talk.client, talk.model.endpoint)
-    return found.source if found is not None else None
+    if found is not None:
+        return Route(counters=found.source)
+    if not pids or busy is None:
+        return Route()
+    idle = _cpu_rate(pids, lambda: time.sleep(IDLE_CPU_S))
+    if idle is None:
+        return Route()
+    rates = CpuRates(idle, busy)
+    return Route(pids=pids, cpu=rates) if rates.usable else Route()
 
 
 class Cancellation(BaseScenario[CancellationParams]):
@@ -313,7 +369,10 @@ def _run(talk: _Talk, params: CancellationParams) -> ScenarioOutput:
     cold = talk.answer()
     idle = [talk.answer() for _ in range(IDLE_PROBES)]
     control = idle[0]
-    known = talk.long()
+    pids = _server_pids(talk.model)
+    replies: list[StreamReply] = []
+    busy = _cpu_rate(pids, lambda: replies.append(talk.long())) if pids else None
+    known = replies[0] if replies else talk.long()
     failure = _first_failure(
         [("cold answer", cold), *(("warm answer", r) for r in idle), ("long request", known)]
     )
@@ -321,11 +380,9 @@ def _run(talk: _Talk, params: CancellationParams) -> ScenarioOutput:
         return ScenarioOutput((), {"engine": talk.model.engine}, failures=(failure,))
     baseline_s = [r.elapsed_s for r in idle]
     rate = _known_rate(talk, known)
-    counters = _counters_source(talk)
+    route = _route(talk, pids, busy)
     known_load = (talk.tokens(known), rate)
-    trials = [
-        _trial(talk, control, baseline_s, known_load, counters) for _ in range(params.cancels)
-    ]
+    trials = [_trial(talk, control, baseline_s, known_load, route) for _ in range(params.cancels)]
     drift = ""
     if control.content != cold.content:
         drift = (
@@ -345,7 +402,10 @@ def _run(talk: _Talk, params: CancellationParams) -> ScenarioOutput:
     artifacts = {
         "engine": talk.model.engine,
         "endpoint": params.endpoint,
-        "route": f"counters {counters}" if counters else "probes",
+        "route": route.label,
+        "cpu_rates": None
+        if route.cpu is None
+        else {"idle": round(route.cpu.idle, 4), "busy": round(route.cpu.busy, 4)},
         "idle_e2e_s": [round(s, 4) for s in baseline_s],
         "idle_bound_s": round(idle_bound_s(baseline_s), 4),
         "known_load": {

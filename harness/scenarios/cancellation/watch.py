@@ -6,6 +6,10 @@ Two ways, the first the server allows:
   ``/slots``): polled every ``poll_s`` from the hang-up until no request is processing; the
   stop time is the first idle reading (to within one poll), and the decode steps it ran in
   between are counted;
+- otherwise, for a server on this machine, its own CPU time: sampled every ``window_s`` from
+  the hang-up until a window's CPU use falls to the idle side of a threshold set between the
+  server's use at idle and while it generated the known load (measured in the case); other
+  processes' load does not move it;
 - otherwise probes: the short warm request asked back to back from the hang-up, each timed end
   to end against the same request's times at idle (``baseline``). A server still generating the
   abandoned answer answers slower (a server of one slot makes the probe wait for it whole); the
@@ -72,6 +76,45 @@ def watch_counters(
             source = first.source if first is not None else "(no reading)"
             return Stop(None, "counters " + source, None, 0, now - hung_up_at)
         time.sleep(poll_s)
+
+
+@dataclass(frozen=True)
+class CpuRates:
+    """A server's CPU use (CPU seconds a second) at idle and while generating; ``usable`` when
+    generating clearly shows (three times idle, and 0.1 of a core more at least)."""
+
+    idle: float
+    busy: float
+
+    @property
+    def usable(self) -> bool:
+        return self.busy >= max(3 * self.idle, self.idle + 0.1)
+
+    @property
+    def threshold(self) -> float:
+        return self.idle + 0.25 * (self.busy - self.idle)
+
+
+def watch_cpu(
+    read: Callable[[], float | None],
+    hung_up_at: float,
+    rates: CpuRates,
+    max_watch_s: float,
+    window_s: float,
+) -> Stop:
+    """Windows of ``window_s`` from the hang-up until one's CPU use is at most the threshold;
+    the stop is that window's start (to within one window)."""
+    start, used = time.perf_counter(), read()
+    while True:
+        time.sleep(window_s)
+        now, later = time.perf_counter(), read()
+        if used is None or later is None:
+            return Stop(None, "server CPU time (unreadable)", None, 0, now - hung_up_at)
+        if (later - used) / max(now - start, 1e-9) <= rates.threshold:
+            return Stop(start - hung_up_at, "server CPU time", None, 0, now - hung_up_at)
+        if now - hung_up_at >= max_watch_s:
+            return Stop(None, "server CPU time", None, 0, now - hung_up_at)
+        start, used = now, later
 
 
 @dataclass(frozen=True)
