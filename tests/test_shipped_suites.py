@@ -50,7 +50,7 @@ QUICK = [
     (
         "soak",
         ("-m", "zoo"),
-        ("zoo/llama", "smollm2-135m-instruct", "smollm2-135m-instruct-f32"),
+        ("zoo/llama", "smollm2-135m-instruct"),
         {Status.PASSED: 2},
     ),
     (
