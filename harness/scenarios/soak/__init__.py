@@ -64,6 +64,7 @@ from harness.scenarios.soak.sampler import Reading, Sampler
 REQUEST_TIMEOUT_S = 300.0
 READINGS_KEPT = 2000  # memory readings a case keeps in its artifacts (evenly thinned)
 PROMPT_PREFIX_TOKENS = 4
+CASE_MARGIN_S = 30.0  # the soak ends this long before the case's time limit at the latest
 
 GROWTH = MetricSpec(
     "soak.growth_bytes_per_1000",
@@ -140,7 +141,7 @@ class _Soak:
         return generation_body(p.endpoint, prompt, max_tokens=p.max_tokens, ignore_eos=p.ignore_eos)
 
     async def run(
-        self, warmup: int
+        self, warmup: int, max_seconds: float
     ) -> tuple[list[StreamReply], LoopRun[StreamReply] | None, Sampler]:
         p = self.params
         sampler = Sampler(self.model, lambda: self.done, p.sample_every_s)
@@ -158,7 +159,7 @@ class _Soak:
             sampler = Sampler(self.model, lambda: self.done, p.sample_every_s)
             watching = asyncio.create_task(sampler.run())
             try:
-                run = await closed_loop(send, p.concurrency, p.requests, p.max_seconds)
+                run = await closed_loop(send, p.concurrency, p.requests, max_seconds)
             finally:
                 watching.cancel()
                 await asyncio.gather(watching, return_exceptions=True)
@@ -288,7 +289,12 @@ class Soak(BaseScenario[SoakParams]):
             return lacks(ctx, BackendCapability.HTTP)
         counter = model.token_counter
         text = text_of_about(max(params.prompt_tokens - PROMPT_PREFIX_TOKENS, 1), counter)
-        warm, run, sampler = asyncio.run(_Soak(model, params, text).run(ctx.warmup))
+        max_seconds = params.max_seconds
+        left = ctx.time_left_s()
+        if left is not None:  # end before the case's time limit, with what was measured
+            max_seconds = max(min(max_seconds, left - CASE_MARGIN_S), 1.0)
+        soak = _Soak(model, params, text)
+        warm, run, sampler = asyncio.run(soak.run(ctx.warmup, max_seconds))
         failed = [why for r in warm if (why := reply_error(r))]
         if failed or run is None:
             reason = failed[0] if failed else "no reason"
