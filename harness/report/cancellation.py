@@ -54,7 +54,11 @@ def _trials(result: CaseResult) -> Table:
         Column(
             "stopped after (s)", numeric=True, title="from the hang-up until the server stopped"
         ),
-        Column("decode steps after", numeric=True, title="by the server's counters"),
+        Column(
+            "tokens after",
+            numeric=True,
+            title="decode steps by the server's counters; else ≈ the stop time at the known pace",
+        ),
         Column("next answer"),
     )
     rows = []
@@ -76,11 +80,20 @@ def _trials(result: CaseResult) -> Table:
                 _int(t.get("received_tokens")),
                 _seconds(t.get("remaining_s")),
                 stop,
-                _int(t.get("decoded_after")),
+                _after(t),
                 answer,
             )
         )
     return Table(columns, tuple(rows))
+
+
+def _after(trial: Mapping[str, Any]) -> Cell:
+    if isinstance(trial.get("decoded_after"), int):
+        return _int(trial["decoded_after"])
+    estimate = trial.get("tokens_after_est")
+    if isinstance(estimate, (int, float)) and not isinstance(estimate, bool):
+        return Cell(f"≈{estimate:g}", sort=float(estimate), title="stop time x the known pace")
+    return Cell(MISSING)
 
 
 def checks_table(result: CaseResult) -> Table:

@@ -25,7 +25,7 @@ def test_sections_from_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str])
             "  - scenario: cancellation\n"
             "    params: {long_max_tokens: 400, cancels: 1, prompt_tokens: 16}\n"
             "  - scenario: soak\n"
-            "    params: {requests: 60, max_tokens: 4, sample_every_s: 0.05}\n"
+            "    params: {requests: 150, max_tokens: 4, sample_every_s: 0.05}\n"
         )
         reports = tmp_path / "reports"
         main(["run", str(suite), "--report-dir", str(reports), "--run-id", "r"])

@@ -231,6 +231,10 @@ def _trial(
         "how": stop.how,
         "resolution_s": round(resolution_s, 4),
         "decoded_after": stop.decoded_after,
+        # what the stop time is in tokens at the known load's pace (without counters)
+        "tokens_after_est": None
+        if stop.stop_s is None or not rate
+        else round(stop.stop_s * rate, 1),
         "probes": stop.probes,
         "probe_e2e_s": [None if q.e2e_s is None else round(q.e2e_s, 4) for q in probes][:50],
         "watched_s": round(stop.watched_s, 4),

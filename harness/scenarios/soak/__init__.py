@@ -10,9 +10,10 @@ memory pressure, and once the Metal wired limit.
 Verdicts (:mod:`harness.scenarios.soak.growth`): ``growth``, the memory's slope per request
 after the first ``settle_share`` of them with its 95% interval, against
 ``max_growth_mib_per_1000`` (fails when the whole interval is beyond it, inconclusive when it
-straddles it); and the drift of the e2e p99 (or the highest percentile the windows have) from
-the first of ``windows`` windows of requests to the last, failing beyond ``max_latency_drift``
-when one is set.
+straddles it or the fit spans fewer than 100 requests: caches fill over the first ones); and
+the drift of the e2e p99 (or the highest percentile the windows have) from the first of
+``windows`` windows of requests to the last, failing beyond ``max_latency_drift`` when one is
+set.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from harness.scenarios.soak.sampler import Reading, Sampler
 REQUEST_TIMEOUT_S = 300.0
 READINGS_KEPT = 2000  # memory readings a case keeps in its artifacts (evenly thinned)
 PROMPT_PREFIX_TOKENS = 4
+MIN_SPANNED_REQUESTS = 100  # requests a growth fit must span to be judged
 CASE_MARGIN_S = 30.0  # the soak ends this long before the case's time limit at the latest
 
 GROWTH = MetricSpec(
@@ -214,6 +216,15 @@ def growth_check(
         f"(95% interval {per(growth.low):.1f} to {per(growth.high):.1f}; requests "
         f"{growth.from_request}-{growth.to_request}, {growth.samples} readings)"
     )
+    spanned = growth.to_request - growth.from_request
+    if spanned < MIN_SPANNED_REQUESTS:
+        return CheckVerdict(
+            name,
+            CheckStatus.UNJUDGED,
+            f"inconclusive: {said}: the fit spans {spanned} requests, a verdict needs "
+            f"{MIN_SPANNED_REQUESTS} (caches fill over the first ones); raise requests or "
+            "max_seconds",
+        )
     verdict = growth.verdict(bound)
     if verdict is GrowthVerdict.BEYOND:
         return CheckVerdict(name, CheckStatus.FAIL, f"{said}: beyond the bound of {bound_mib:g}")
