@@ -201,7 +201,7 @@ def test_a_failed_probe_is_not_an_idle_one() -> None:
 
 
 def test_cpu_watch_stops_at_the_first_quiet_window() -> None:
-    used = iter([0.0, 1.0, 2.0, 2.0])  # CPU seconds: two busy windows, then none
+    used = iter([0.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0])  # busy, quiet, busy, then quiet for good
     rates = CpuRates(idle=0.0, busy=1.0)
     stop = watch_cpu(lambda: next(used), 0.0, rates, 1e12, 0.001)
     assert stop.stop_s is not None and stop.how == "server CPU time"

@@ -7,7 +7,7 @@ Two ways, the first the server allows:
   stop time is the first idle reading (to within one poll), and the decode steps it ran in
   between are counted;
 - otherwise, for a server on this machine, its own CPU time: sampled every ``window_s`` from
-  the hang-up until a window's CPU use falls to the idle side of a threshold set between the
+  the hang-up until three windows in a row fall to the idle side of a threshold set between the
   server's use at idle and while it generated the known load (measured in the case); other
   processes' load does not move it;
 - otherwise probes: the short warm request asked back to back from the hang-up, each timed end
@@ -30,6 +30,7 @@ from harness.backends.server_counters import Activity
 # a probe at idle speed takes at most this much more than the slowest idle probe ...
 PROBE_SLACK = 2.0
 PROBE_MARGIN_S = 0.1  # ... plus this (a busy shared machine's jitter)
+QUIET_WINDOWS = 3  # windows in a row of idle CPU use that say a server stopped
 
 
 @dataclass(frozen=True)
@@ -102,16 +103,24 @@ def watch_cpu(
     max_watch_s: float,
     window_s: float,
 ) -> Stop:
-    """Windows of ``window_s`` from the hang-up until one's CPU use is at most the threshold;
-    the stop is that window's start (to within one window)."""
+    """Windows of ``window_s`` from the hang-up until :data:`QUIET_WINDOWS` in a row have CPU
+    use at most the threshold (one quiet window can be a busy server descheduled on a loaded
+    machine); the stop is the first of them's start (to within one window)."""
     start, used = time.perf_counter(), read()
+    quiet_since: float | None = None
+    quiet = 0
     while True:
         time.sleep(window_s)
         now, later = time.perf_counter(), read()
         if used is None or later is None:
             return Stop(None, "server CPU time (unreadable)", None, 0, now - hung_up_at)
         if (later - used) / max(now - start, 1e-9) <= rates.threshold:
-            return Stop(start - hung_up_at, "server CPU time", None, 0, now - hung_up_at)
+            quiet_since = start if quiet == 0 else quiet_since
+            quiet += 1
+            if quiet >= QUIET_WINDOWS and quiet_since is not None:
+                return Stop(quiet_since - hung_up_at, "server CPU time", None, 0, now - hung_up_at)
+        else:
+            quiet, quiet_since = 0, None
         if now - hung_up_at >= max_watch_s:
             return Stop(None, "server CPU time", None, 0, now - hung_up_at)
         start, used = now, later
