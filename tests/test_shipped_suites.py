@@ -45,6 +45,14 @@ QUICK = [
         ("zoo/llama",),
         {Status.PASSED: 1, Status.XFAILED: 1},
     ),
+    # cancellation and the soak on the zoo's content-bearing llama through mlx_lm.server (the
+    # suite names SmolLM2 too, for its real part: prepared, or the suite cannot be read)
+    (
+        "soak",
+        ("-m", "zoo"),
+        ("zoo/llama", "smollm2-135m-instruct"),
+        {Status.PASSED: 2},
+    ),
     (
         "serving",
         ("-m", "zoo"),
@@ -137,7 +145,7 @@ def test_shipped_suite_runs(
     missing = [n for n in needs if n not in prepared]
     if missing:
         pytest.skip(f"not prepared: {', '.join(missing)} (run `mlx-harness models prepare`)")
-    if suite == "server" and find_llama_server() is None:
+    if suite in ("server", "soak") and find_llama_server() is None:
         if os.environ.get("CI"):
             pytest.fail("llama-server is not built: CI's set-up (make llama-server) must build it")
         pytest.skip("llama-server is not built (run `make llama-server`)")

@@ -41,6 +41,8 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
         "batch_generate": "harness.scenarios.batch_generate:SCENARIO",
         "trace_replay": "harness.scenarios.trace_replay:SCENARIO",
+        "cancellation": "harness.scenarios.cancellation:SCENARIO",
+        "soak": "harness.scenarios.soak:SCENARIO",
     },
     group="mlx_harness.scenarios",
     missing=missing_parts,

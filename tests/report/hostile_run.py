@@ -482,6 +482,57 @@ def _served_cases(text: str) -> list[CaseResult]:
                 "speedup": 2.0,
             },
         ),
+        _case(
+            text,
+            "cancellation",
+            Status.FAILED,
+            reason=text,
+            metrics=(_metric("cancellation.stop_s", Unit.SECONDS, 0.5, 3.0),),
+            artifacts={
+                "engine": text,
+                "route": text,
+                "known_load": {"tokens": 100, "seconds": 1.0, "tokens_per_s": 100.0},
+                "max_stop_s": 1.0,
+                "cold_warm_drift": text,
+                "trials": [
+                    {
+                        "received_tokens": 3,
+                        "remaining_s": 2.0,
+                        "stop_s": 3.0,
+                        "after_same": False,
+                        "after_differs": text,
+                        "decoded_after": 9,
+                    },
+                ],
+                "checks": [{"name": text, "status": "fail", "reason": text}],
+            },
+        ),
+        _case(
+            text,
+            "soak",
+            Status.FAILED,
+            reason=text,
+            metrics=(_metric("soak.growth_bytes_per_1000", Unit.BYTES, 5e8),),
+            artifacts={
+                "engine": text,
+                "endpoint": text,
+                "measure": text,
+                "memory_why_not": text,
+                "growth": {"bytes_per_request": 5e5, "low": 4e5, "high": 6e5},
+                "memory": {
+                    "t_s": [0.0, 1.0, 2.0],
+                    "requests": [0, 10, 20],
+                    "rss_bytes": [1e8, 1.1e8, 1.2e8],
+                    "footprint_bytes": [None, None, None],
+                    "swap_used_bytes": [0, 0, 0],
+                    "pressure": [text, text, text],
+                    "stall_pct": [None, None, None],
+                },
+                "windows": [{"first": 0, "last": 9, "e2e_p50_s": 0.1}],
+                "drift": {"quantile": 90, "first_s": 0.1, "last_s": 0.2},
+                "checks": [{"name": text, "status": "fail", "reason": text}],
+            },
+        ),
     ]
 
 

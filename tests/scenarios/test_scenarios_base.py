@@ -12,6 +12,7 @@ from harness.scenarios import SCENARIOS
 from harness.scenarios.api_contracts import ApiContractsParams
 from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioContext, lacks
 from harness.scenarios.batch_generate import BatchGenerateParams
+from harness.scenarios.cancellation import CancellationParams
 from harness.scenarios.context_limit import ContextLimitParams
 from harness.scenarios.greedy_text import GreedyTextParams
 from harness.scenarios.http_prompt_cache import HttpPromptCacheParams
@@ -26,6 +27,7 @@ from harness.scenarios.quality import QualityParams
 from harness.scenarios.saturation import SaturationParams
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.session import SessionParams
+from harness.scenarios.soak import SoakParams
 from harness.scenarios.speculative import SpeculativeParams
 from harness.scenarios.speech_to_text import SpeechToTextParams
 from harness.scenarios.stall import StallParams
@@ -73,6 +75,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("trace_replay", TraceReplayParams, set(), {BackendCapability.HTTP}),
     ("saturation", SaturationParams, set(), {BackendCapability.HTTP}),
     ("stall", StallParams, set(), {BackendCapability.HTTP}),
+    ("cancellation", CancellationParams, set(), {BackendCapability.HTTP}),
+    ("soak", SoakParams, set(), {BackendCapability.HTTP}),
     ("api_contracts", ApiContractsParams, set(), {BackendCapability.HTTP}),
     ("http_throughput", HttpThroughputParams, set(), {BackendCapability.HTTP}),
     ("http_prompt_cache", HttpPromptCacheParams, set(), {BackendCapability.HTTP}),

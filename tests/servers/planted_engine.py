@@ -32,6 +32,7 @@ from tests.servers.toy_model import (
 )
 
 CACHE_ENTRIES = 64
+LEAK_BYTES = 1 << 20  # leak_per_request: what each request keeps
 _CALL = re.compile(r"\s*" + re.escape(CALL_START) + r"\s*(.*?)\s*" + re.escape(CALL_END), re.DOTALL)
 
 Send = Callable[[dict[str, Any]], None]  # writes one SSE event; raises OSError on a hang-up
@@ -107,6 +108,29 @@ class Engine:
     # exact_hit_dies: each finished request's prompt and answer, as its cache entry's key
     finished: set[tuple[str, ...]] = field(default_factory=set)
     dead: bool = False
+    spin: bool = False  # each token's delay spent computing, not asleep
+    decoded: int = 0  # tokens generated so far, every request (llama-server's n_decode_total)
+    leaked: list[bytes] = field(default_factory=list)  # leak_per_request: never freed
+
+    def _delay(self) -> None:
+        """A token's time: asleep, or computing (``spin``: the CPU busy, as a real engine's)."""
+        if not self.spin:
+            time.sleep(self.token_delay_s)
+            return
+        until = time.perf_counter() + self.token_delay_s
+        while time.perf_counter() < until:
+            pass
+
+    def metrics_text(self) -> str:
+        """llama-server's two counters the cancellation scenario reads, Prometheus text."""
+        with self.lock:
+            processing, decoded = self.in_flight, self.decoded
+        return (
+            "# TYPE llamacpp:requests_processing gauge\n"
+            f"llamacpp:requests_processing {processing}\n"
+            "# TYPE llamacpp:n_decode_total counter\n"
+            f"llamacpp:n_decode_total {decoded}\n"
+        )
 
     def has(self, plant: Plant) -> bool:
         if plant is Plant.TOOL_CALL_DROPPED:  # dropped everywhere is dropped in chat too
@@ -119,6 +143,8 @@ class Engine:
         pieces = pieces_of(self.tokenizer, request.prompt)
         with self.lock:
             self.requests += 1
+            if self.has(Plant.LEAK_PER_REQUEST):
+                self.leaked.append(b"\x01" * LEAK_BYTES)  # written, so resident
             key = tuple(pieces)
             if self.has(Plant.EXACT_HIT_DIES) and key in self.finished:
                 self.dead = True
@@ -179,8 +205,10 @@ class Engine:
                     if position >= limit:
                         return
                     if self.token_delay_s > 0:
-                        time.sleep(self.token_delay_s)
+                        self._delay()
                     produced.append(piece)
+                    with self.lock:
+                        self.decoded += 1
                     yield position, piece
             finally:
                 with self.lock:
@@ -302,6 +330,9 @@ class Engine:
                 if not (cut and self.has(Plant.STREAM_TEXT_DIFFERS)):
                     self._flush(state, raw, request, event, final=True)
         except OSError:
+            if self.has(Plant.CANCEL_KEEPS_GENERATING):
+                for _ in tokens:  # on to max_tokens, for nobody
+                    pass
             if self.has(Plant.DISCONNECT_CORRUPTS):
                 with self.lock:
                     self.dirty = generated

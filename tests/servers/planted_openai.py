@@ -8,7 +8,8 @@ GET /health and /v1/models; POST /v1/chat/completions and /v1/completions, strea
 included), ``stream_options.include_usage``, tools, ``<think>`` reasoning, seed, temperature,
 top_k, top_p, min_p, max_tokens and stop. A clean server keeps every contract the
 ``api_contracts`` scenario checks; ``--plant NAME`` breaks exactly one
-(:class:`tests.servers.planted_requests.Plant`). ``--model-dir DIR`` writes the toy's
+(:class:`tests.servers.planted_requests.Plant`); ``--metrics`` serves llama-server's
+``/metrics`` counters (requests processing, decode steps). ``--model-dir DIR`` writes the toy's
 ``tokenizer.json`` there first, so a suite can name it with ``path:`` for token counting.
 """
 
@@ -41,9 +42,10 @@ class PlantedServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], engine: Engine) -> None:
+    def __init__(self, address: tuple[str, int], engine: Engine, metrics: bool = False) -> None:
         super().__init__(address, Handler)
         self.engine = engine
+        self.metrics = metrics  # serve /metrics, as llama-server --metrics does
 
     @property
     def url(self) -> str:
@@ -73,6 +75,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path == "/health":
             self._json(200, {"status": "ok"})
+        elif self.path == "/metrics" and self.server.metrics:
+            data = self.server.engine.metrics_text().encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif self.path == "/v1/models":
             model = {"id": MODEL_ID, "object": "model", "owned_by": "tests"}
             self._json(200, {"object": "list", "data": [model]})
@@ -143,10 +152,12 @@ def make_server(
     port: int = 0,
     plant: Plant | None = None,
     token_delay_s: float = DEFAULT_TOKEN_DELAY_S,
+    metrics: bool = False,
+    spin: bool = False,
 ) -> PlantedServer:
     """A listening server (not yet serving: call ``serve_forever``, e.g. in a thread)."""
-    engine = Engine(plant, build_tokenizer(), token_delay_s)
-    return PlantedServer((host, port), engine)
+    engine = Engine(plant, build_tokenizer(), token_delay_s, spin=spin)
+    return PlantedServer((host, port), engine, metrics)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,11 +167,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plant", choices=[p.value for p in Plant], default=None)
     parser.add_argument("--token-delay-ms", type=float, default=DEFAULT_TOKEN_DELAY_S * 1000)
     parser.add_argument("--model-dir", type=Path, default=None)
+    parser.add_argument("--metrics", action="store_true", help="serve /metrics (llama-server's)")
+    parser.add_argument("--spin", action="store_true", help="spend token delays computing")
     args = parser.parse_args(argv)
     if args.model_dir is not None:
         write_model_folder(args.model_dir)
     plant = Plant(args.plant) if args.plant else None
-    server = make_server(args.host, args.port, plant, args.token_delay_ms / 1000)
+    server = make_server(
+        args.host, args.port, plant, args.token_delay_ms / 1000, args.metrics, args.spin
+    )
     return serve_until_stopped(server, server.url)
 
 

@@ -27,6 +27,8 @@ def planted_server(
     *,
     token_delay_ms: float = 1.0,
     model_dir: Path | None = None,
+    metrics: bool = False,
+    spin: bool = False,
 ) -> Iterator[str]:
     """The base URL of a planted server running in a child process (its own session, so
     stopping it stops nothing else); stopped, and waited for, when the block ends."""
@@ -36,6 +38,10 @@ def planted_server(
         argv += ["--plant", plant.value]
     if model_dir is not None:
         argv += ["--model-dir", str(model_dir)]
+    if metrics:
+        argv.append("--metrics")
+    if spin:
+        argv.append("--spin")
     process = subprocess.Popen(
         argv,
         cwd=REPO,

@@ -57,6 +57,12 @@ class Plant(str, Enum):
     # mlx-lm#1215: a prompt equal to an earlier request's prompt and answer (an exact cache hit,
     # nothing left to process) kills the generation: that request and every later one fail
     EXACT_HIT_DIES = "exact_hit_dies"
+    # a client that hangs up mid-stream does not stop the generation: the server goes on to
+    # max_tokens unseen, its slot busy (a server that never checks the connection)
+    CANCEL_KEEPS_GENERATING = "cancel_keeps_generating"
+    # every request keeps 1 MiB the server never frees (mlx-lm#883, #1666, #1807: servers that
+    # grow until the Mac falls over)
+    LEAK_PER_REQUEST = "leak_per_request"
 
 
 class BadRequest(Exception):
