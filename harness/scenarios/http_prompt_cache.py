@@ -80,14 +80,18 @@ QUESTION_A = "\n\nIn one sentence: what do the ships carry?"
 QUESTION_B = "\n\nIn one sentence: where does the river run?"
 
 
+ProbeName = Literal["lru_order", "longer_trimmed"]
+PROBE_NAMES: tuple[ProbeName, ...] = ("lru_order", "longer_trimmed")
+
+
 class HttpPromptCacheParams(Params):
     mode: Literal["reuse", "probes"] = Field(
         "reuse",
         description="reuse: cold, warm and repeated TTFT; probes: the cache's eviction order "
         "and a longer entry trimmed, once (see cache_entries)",
     )
-    checks: list[Literal["lru_order", "longer_trimmed"]] = Field(
-        default_factory=lambda: ["lru_order", "longer_trimmed"],
+    checks: list[ProbeName] = Field(
+        default_factory=lambda: list(PROBE_NAMES),
         description="probes: the checks judged (both ride on one sequence of requests)",
     )
     cache_entries: int = Field(

@@ -59,6 +59,12 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.TOOL_CALL_DROPPED: TOOL_CHECKS,  # no call to judge: each fails on the own tokens
     Plant.TOOL_CALL_DROPPED_EVERYWHERE: TOOL_CHECKS,  # own tokens empty too: tokens went missing
     Plant.EXACT_HIT_DIES: "continuation",  # mlx-lm#1215: the prompt followed by its answer
+    Plant.RESPONSES_DROP_PREVIOUS: "responses_state",
+    Plant.RESPONSES_STATUS_COMPLETED: "responses_text",
+    Plant.RESPONSES_STREAM_DIFFERS: "responses_stream",
+    Plant.MESSAGES_STOP_END_TURN: "messages_text",
+    Plant.MESSAGES_STREAM_DIFFERS: "messages_stream",
+    Plant.EMBEDDINGS_ONE_VECTOR: "embeddings",
 }
 LIMITS = Limits(
     max_tokens=24,
@@ -70,7 +76,12 @@ LIMITS = Limits(
 )
 CLEAN = "clean"
 COMPLETIONS = "clean-completions"
-NEEDS_CHAT = {"reasoning", *(n for n in CHECK_NAMES if n.startswith("tool_call"))}
+NEEDS_CHAT = {
+    "reasoning",
+    *(n for n in CHECK_NAMES if n.startswith("tool_call")),
+    # the other surfaces: their text is compared with the chat answer
+    *(n for n in CHECK_NAMES if n.startswith(("responses_", "messages_"))),
+}
 
 Verdicts = dict[str, tuple[CheckResult, ...]]
 
@@ -151,6 +162,11 @@ COMPARES_TEXTS = {
     "disconnect",
     "concurrent",
     "continuation",  # its own test: the prompt and the prompt + its answer answered alike
+    "responses_text",
+    "responses_stream",
+    "responses_state",  # its own test: the next turn answered alike with and without history
+    "messages_text",
+    "messages_stream",
 }
 
 

@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.servers import planted_surfaces as surfaces
 from tests.servers.planted_engine import Engine, GenerationDied
 from tests.servers.planted_requests import (
     BadRequest,
@@ -31,10 +32,12 @@ from tests.servers.planted_requests import (
     lenient_request,
     parse_request,
 )
+from tests.servers.planted_surfaces import ResponseStore
 from tests.servers.serve_until_stopped import serve_until_stopped
 from tests.servers.toy_model import MODEL_ID, build_tokenizer, write_model_folder
 
 DEFAULT_TOKEN_DELAY_S = 0.001
+SURFACES = ("/v1/responses", "/v1/messages", "/v1/embeddings")
 ROUTES = {"/v1/chat/completions": True, "/chat/completions": True, "/v1/completions": False}
 
 
@@ -46,6 +49,7 @@ class PlantedServer(ThreadingHTTPServer):
         super().__init__(address, Handler)
         self.engine = engine
         self.metrics = metrics  # serve /metrics, as llama-server --metrics does
+        self.responses = ResponseStore()  # /v1/responses' conversations by id
 
     @property
     def url(self) -> str:
@@ -95,6 +99,9 @@ class Handler(BaseHTTPRequestHandler):
             self._error(411, "Content-Length is required")
             return
         raw = self.rfile.read(int(length))
+        if self.path in SURFACES:
+            self._surface(_parse(raw))
+            return
         chat = ROUTES.get(self.path)
         if chat is None:
             self._error(404, f"no route {self.path}")
@@ -119,6 +126,40 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(200, engine.complete(request))
         except GenerationDied as exc:
             self._error(404, str(exc))
+
+    def _surface(self, body: Any) -> None:
+        """/v1/responses or /v1/messages, through the chat engine."""
+        engine = self.server.engine
+        if not isinstance(body, dict):
+            self._error(400, "the request body must be a JSON object")
+            return
+        try:
+            if self.path == "/v1/responses":
+                answer = surfaces.responses(engine, self.server.responses, body)
+                events = surfaces.stream_responses
+            elif self.path == "/v1/messages":
+                answer = surfaces.messages(engine, body)
+                events = surfaces.stream_messages
+            else:
+                self._json(200, surfaces.embeddings(engine, body))
+                return
+        except BadRequest as exc:
+            self._error(400, str(exc))
+            return
+        if not body.get("stream"):
+            self._json(200, answer)
+            return
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+        def send(event: dict[str, Any]) -> None:
+            self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+
+        events(engine, answer, send)
 
     def _stream(self, request: Request) -> None:
         self.close_connection = True

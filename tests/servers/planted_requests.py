@@ -63,6 +63,14 @@ class Plant(str, Enum):
     # every request keeps 1 MiB the server never frees (mlx-lm#883, #1666, #1807: servers that
     # grow until the Mac falls over)
     LEAK_PER_REQUEST = "leak_per_request"
+    # /v1/responses ignores previous_response_id: a chained turn is answered as if alone
+    RESPONSES_DROP_PREVIOUS = "responses_drop_previous"
+    # status "completed" at max_output_tokens (llama-server 11434's Responses API)
+    RESPONSES_STATUS_COMPLETED = "responses_status_completed"
+    RESPONSES_STREAM_DIFFERS = "responses_stream_differs"  # the last delta never sent
+    MESSAGES_STOP_END_TURN = "messages_stop_end_turn"  # stop_reason end_turn at max_tokens
+    MESSAGES_STREAM_DIFFERS = "messages_stream_differs"  # the last text delta never sent
+    EMBEDDINGS_ONE_VECTOR = "embeddings_one_vector"  # every text embedded as the same vector
 
 
 class BadRequest(Exception):

@@ -10,6 +10,7 @@ from harness.scenarios.api_contracts import (
     checks_reasoning,
     checks_sampling,
     checks_server,
+    checks_surfaces,
     checks_text,
     checks_tools,
 )
@@ -24,6 +25,7 @@ CHECKS: Mapping[str, ContractCheck] = MappingProxyType(
             checks_server,
             checks_reasoning,
             checks_tools,
+            checks_surfaces,
             checks_continuation,  # last: a server may not survive it (mlx-lm#1215)
         )
         for check in module.CHECKS

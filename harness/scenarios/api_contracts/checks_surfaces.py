@@ -30,6 +30,7 @@ from harness.scenarios.api_contracts.asking import (
     reference,
 )
 from harness.scenarios.api_contracts.verdicts import (
+    Api,
     CheckContext,
     CheckResult,
     ContractCheck,
@@ -39,6 +40,7 @@ from harness.scenarios.api_contracts.verdicts import (
     passed,
     unjudged,
 )
+from harness.scenarios.prompt_dependence import independence_line
 
 RESPONSES = "/v1/responses"
 MESSAGES = "/v1/messages"
@@ -121,6 +123,12 @@ def ask_surface(
     return answer
 
 
+def _needs_chat(ctx: CheckContext, name: str) -> CheckResult | None:
+    if ctx.api is not Api.CHAT:
+        return not_applicable(name, "its text is compared with the chat answer (api: chat)")
+    return None
+
+
 def _absent(name: str, path: str, answer: Answer) -> CheckResult | None:
     """Not applicable when the server does not serve ``path`` (for this model)."""
     if answer.status in NOT_SERVED:
@@ -200,6 +208,8 @@ def _chat_reference(ctx: CheckContext) -> tuple[str | None, tuple[Exchange, ...]
 
 def check_responses_text(ctx: CheckContext) -> CheckResult:
     name = "responses_text"
+    if (chat_only := _needs_chat(ctx, name)) is not None:
+        return chat_only
     answer = responses_answer(ctx)
     if (absent := _absent(name, RESPONSES, answer)) is not None:
         return absent
@@ -235,6 +245,8 @@ def _stream_text(events: Sequence[Mapping[str, Any]], delta_type: str, key: str)
 
 def check_responses_stream(ctx: CheckContext) -> CheckResult:
     name = "responses_stream"
+    if (chat_only := _needs_chat(ctx, name)) is not None:
+        return chat_only
     whole = responses_answer(ctx)
     if (absent := _absent(name, RESPONSES, whole)) is not None:
         return absent
@@ -271,6 +283,8 @@ def check_responses_state(ctx: CheckContext) -> CheckResult:
     """A turn sent with ``previous_response_id`` must be answered as the same conversation sent
     whole (the first turn, its answer, the next turn), not as the next turn alone."""
     name = "responses_state"
+    if (chat_only := _needs_chat(ctx, name)) is not None:
+        return chat_only
     first = ask_surface(ctx, RESPONSES, responses_payload(ctx, f"{STATE_FIRST} ({ctx.nonce})"))
     if (absent := _absent(name, RESPONSES, first)) is not None:
         return absent
@@ -301,12 +315,11 @@ def check_responses_state(ctx: CheckContext) -> CheckResult:
         response_text(a.body) or "" for a in (chained, whole, alone)
     )
     if whole_text == alone_text:
-        return unjudged(
-            name,
+        seen = (
             "the next turn got the same answer with its history and without it, so a server "
-            "that dropped previous_response_id would not show",
-            evidence,
+            "that dropped previous_response_id would not show"
         )
+        return unjudged(name, independence_line(seen), evidence)
     if chained_text == whole_text:
         return passed(name, "a chained turn is answered as the whole conversation", evidence)
     if chained_text == alone_text:
@@ -371,6 +384,8 @@ def _message_problem(body: Any, max_tokens: int) -> str | None:
 
 def check_messages_text(ctx: CheckContext) -> CheckResult:
     name = "messages_text"
+    if (chat_only := _needs_chat(ctx, name)) is not None:
+        return chat_only
     answer = messages_answer(ctx)
     if (absent := _absent(name, MESSAGES, answer)) is not None:
         return absent
@@ -399,6 +414,8 @@ MESSAGE_EVENTS = ("message_start", "content_block_start", "content_block_delta")
 
 def check_messages_stream(ctx: CheckContext) -> CheckResult:
     name = "messages_stream"
+    if (chat_only := _needs_chat(ctx, name)) is not None:
+        return chat_only
     whole = messages_answer(ctx)
     if (absent := _absent(name, MESSAGES, whole)) is not None:
         return absent
