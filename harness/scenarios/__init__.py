@@ -38,6 +38,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "http_speculative": "harness.scenarios.http_speculative:SCENARIO",
         "benchmark": "harness.scenarios.pytest_benchmark:SCENARIO",
         "batch_generate": "harness.scenarios.batch_generate:SCENARIO",
+        "quant_sweep": "harness.scenarios.quant_sweep:SCENARIO",
     },
     group="mlx_harness.scenarios",
     missing=missing_parts,
