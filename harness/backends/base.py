@@ -46,6 +46,11 @@ class ServerUnreachable(BackendError):
     cases are ``failed`` with the server named (not ``errored``)."""
 
 
+class QuantUnsupported(BackendError):
+    """The backend cannot quantise a model's weights as asked (the installed mlx lacks the mode,
+    the model is already quantised, no layer's width divides by the group size); one line."""
+
+
 class BackendContractError(BackendError):
     """A backend broke its own contract (a bug in the backend, not in the model)."""
 
@@ -305,7 +310,7 @@ class WeightQuantizing(LoadedModel, Protocol):
 
     def quantize_weights(self, quant: WeightQuant) -> QuantizedWeights:
         """This model's weights quantised as ``quant`` says (a copy), with their dequantised
-        twin; :class:`harness.backends.weight_quant.QuantUnsupported` (one line) when they
+        twin; :class:`QuantUnsupported` (one line) when they
         cannot be."""
         ...
 

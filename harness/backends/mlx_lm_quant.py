@@ -10,7 +10,8 @@ import copy
 import io
 from typing import Any
 
-from harness.backends.weight_quant import QuantizedWeights, QuantUnsupported, WeightQuant
+from harness.backends.base import QuantUnsupported
+from harness.backends.weight_quant import QuantizedWeights, WeightQuant
 from harness.core.exception_line import exception_line
 
 
@@ -42,7 +43,7 @@ def check_mode(quant: WeightQuant) -> None:
     try:
         mx.eval(
             mx.quantize(
-                mx.zeros((32, 128)),  # (1, 16) trips nvfp4's reshape in mlx 0.32.4
+                mx.zeros((32, 2 * quant.group_size)),  # one row trips nvfp4 in mlx 0.32.4
                 group_size=quant.group_size,
                 bits=quant.bits,
                 mode=quant.mode,

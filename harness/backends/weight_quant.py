@@ -14,13 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.backends.base import BackendError
-
-
-class QuantUnsupported(BackendError):
-    """The backend cannot quantise this model so (the installed mlx lacks the mode, the model is
-    already quantised, no layer's width divides by the group size); one line."""
-
 
 @dataclass(frozen=True)
 class WeightQuant:

@@ -34,11 +34,11 @@ import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.backends.bandwidth import WORKER, read_bandwidth
-from harness.backends.base import BackendCapability, LoadedModel, WeightQuantizing
+from harness.backends.base import BackendCapability, LoadedModel, QuantUnsupported, WeightQuantizing
 from harness.backends.decode_traffic import ReportsTraffic
 from harness.backends.kv_runs import KVQuantizedRuns, KVRun, KVSetting
 from harness.backends.mlx_runtime import reset_peaks
-from harness.backends.weight_quant import QuantizedWeights, QuantUnsupported
+from harness.backends.weight_quant import QuantizedWeights
 from harness.core.metrics import MetricSpec
 from harness.core.types import Metric
 from harness.probe.types import Capability
