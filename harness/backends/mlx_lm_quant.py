@@ -60,7 +60,10 @@ def _plain(module: Any, dtype: Any) -> Any | None:
     not expand)."""
     import mlx.core as mx
     import mlx.nn as nn
+    from mlx_lm.models.switch_layers import QuantizedSwitchLinear, SwitchLinear
 
+    if module.get("global_scale") is not None:
+        return None
     weight = mx.dequantize(
         module.weight,
         module.scales,
@@ -75,6 +78,13 @@ def _plain(module: Any, dtype: Any) -> Any | None:
         if "bias" in module:
             layer.bias = module.bias
         return layer
+    if isinstance(module, QuantizedSwitchLinear):  # a mixture of experts' (gather_qmm)
+        experts, out, width = (int(d) for d in weight.shape)
+        switch = SwitchLinear(width, out, experts, bias="bias" in module)
+        switch.weight = weight
+        if "bias" in module:
+            switch.bias = module.bias
+        return switch
     if isinstance(module, nn.QuantizedEmbedding):
         embedding = nn.Embedding(int(weight.shape[0]), int(weight.shape[1]))
         embedding.weight = weight

@@ -279,3 +279,16 @@ def test_through_the_worker(tiny_llama: Path, session: RunSession) -> None:
     ratio = result.metric("quant_sweep.weight_bytes_ratio")
     assert ratio is not None and 0 < ratio.median < 0.5
     assert result.artifacts["quant"] == "affine 8-bit g64"
+
+
+def test_a_mixture_of_experts_twin_expands_the_experts(tmp_path: Path) -> None:
+    """The experts' quantised gather_qmm is checked too: the twin holds them dequantised."""
+    from harness.backends import BACKENDS
+    from harness.models.zoo.build import build
+    from harness.models.zoo.families import FAMILIES
+
+    model, _info = BACKENDS.get("mlx_lm").load(build(FAMILIES["qwen3_moe"], tmp_path / "moe"))
+    out = _run(model, quant="nvfp4")
+    assert out.failures == () and out.skip_reason is None
+    assert out.artifacts["unchecked_layers"] == 0
+    assert _values(out)["matmul_kl"] < 1e-4
