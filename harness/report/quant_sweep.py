@@ -20,7 +20,10 @@ from harness.scenarios.quant_sweep import metrics as qm
 from harness.scenarios.quant_sweep.params import MODES
 from harness.scenarios.quant_sweep.scenario import SCENARIO
 
-ORDER = ("none", *MODES)  # the model as loaded first, then affine by bits, then the fp modes
+# the model as loaded first, then affine from the most bits, then the float modes likewise
+ORDER = tuple(
+    ["none"] + sorted(MODES, key=lambda name: (MODES[name][0] != "affine", -MODES[name][1], name))
+)
 
 
 def percent_scale(_unit: Unit, _values: Sequence[float | None]) -> Scale:

@@ -65,8 +65,8 @@ def _table() -> Table:
 def test_rows_go_by_model_then_mode_as_loaded_first() -> None:
     assert [r[1].text for r in _table().rows] == [
         "none",
-        "affine 4-bit g64",
         "affine 8-bit g64",
+        "affine 4-bit g64",
         "mxfp4",
         "nvfp4",
     ]
