@@ -21,8 +21,9 @@ from harness.scenarios.quant_sweep.params import MODES
 from harness.scenarios.quant_sweep.scenario import SCENARIO
 
 # the model as loaded first, then affine from the most bits, then the float modes likewise
-ORDER = tuple(
-    ["none"] + sorted(MODES, key=lambda name: (MODES[name][0] != "affine", -MODES[name][1], name))
+ORDER = (
+    "none",
+    *sorted(MODES, key=lambda name: (MODES[name][0] != "affine", -MODES[name][1], name)),
 )
 
 

@@ -10,6 +10,7 @@ from report_fixtures import MIB, case, make_run, metric
 
 from harness.core.types import CaseResult, Status, Unit
 from harness.report import quant_sweep, render_html, render_markdown
+from harness.report.charts import build_charts
 from harness.report.table import Table
 
 # (quant, label, weight bytes, ratio, decode tok/s, share, KL, divergence, matmul KL,
@@ -113,3 +114,14 @@ def test_the_section_renders_and_claims_its_metrics() -> None:
     assert "Weight quantisation" in markdown
     assert "Other metrics" not in markdown
     assert "Weight quantisation" in render_html(run)
+
+
+def test_a_chart_puts_quality_against_the_bytes_kept_per_mode() -> None:
+    charts = {c.key: c for c in build_charts(make_run([_result(r) for r in ROWS]))}
+    chart = charts["quant-kl-vs-bytes"]
+    assert [item.label for item in chart.legend] == [
+        "nvfp4",
+        "affine 8-bit g64",
+        "mxfp4",
+        "affine 4-bit g64",
+    ]  # the model as loaded is no point: it keeps every byte, at KL 0
