@@ -62,7 +62,7 @@ def _plain(module: Any, dtype: Any) -> Any | None:
     import mlx.nn as nn
     from mlx_lm.models.switch_layers import QuantizedSwitchLinear, SwitchLinear
 
-    if module.get("global_scale") is not None:
+    if not _expandable(module):
         return None
     weight = mx.dequantize(
         module.weight,
@@ -92,26 +92,31 @@ def _plain(module: Any, dtype: Any) -> Any | None:
     return None
 
 
-def dequantized_twin(quantized: Any, dtypes: dict[str, Any]) -> tuple[Any, int]:
-    """A copy of ``quantized`` with each quantised linear and embedding layer replaced by a
-    plain one holding its weights dequantised (at the dtype the original layer had), and the
-    count of quantised layers left as they were."""
+def _expandable(module: Any) -> bool:
+    """Whether :func:`_plain` expands ``module`` (a quantised layer)."""
+    import mlx.nn as nn
+    from mlx_lm.models.switch_layers import QuantizedSwitchLinear
+
+    kinds = (nn.QuantizedLinear, nn.QuantizedEmbedding, QuantizedSwitchLinear)
+    return isinstance(module, kinds) and module.get("global_scale") is None
+
+
+def dequantized_twin(quantized: Any, dtypes: dict[str, Any]) -> Any:
+    """A copy of ``quantized`` with each quantised layer :func:`_plain` expands replaced by a
+    plain one holding its weights dequantised (at the dtype the original layer had)."""
+    import mlx.core as mx
     from mlx.utils import tree_unflatten
 
     twin = copy.deepcopy(quantized)
     swaps: list[tuple[str, Any]] = []
-    unchecked = 0
     for path, module in _leaves(twin):
-        if not _is_quantized(module):
-            continue
-        plain = _plain(module, dtypes.get(path))
-        if plain is None:
-            unchecked += 1
-        else:
+        plain = _plain(module, dtypes.get(path)) if _is_quantized(module) else None
+        if plain is not None:
             swaps.append((path, plain))
     if swaps:
         twin.update_modules(tree_unflatten(swaps))
-    return twin, unchecked
+    mx.eval(twin.parameters())
+    return twin
 
 
 class MlxLmWeightQuant:
@@ -143,20 +148,21 @@ class MlxLmWeightQuant:
             raise QuantUnsupported(
                 f"mlx-lm cannot quantise this model as {quant.label}: {exception_line(exc)}"
             ) from exc
-        layers = sum(1 for _, m in _leaves(quantized) if _is_quantized(m))
-        if not layers:
+        if not any(_is_quantized(m) for _, m in _leaves(quantized)):
             raise QuantUnsupported(
                 f"no layer quantises as {quant.label}: no layer's input width divides by "
                 f"group size {quant.group_size}"
             )
-        twin, unchecked = dequantized_twin(quantized, dtypes)
-        mx.eval(quantized.parameters(), twin.parameters())
+        mx.eval(quantized.parameters())
         cls = type(self)
+        tokenizer, path = self.tokenizer, self.path
         return QuantizedWeights(
-            model=cls(quantized, self.tokenizer, self.path),  # type: ignore[call-arg]
-            twin=cls(twin, self.tokenizer, self.path),  # type: ignore[call-arg]
+            model=cls(quantized, tokenizer, path),  # type: ignore[call-arg]
+            twin=lambda: cls(dequantized_twin(quantized, dtypes), tokenizer, path),  # type: ignore[call-arg]
             weight_bytes=_nbytes(quantized),
             reference_weight_bytes=self.weight_bytes(),
-            layers=layers,
-            unchecked=unchecked,
+            layers=sum(1 for _, m in _leaves(quantized) if _is_quantized(m)),
+            unchecked=sum(
+                1 for _, m in _leaves(quantized) if _is_quantized(m) and not _expandable(m)
+            ),
         )

@@ -12,6 +12,7 @@ rounding, and a quantised matmul that is wrong on some path (mlx#3854: nvfp4) sh
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -34,14 +35,15 @@ class WeightQuant:
 
 @dataclass(frozen=True)
 class QuantizedWeights:
-    """What quantising gave: ``model`` (quantised layers, mlx's kernels) and ``twin`` (the same
-    quantised weights dequantised into plain layers), both loaded models of the backend;
-    ``weight_bytes`` the quantised model's parameters (data, scales and biases), next to the
-    model's own (``reference_weight_bytes``); ``layers`` the layers quantised, ``unchecked`` the
-    quantised layers the twin could not expand (their kernels are then on both sides)."""
+    """What quantising gave: ``model`` (quantised layers, mlx's kernels), a loaded model of the
+    backend, and ``twin()``, which makes the same quantised weights dequantised into plain
+    layers (made on demand: held only while the check runs); ``weight_bytes`` the quantised
+    model's parameters (data, scales and biases), next to the model's own
+    (``reference_weight_bytes``); ``layers`` the layers quantised, ``unchecked`` the quantised
+    layers the twin cannot expand (their kernels are then on both sides)."""
 
     model: object
-    twin: object
+    twin: Callable[[], object]
     weight_bytes: int
     reference_weight_bytes: int
     layers: int

@@ -209,7 +209,7 @@ class _Sweep:
             return None
         import numpy as np
 
-        twin = self.weights.twin
+        twin = self.weights.twin()  # held only for its one run
         assert isinstance(twin, KVQuantizedRuns)
         gen = self.params.gen_tokens
         plain = twin.kv_run(self.prompt, max_tokens=gen, kv=PLAIN, forced=reference.tokens)
