@@ -202,6 +202,14 @@ def test_the_wrong_matmul_passes_when_the_limit_is_loosened(loaded: Any) -> None
     assert _values(out)["matmul_kl"] > 0.1
 
 
+def test_the_matmul_check_can_be_left_out(loaded: Any) -> None:
+    """``check_matmul: false`` (a model too large to hold twice): no twin, no matmul figures,
+    no verdict on the kernels, even on a wrong one."""
+    out = _run(WrongMatmul(loaded, "mxfp8"), quant="mxfp8", check_matmul=False)
+    assert out.failures == ()
+    assert "matmul_kl" not in _values(out) and "kl" in _values(out)
+
+
 class Refuses:
     """A backend that cannot quantise (as the installed mlx without a mode would say)."""
 

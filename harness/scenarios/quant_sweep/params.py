@@ -59,6 +59,12 @@ class QuantSweepParams(Params):
         "multiplied plainly: a wrong quantised matmul kernel",
     )
 
+    check_matmul: bool = Field(
+        True,
+        description="run the matmul check (the twin holds the model's weights dequantised, "
+        "at the loaded dtype, for one run: as much memory again as the model as loaded)",
+    )
+
     @model_validator(mode="before")
     @classmethod
     def _group(cls, data: Any) -> Any:

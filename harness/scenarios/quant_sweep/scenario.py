@@ -204,8 +204,9 @@ class _Sweep:
 
     def _matmul(self, reference: KVRun) -> tuple[float, int] | None:
         """(KL(twin || quantised), where their greedy tokens first differ), the twin fed the
-        reference's tokens once; None for the model as loaded (no quantised matmul)."""
-        if self.weights is None:
+        reference's tokens once; None for the model as loaded (no quantised matmul) or when
+        the check is off."""
+        if self.weights is None or not self.params.check_matmul:
             return None
         import numpy as np
 
