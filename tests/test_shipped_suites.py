@@ -1,10 +1,10 @@
 """The shipped suites that the default job does not run, run here as a user runs them
 (``pytest SUITE`` in a subprocess): vision through mlx-vlm on the zoo VLMs, speech to text
 through mlx-audio (the clean clip set and the zoo Whisper; the noisy sets run in the suite) and
-text to speech on the zoo Soprano, the workloads on the zoo (``-m zoo``: speculative decoding
-in process and over HTTP, the quantized KV cache sweep, agent sessions, structured output and
-context limits), and the servers (``-m ci``: mlx_lm.server and mlx_vlm.server on the zoo,
-llama-server on SmolLM2).
+text to speech on the zoo Soprano, the weight quantisation modes on the zoo (``-m zoo``), the
+workloads on the zoo (``-m zoo``: speculative decoding in process and over HTTP, the quantized
+KV cache sweep, agent sessions, structured output and context limits), and the servers
+(``-m ci``: mlx_lm.server and mlx_vlm.server on the zoo, llama-server on SmolLM2).
 
 llama-server comes from the set-up (``make llama-server``); without it the server suite is
 skipped here, except in CI (``CI`` set), where its absence is a failure: CI must prove it.
@@ -59,6 +59,12 @@ QUICK = [
         ("zoo/llama", "smollm2-135m-instruct"),  # the suite names both: both must be there
         {Status.PASSED: 3},  # the knee on mlx_lm.server; the stall at two prefill step sizes
     ),
+    (  # every weight quantisation mode on the content-bearing zoo llama
+        "quant",
+        ("-m", "zoo", "-k", "tiny-llama"),
+        ("zoo/llama",),
+        {Status.PASSED: 6},
+    ),
     (
         "server",
         ("-m", "ci", "-k", "load or greedy_text"),
@@ -103,6 +109,12 @@ WHOLE = [
         # through mlx_lm.server (xfail: it enforces no window); http_speculative through
         # mlx_lm.server (random draft, own draft)
         {Status.PASSED: 22, Status.XFAILED: 3},
+    ),
+    (
+        "quant",
+        ("-m", "zoo"),
+        ("zoo/llama", "zoo/qwen3_moe"),
+        {Status.PASSED: 12},  # none, affine8, affine4, mxfp4, nvfp4, mxfp8 on llama and the MoE
     ),
     (
         "server",

@@ -40,10 +40,14 @@ from harness.api.backend import (
     Probing,
     PromptCaching,
     PromptEncoding,
+    QuantizedWeights,
+    QuantUnsupported,
     SpeechChunk,
     Synthesizing,
     ToolCalling,
     Transcribing,
+    WeightQuant,
+    WeightQuantizing,
 )
 from harness.api.report import Cell, Column, Section, Table
 from harness.api.scenario import (
@@ -89,6 +93,8 @@ __all__ = [
     "Probing",
     "PromptCaching",
     "PromptEncoding",
+    "QuantUnsupported",
+    "QuantizedWeights",
     "Scenario",
     "ScenarioContext",
     "ScenarioOutput",
@@ -101,6 +107,8 @@ __all__ = [
     "Transcribing",
     "Unit",
     "VariesBy",
+    "WeightQuant",
+    "WeightQuantizing",
     "Workload",
     "lacks",
     "metric",

@@ -20,11 +20,14 @@ from harness.backends.base import (
     Probing,
     PromptCaching,
     PromptEncoding,
+    QuantUnsupported,
     SpeechChunk,
     Synthesizing,
     ToolCalling,
     Transcribing,
+    WeightQuantizing,
 )
+from harness.backends.weight_quant import QuantizedWeights, WeightQuant
 from harness.probe.types import Capability, Probe
 
 __all__ = [
@@ -44,8 +47,12 @@ __all__ = [
     "Probing",
     "PromptCaching",
     "PromptEncoding",
+    "QuantUnsupported",
+    "QuantizedWeights",
     "SpeechChunk",
     "Synthesizing",
     "ToolCalling",
     "Transcribing",
+    "WeightQuant",
+    "WeightQuantizing",
 ]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from harness.backends.openai_client import Endpoint
+    from harness.backends.weight_quant import QuantizedWeights, WeightQuant
     from harness.core.types import ServerRef
     from harness.probe.types import Probe
     from harness.toolcalls.model import Extraction
@@ -43,6 +44,11 @@ class BackendError(Exception):
 class ServerUnreachable(BackendError):
     """A ``url:`` server that does not answer: the suite's server, not the harness, so its
     cases are ``failed`` with the server named (not ``errored``)."""
+
+
+class QuantUnsupported(BackendError):
+    """The backend cannot quantise a model's weights as asked (the installed mlx lacks the mode,
+    the model is already quantised, no layer's width divides by the group size); one line."""
 
 
 class BackendContractError(BackendError):
@@ -64,6 +70,8 @@ class BackendCapability(str, Enum):
     CONSTRAINED_DECODING = "constrained_decoding"
     # decodes several requests as one batch (:class:`BatchGenerating`)
     BATCH_GENERATION = "batch_generation"
+    # stores its weights in another precision in process (:class:`WeightQuantizing`)
+    WEIGHT_QUANTIZATION = "weight_quantization"
 
     @property
     def label(self) -> str:
@@ -83,6 +91,7 @@ _LABELS = MappingProxyType(
         "draft_decoding": "draft-model decoding",
         "constrained_decoding": "JSON-Schema-constrained decoding",
         "batch_generation": "batched generation",
+        "weight_quantization": "weight quantisation",
     }
 )
 
@@ -290,6 +299,23 @@ class BatchGenerating(LoadedModel, Protocol):
 
 
 @runtime_checkable
+class WeightQuantizing(LoadedModel, Protocol):
+    """:attr:`BackendCapability.WEIGHT_QUANTIZATION`: a text model whose weights the backend can
+    store in another precision in process (mlx-lm's ``quantize_model``, as ``mlx_lm.convert -q
+    --q-mode`` does it), leaving this model as it is (:mod:`harness.backends.weight_quant`)."""
+
+    def weight_bytes(self) -> int:
+        """Bytes of this model's parameters as loaded (quantised ones: data, scales, biases)."""
+        ...
+
+    def quantize_weights(self, quant: WeightQuant) -> QuantizedWeights:
+        """This model's weights quantised as ``quant`` says (a copy), with their dequantised
+        twin; :class:`QuantUnsupported` (one line) when they
+        cannot be."""
+        ...
+
+
+@runtime_checkable
 class Transcribing(Protocol):
     """:attr:`BackendCapability.AUDIO_IN`: a speech-to-text model (mlx-audio's Whisper is one)."""
 
@@ -420,6 +446,7 @@ MODEL_PROTOCOLS: Mapping[BackendCapability, type] = MappingProxyType(
         BackendCapability.DRAFT_DECODING: DraftDecoding,
         BackendCapability.CONSTRAINED_DECODING: ConstrainedDecoding,
         BackendCapability.BATCH_GENERATION: BatchGenerating,
+        BackendCapability.WEIGHT_QUANTIZATION: WeightQuantizing,
     }
 )
 """The loaded-model interface of each capability that has one (the others: with the backends

@@ -14,6 +14,7 @@ from harness.backends.mlx_lm_batch import MlxLmBatching
 from harness.backends.mlx_lm_constrained import MlxLmConstrained
 from harness.backends.mlx_lm_draft import MlxLmDrafting
 from harness.backends.mlx_lm_kv import MlxLmKVRuns
+from harness.backends.mlx_lm_quant import MlxLmWeightQuant
 from harness.core.exception_line import exception_line
 
 if TYPE_CHECKING:
@@ -260,6 +261,7 @@ class MlxLmModel(
     MlxLmConstrained,
     MlxLmKVRuns,
     MlxLmBatching,
+    MlxLmWeightQuant,
     TokenizerChatRendering,
 ):
     def __init__(self, model: Any, tokenizer: Any, path: Path | None = None) -> None:
@@ -332,6 +334,7 @@ class MlxLmBackend:
             BackendCapability.DRAFT_DECODING,
             BackendCapability.CONSTRAINED_DECODING,
             BackendCapability.BATCH_GENERATION,
+            BackendCapability.WEIGHT_QUANTIZATION,
         }
     )
 

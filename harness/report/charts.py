@@ -23,6 +23,7 @@ from harness.report.sections import Section
 from harness.results.preflight_record import peak_check
 from harness.scenarios import batch_generate, throughput
 from harness.scenarios import prompt_cache as pc
+from harness.scenarios.quant_sweep import metrics as quant
 from harness.scenarios.serving.metrics import PREFIX as SERVING_PREFIX
 from harness.scenarios.serving.stats import QUANTILES
 
@@ -235,6 +236,36 @@ def _batch_chart(results: Sequence[CaseResult]) -> list[Chart]:
     ]
 
 
+def _quant_chart(results: Sequence[CaseResult]) -> list[Chart]:
+    """KL against the model as loaded over the weight bytes kept, a series per weight
+    quantisation mode (a dot per model): down and left is better."""
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in results:
+        if r.scenario != "quant_sweep":
+            continue
+        kept, kl = median(r.metric(quant.WEIGHT_RATIO.name)), median(r.metric(quant.KL.name))
+        label = r.artifacts.get("quant", r.params.get("quant"))
+        if kept is not None and kl is not None and isinstance(label, str) and label != "none":
+            groups[label].append((kept, kl))
+    if not groups:
+        return []
+    return [
+        xy_chart(
+            "quant-kl-vs-bytes",
+            "Weight quantisation: quality vs weight bytes",
+            "Mean KL(as loaded || quantised) of the next-token distributions against the share "
+            "of the weight bytes kept, a dot per model in each mode (lower left is better).",
+            lines_from(groups),
+            x_label="weight bytes kept",
+            x_unit="x",
+            y_label="KL",
+            y_unit=Unit.SCORE,
+            log_y_allowed=False,
+            dots=True,
+        )
+    ]
+
+
 BUILDERS: tuple[Callable[[Sequence[CaseResult]], list[Chart]], ...] = (
     _speed_charts,
     _roofline_chart,
@@ -242,6 +273,7 @@ BUILDERS: tuple[Callable[[Sequence[CaseResult]], list[Chart]], ...] = (
     _cache_chart,
     _load_charts,
     _batch_chart,
+    _quant_chart,
 )
 
 

@@ -43,6 +43,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "trace_replay": "harness.scenarios.trace_replay:SCENARIO",
         "cancellation": "harness.scenarios.cancellation:SCENARIO",
         "soak": "harness.scenarios.soak:SCENARIO",
+        "quant_sweep": "harness.scenarios.quant_sweep:SCENARIO",
     },
     group="mlx_harness.scenarios",
     missing=missing_parts,

@@ -39,6 +39,7 @@ TOOLS = BackendCapability.TOOL_PARSING
 DRAFT = BackendCapability.DRAFT_DECODING
 CONSTRAINED = BackendCapability.CONSTRAINED_DECODING
 BATCH = BackendCapability.BATCH_GENERATION
+QUANT = BackendCapability.WEIGHT_QUANTIZATION
 
 
 class TextOnly:
@@ -76,7 +77,7 @@ def _mlx_lm_model() -> MlxLmModel:
 # (backend registered as, what it declares)
 DECLARED = [
     ("fake", frozenset({TEXT})),
-    ("mlx_lm", frozenset({TEXT, CACHE, TOOLS, DRAFT, CONSTRAINED, BATCH})),
+    ("mlx_lm", frozenset({TEXT, CACHE, TOOLS, DRAFT, CONSTRAINED, BATCH, QUANT})),
 ]
 
 

@@ -273,6 +273,23 @@ def _model_cases(text: str, *, baseline: bool) -> list[CaseResult]:
         ),
         _case(
             text,
+            "quant_sweep",
+            Status.FAILED,
+            point={"quant": "nvfp4"},
+            params={"gen_tokens": 8, "quant": "nvfp4"},
+            reason=text,
+            metrics=(
+                _metric("quant_sweep.weight_bytes", Unit.BYTES, 2.0 * MIB),
+                _metric("quant_sweep.weight_bytes_ratio", Unit.RATIO, 0.15),
+                _metric("quant_sweep.decode_tps", Unit.TOKENS_PER_SECOND, 90.0, 91.0),
+                _metric("quant_sweep.kl", Unit.SCORE, 0.05),
+                _metric("quant_sweep.matmul_kl", Unit.SCORE, 2.5),
+                _metric("quant_sweep.matmul_divergence_token", Unit.TOKENS, 0.0),
+            ),
+            artifacts={"quant": text, "gen_tokens": 8},
+        ),
+        _case(
+            text,
             "session",
             Status.FAILED,
             reason=text,

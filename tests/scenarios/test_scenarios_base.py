@@ -24,6 +24,7 @@ from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
 from harness.scenarios.pytest_benchmark import BenchmarkParams
 from harness.scenarios.quality import QualityParams
+from harness.scenarios.quant_sweep import QuantSweepParams
 from harness.scenarios.saturation import SaturationParams
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.session import SessionParams
@@ -59,6 +60,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
      {TEXT, BackendCapability.DRAFT_DECODING}),
     ("batch_generate", BatchGenerateParams, {Capability.TEXT},
      {TEXT, BackendCapability.BATCH_GENERATION}),
+    ("quant_sweep", QuantSweepParams, {Capability.TEXT},
+     {TEXT, BackendCapability.WEIGHT_QUANTIZATION}),
     # in process (constrained decoding) or served (HTTP): either will do, checked when it runs
     ("structured_output", StructuredOutputParams, set(), set()),
     # in process (a prompt cache) or served (HTTP): either will do, checked when it runs
