@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.backends.openai_client import excerpt, fetch
+from harness.backends.openai_client import excerpt, fetch, sync_client
 from harness.scenarios.api_contracts.asking import (
     TEXT_CHARS,
     differ_at,
@@ -103,7 +103,11 @@ def ask_surface(
     """POST ``payload`` to ``path`` and read the whole answer: JSON, or the stream's events."""
     body = {**ctx.endpoint.body(payload), "stream": streamed}
     asked = excerpt(f"POST {path} {json.dumps(body, ensure_ascii=False)}", REQUEST_CHARS)
-    raw = fetch(ctx.client, ctx.endpoint, "POST", path, payload=body, case_end=ctx.case_end)
+    # a connection of its own: a server that ends a stream of typed events by closing the
+    # connection (llama-server 11434's) would otherwise leave a dead one in the checks' pool,
+    # and the next request on it fails with no answer
+    with sync_client(ctx.limits.timeout_s) as client:
+        raw = fetch(client, ctx.endpoint, "POST", path, payload=body, case_end=ctx.case_end)
     text = raw.data.decode("utf-8", errors="replace")
     head = f"HTTP {raw.status}" if raw.status is not None else "no HTTP answer"
     if raw.error is not None:

@@ -143,8 +143,8 @@ class ContractCheck:
     contract: str  # the contract in words, for the report
     run: Callable[[CheckContext], CheckResult]
     compares_texts: bool = False
-    # runs only when a suite names it: a server may not survive it, so it goes in a suite
-    # entry of its own, after the model's other cases
+    # runs only when a suite names it: a server may not survive it (so it goes in a suite
+    # entry of its own, after the model's other cases), or it asks another API's surface
     named_only: bool = False
 
 
