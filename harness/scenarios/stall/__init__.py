@@ -175,8 +175,11 @@ class _Arrival:
             self.begin = time.perf_counter()
             streams = [asyncio.create_task(self._stream(client, i)) for i in range(p.streams)]
             waiter = asyncio.create_task(self.ready.wait())
+            every = asyncio.gather(*streams, return_exceptions=True)
+            # until every stream has had its events (one that already finished still counts:
+            # the stall is measured on those still running), or all ended, or time is up
             await asyncio.wait(
-                [waiter, *streams], timeout=p.max_seconds, return_when=asyncio.FIRST_COMPLETED
+                [waiter, every], timeout=p.max_seconds, return_when=asyncio.FIRST_COMPLETED
             )
             long_reply = None
             if self.ready.is_set():
@@ -225,7 +228,15 @@ class StallScenario(BaseScenario[StallParams]):
             return ScenarioOutput((), failures=(f"the warm-up request failed: {warm_failed}",))
         failed = [why for _, r in replies if (why := reply_error(r))]
         if arrival.arrival_s is None or long_reply is None:
-            why = failed[0] if failed else "the streams did not all start decoding in time"
+            why = (
+                failed[0]
+                if failed
+                else (
+                    f"not every stream had {params.arrive_after_tokens} events before they ended "
+                    "or max_seconds passed (a server that runs them one after another, or streams "
+                    "too short: raise stream_max_tokens)"
+                )
+            )
             return ScenarioOutput((), failures=(f"the long prompt was never sent: {why}",))
         long_why = reply_error(long_reply)
         if long_why:
