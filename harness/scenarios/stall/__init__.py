@@ -178,9 +178,8 @@ class _Arrival:
             every = asyncio.gather(*streams, return_exceptions=True)
             # until every stream has had its events (one that already finished still counts:
             # the stall is measured on those still running), or all ended, or time is up
-            await asyncio.wait(
-                [waiter, every], timeout=p.max_seconds, return_when=asyncio.FIRST_COMPLETED
-            )
+            either: list[asyncio.Future[Any]] = [waiter, every]
+            await asyncio.wait(either, timeout=p.max_seconds, return_when=asyncio.FIRST_COMPLETED)
             long_reply = None
             if self.ready.is_set():
                 self.arrival_s = self.now()
