@@ -32,6 +32,7 @@ from harness.results.store import load_run
 ROOT = Path(__file__).resolve().parents[1]
 
 CALLERS = ("zoo/qwen2-caller", "zoo/mistral-caller")  # trained to call tools
+SERVING_BATCHING = ("zoo/gemma3_text", "zoo/lfm2", "zoo/qwen3_moe")  # serving's batching part
 QUICK = [
     # (suite, pytest selection, embedded models it needs, expected statuses): every case of
     # one VLM; the zoo Whisper; context limits in process and through mlx_lm.server (the
@@ -56,7 +57,7 @@ QUICK = [
     (
         "serving",
         ("-m", "zoo"),
-        ("zoo/llama", "smollm2-135m-instruct"),  # the suite names both: both must be there
+        ("zoo/llama", *SERVING_BATCHING, "smollm2-135m-instruct"),  # the suite names them all
         {Status.PASSED: 3},  # the knee on mlx_lm.server; the stall at two prefill step sizes
     ),
     (  # every weight quantisation mode on the content-bearing zoo llama
@@ -75,6 +76,14 @@ QUICK = [
 WHOLE = [
     # (suite, pytest selection, embedded models it needs, expected statuses of the cases
     #  other than the flaky ones)
+    (
+        "serving",
+        ("-m", "batching"),
+        ("zoo/llama", *SERVING_BATCHING, "smollm2-135m-instruct"),
+        # batched = alone over HTTP on llama, gemma3_text and lfm2 (6 at once, past a batch of
+        # 4, asked again after); throughput at 1, 2 and 4 in flight on those and qwen3_moe
+        {Status.PASSED: 7},
+    ),
     (
         "vision",
         (),
