@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,33 +210,48 @@ def _chat_reference(ctx: CheckContext) -> tuple[str | None, tuple[Exchange, ...]
     return ref.whole.content, (ref.whole_exchange,)
 
 
-def check_responses_text(ctx: CheckContext) -> CheckResult:
-    name = "responses_text"
+@dataclass(frozen=True)
+class Surface:
+    """What the two text checks need of a surface: its path, its one answer to the reference
+    prompt, what its answer object lacks, and its text."""
+
+    noun: str  # "response", "message": for reasons
+    path: str
+    answer: Callable[[CheckContext], Answer]
+    problem: Callable[[Any, int], str | None]
+    text: Callable[[Any], str | None]
+
+
+def _text_check(ctx: CheckContext, name: str, surface: Surface) -> CheckResult:
+    """The surface's answer object is whole and its text is the chat answer's."""
     if (chat_only := _needs_chat(ctx, name)) is not None:
         return chat_only
-    answer = responses_answer(ctx)
-    if (absent := _absent(name, RESPONSES, answer)) is not None:
+    answer = surface.answer(ctx)
+    if (absent := _absent(name, surface.path, answer)) is not None:
         return absent
     evidence: tuple[Exchange, ...] = (answer.exchange,)
     if not answer.ok:
         return failed(name, f"the request failed: {answer.failure}", evidence)
-    problem = _shape_problem(answer.body, ctx.limits.max_tokens)
+    problem = surface.problem(answer.body, ctx.limits.max_tokens)
     if problem is not None:
         return failed(name, problem, evidence)
-    text = response_text(answer.body) or ""
+    text = surface.text(answer.body) or ""
     chat, chat_evidence = _chat_reference(ctx)
     evidence += chat_evidence
     if chat is None:
         return unjudged(name, "the chat reference request failed", evidence)
     if text != chat:
-        return failed(
-            name, f"the response's text and the chat answer {differ_at(text, chat)}", evidence
-        )
+        why = f"the {surface.noun}'s text and the chat answer {differ_at(text, chat)}"
+        return failed(name, why, evidence)
     if (blind := prompt_independence(ctx)) is not None:
         return unjudged(name, blind, evidence)
-    return passed(
-        name, f"a response object with the chat answer's text ({len(text)} characters)", evidence
-    )
+    held = f"a {surface.noun} with the chat answer's text ({len(text)} characters)"
+    return passed(name, held, evidence)
+
+
+def check_responses_text(ctx: CheckContext) -> CheckResult:
+    surface = Surface("response", RESPONSES, responses_answer, _shape_problem, response_text)
+    return _text_check(ctx, "responses_text", surface)
 
 
 def _stream_text(events: Sequence[Mapping[str, Any]], delta_type: str, key: str) -> str:
@@ -387,30 +402,8 @@ def _message_problem(body: Any, max_tokens: int) -> str | None:
 
 
 def check_messages_text(ctx: CheckContext) -> CheckResult:
-    name = "messages_text"
-    if (chat_only := _needs_chat(ctx, name)) is not None:
-        return chat_only
-    answer = messages_answer(ctx)
-    if (absent := _absent(name, MESSAGES, answer)) is not None:
-        return absent
-    evidence: tuple[Exchange, ...] = (answer.exchange,)
-    if not answer.ok:
-        return failed(name, f"the request failed: {answer.failure}", evidence)
-    problem = _message_problem(answer.body, ctx.limits.max_tokens)
-    if problem is not None:
-        return failed(name, problem, evidence)
-    text = message_text(answer.body) or ""
-    chat, chat_evidence = _chat_reference(ctx)
-    evidence += chat_evidence
-    if chat is None:
-        return unjudged(name, "the chat reference request failed", evidence)
-    if text != chat:
-        return failed(
-            name, f"the message's text and the chat answer {differ_at(text, chat)}", evidence
-        )
-    if (blind := prompt_independence(ctx)) is not None:
-        return unjudged(name, blind, evidence)
-    return passed(name, f"a message with the chat answer's text ({len(text)} characters)", evidence)
+    surface = Surface("message", MESSAGES, messages_answer, _message_problem, message_text)
+    return _text_check(ctx, "messages_text", surface)
 
 
 MESSAGE_EVENTS = ("message_start", "content_block_start", "content_block_delta")
