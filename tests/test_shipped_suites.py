@@ -27,6 +27,8 @@ import pytest
 from harness.core.types import Status
 from harness.models.catalog import embedded_models
 from harness.models.llama_server import find_llama_server
+from harness.results import ci_policy
+from harness.results.ci_policy import FailOn
 from harness.results.store import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,6 +150,21 @@ FLAKY = {
 }
 
 
+# The shipped suites' speed gates are for the machine a user runs them on. Here the test
+# suite's other work shares the CPU, so the suite runs as on a busy CI runner: the harness's own
+# sample guard on (a pass in the direction load works against holds, a miss is "not judged"),
+# and a run whose gates could not be judged is not a failure of this test (every other CI kind
+# of the default still is).
+FAIL_ON = ",".join(sorted(k.value for k in ci_policy.DEFAULT if k is not FailOn.UNJUDGED_GATES))
+
+
+def _guarded_env() -> dict[str, str]:
+    """The environment without tests/conftest.py's "judge on a dirty machine anyway"."""
+    from harness.cli.policy import ALLOW_DIRTY_ENV
+
+    return {k: v for k, v in os.environ.items() if k != ALLOW_DIRTY_ENV}
+
+
 SUITES = [
     *(pytest.param(*q, id=f"{q[0]}-quick") for q in QUICK),
     *(pytest.param(*w, id=w[0], marks=pytest.mark.nightly) for w in WHOLE),
@@ -174,11 +191,12 @@ def test_shipped_suite_runs(
     pytest_cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--run-id", "r"]
     suite_path = str(ROOT / "suites" / f"{suite}.suite.yaml")
     done = subprocess.run(
-        [*pytest_cmd, suite_path, "--report-dir", str(tmp_path), *selection],
+        [*pytest_cmd, suite_path, "--report-dir", str(tmp_path), "--fail-on", FAIL_ON, *selection],
         capture_output=True,
         text=True,
         timeout=900,
         cwd=ROOT,
+        env=_guarded_env(),
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stdout + done.stderr
