@@ -42,7 +42,9 @@ class Parts:
     first_any_s: float | None
     first_answer_s: float | None
     split: Split
-    closed: bool  # no think block was left open (an answer could follow it)
+    # no think block was left open: its end marker came, or the server moved on from its
+    # reasoning field to content
+    closed: bool
     field: str | None = None  # the reasoning field's name, when the server sent one
 
     def as_dict(self) -> dict[str, object]:
@@ -132,6 +134,8 @@ def served_parts(chunks: Sequence[Chunk], count: Counter) -> Parts:
             answer_pieces.append((t, content[a:hi]))
     reasoning_pieces.sort(key=lambda p: p[0])
     split = Split.FIELD if field_pieces else Split.MARKUP if region is not None else Split.NONE
+    if field_pieces and not answer_pieces:  # the server never moved on from reasoning
+        closed = False
     firsts = [t for t in (_first(reasoning_pieces, visible=False),) if t is not None]
     firsts += [t for t in (_first(answer_pieces, visible=False),) if t is not None]
     return Parts(
