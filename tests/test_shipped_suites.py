@@ -32,6 +32,7 @@ from harness.results.store import load_run
 ROOT = Path(__file__).resolve().parents[1]
 
 CALLERS = ("zoo/qwen2-caller", "zoo/mistral-caller")  # trained to call tools
+THINKER = "zoo/qwen3-thinker"  # trained to think, then answer
 SERVING_BATCHING = ("zoo/gemma3_text", "zoo/lfm2", "zoo/qwen3_moe")  # serving's batching part
 QUICK = [
     # (suite, pytest selection, embedded models it needs, expected statuses): every case of
@@ -59,6 +60,12 @@ QUICK = [
         ("-m", "zoo"),
         ("zoo/llama", *SERVING_BATCHING, "smollm2-135m-instruct"),  # the suite names them all
         {Status.PASSED: 3},  # the knee on mlx_lm.server; the stall at two prefill step sizes
+    ),
+    (  # the zoo thinker in process, thinking on and off (mlx_lm.server: nightly)
+        "reasoning",
+        ("-m", "zoo", "-k", "not server"),
+        (THINKER,),
+        {Status.PASSED: 2},
     ),
     (  # every weight quantisation mode on the content-bearing zoo llama
         "quant",
@@ -118,6 +125,12 @@ WHOLE = [
         # through mlx_lm.server (xfail: it enforces no window); http_speculative through
         # mlx_lm.server (random draft, own draft)
         {Status.PASSED: 22, Status.XFAILED: 3},
+    ),
+    (  # the thinker in process and on mlx_lm.server (delta.reasoning), thinking on and off
+        "reasoning",
+        ("-m", "zoo"),
+        (THINKER,),
+        {Status.PASSED: 4},
     ),
     (
         "quant",
