@@ -250,6 +250,10 @@ class ReasoningScenario(BaseScenario[ReasoningParams]):
             return ScenarioOutput((), skip_reason=f"capability_mismatch: {exc}")
 
     def _run(self, ctx: ScenarioContext, params: ReasoningParams, asked: _Asked) -> ScenarioOutput:
+        if asked.thinks is False and params.thinks is None:  # known from the model: not asked
+            return ScenarioOutput(
+                (), skip_reason=f"not applicable: the model does not think ({asked.how_known})"
+            )
         for _ in range(ctx.warmup):
             _, why, _ = asked.ask(params.prompts[0])
             if why:
