@@ -130,7 +130,7 @@ def train_to_think(
         (c, False): e for (c, _), e in zip(PLACES, off, strict=True)
     }
     said = {
-        (c, thinking): _greedy(model, tokenizer, pool[(c, thinking)].prompt)
+        (c, thinking): greedy(model, tokenizer, pool[(c, thinking)].prompt)
         for c, _, thinking in asked
     }
     right = sum(said[(c, t)] == expected_text(c, k, thinking=t) for c, k, t in asked)
@@ -147,7 +147,7 @@ def train_to_think(
     return report
 
 
-def _greedy(model: nn.Module, tokenizer: Any, prompt: Sequence[int]) -> str:
+def greedy(model: nn.Module, tokenizer: Any, prompt: Sequence[int]) -> str:
     """The greedy answer to ``prompt``, its special tokens kept (the think markers are)."""
     from mlx_lm.generate import stream_generate
 
