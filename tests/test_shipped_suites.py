@@ -61,12 +61,6 @@ QUICK = [
         ("zoo/llama", *SERVING_BATCHING, "smollm2-135m-instruct"),  # the suite names them all
         {Status.PASSED: 3},  # the knee on mlx_lm.server; the stall at two prefill step sizes
     ),
-    (  # the zoo thinker in process, thinking on and off (mlx_lm.server: nightly)
-        "reasoning",
-        ("-m", "zoo", "-k", "not server"),
-        (THINKER,),
-        {Status.PASSED: 2},
-    ),
     (  # every weight quantisation mode on the content-bearing zoo llama
         "quant",
         ("-m", "zoo", "-k", "tiny-llama"),
@@ -126,7 +120,9 @@ WHOLE = [
         # mlx_lm.server (random draft, own draft)
         {Status.PASSED: 22, Status.XFAILED: 3},
     ),
-    (  # the thinker in process and on mlx_lm.server (delta.reasoning), thinking on and off
+    (  # the thinker in process and on mlx_lm.server (delta.reasoning), thinking on and off;
+        # the default tests run it in process through the scenario (tests/scenarios/
+        # test_reasoning.py): a quick part here cost 20 s of CPU, the whole budget
         "reasoning",
         ("-m", "zoo"),
         (THINKER,),

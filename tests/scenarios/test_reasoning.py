@@ -216,12 +216,16 @@ class HiddenMarkers:
         self.vocab_size = model.vocab_size
 
 
-def test_the_thinker_with_its_markers_hidden_fails_the_check(thinker: Any) -> None:
-    # the thinker itself passes (the suite's quick part runs it thinking on and off)
+def test_the_thinker_passes_and_fails_with_its_markers_hidden(thinker: Any) -> None:
+    # the thinker itself passes, thinking on (reasoning, then the answer) and off (the answer
+    # alone); the nightly runs suites/reasoning.suite.yaml's zoo part, mlx_lm.server too
     out = run(thinker, {"prompts": ["Where is Paris?"]}, backend="mlx_lm")
     assert out.failures == () and out.artifacts["split"] == ["tokens"]
     (answer,) = out.artifacts["answers"]
     assert answer["reasoning_tokens"] > 0 and answer["answer_tokens"] > 0
+    assert answer["first_answer_s"] > answer["first_any_s"]
+    off = run(thinker, {"prompts": ["Where is Paris?"], "thinking": "off"}, backend="mlx_lm")
+    assert off.failures == () and off.artifacts["off_honoured"] is True
     hidden = HiddenMarkers(thinker)
     out = run(hidden, {"prompts": ["Where is Paris?"], "thinks": True}, backend="mlx_lm")
     (line,) = out.failures
