@@ -176,7 +176,7 @@ def test_shipped_suite_runs(
     missing = [n for n in needs if n not in prepared]
     if missing:
         pytest.skip(f"not prepared: {', '.join(missing)} (run `mlx-harness models prepare`)")
-    if suite in ("server", "soak") and find_llama_server() is None:
+    if suite in ("server", "soak", "reasoning") and find_llama_server() is None:
         if os.environ.get("CI"):
             pytest.fail("llama-server is not built: CI's set-up (make llama-server) must build it")
         pytest.skip("llama-server is not built (run `make llama-server`)")

@@ -85,4 +85,8 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
         content = report.as_dict()
     save_model(out_dir, model)
     write_extra_files(family, out_dir)
+    if family.thinking:  # the same model for llama-server
+        from harness.models.zoo.thinker_gguf import write_thinker_gguf
+
+        write_thinker_gguf(out_dir)
     return BuiltModel(n_params, content)

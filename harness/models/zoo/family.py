@@ -16,7 +16,7 @@ BACKENDS: tuple[LibraryName, ...] = ("mlx_lm", "mlx_vlm", "mlx_audio")
 # another version is rebuilt.
 CONTENT_VERSION = 2
 CALLING_VERSION = 1  # bump when the callers' training or its data change: they are rebuilt
-THINKING_VERSION = 1  # bump when the thinker's training or its data change: it is rebuilt
+THINKING_VERSION = 2  # bump when the thinker's training or its data change: it is rebuilt
 
 # The trained BPE vocabulary of every text family (the corpus supports up to ~540 tokens).
 VOCAB_SIZE = 512

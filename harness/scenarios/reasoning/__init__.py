@@ -12,11 +12,12 @@ answer token counts and each part's decode rate.
 The check: where the model thinks (``thinks``; by default judged from the model: mlx-lm
 recognises think markers in its tokenizer in process, its chat template has ``<think>`` over
 HTTP), an answer asked with thinking on must come with its reasoning apart and a closed think
-block. A server that sends the reasoning as content (no field, no markup), or never closes the
-block (the answer counted as reasoning), fails the case. A model that does not think is not
-applicable (one line). No engine here has a reasoning token budget (mlx-lm has none; llama-
-server's ``--reasoning-budget`` is its own flag, set in the model entry's server args); thinking
-off is a budget of nothing, measured with ``thinking: off``.
+block (``off`` and ``default`` are measured only: a server's own budget may stop the
+thinking). A server that sends the reasoning as content (no field, no markup), or never closes
+the block (the answer counted as reasoning), fails the case. A model that does not think is not
+applicable (one line). Thinking budgets: mlx-lm has none per request; llama-server's
+``--reasoning-budget`` is a server flag (set in the model entry's server args, measured with
+``thinking: default``); thinking off is a budget of nothing, measured with ``thinking: off``.
 """
 
 from __future__ import annotations
@@ -70,8 +71,8 @@ SPECS = (FIRST_ANY, FIRST_ANSWER, REASONING_TOKENS, ANSWER_TOKENS, REASONING_TPS
 DEFAULT_PROMPTS = ("Where is Paris?", "Where is Tokyo?", "Where is Rome?")
 REQUEST_TIMEOUT_S = 300.0
 NO_BUDGET = (
-    "none: no reasoning token budget in this engine; thinking off (enable_thinking=false) is "
-    "a budget of nothing"
+    "none per request: mlx-lm has none; llama-server's --reasoning-budget is a server flag "
+    "(its args); thinking off (enable_thinking=false) is a budget of nothing"
 )
 
 
@@ -278,7 +279,7 @@ class ReasoningScenario(BaseScenario[ReasoningParams]):
             return ScenarioOutput(
                 (), skip_reason=f"not applicable: the model does not think ({how})"
             )
-        if params.thinking != "off" and thinks:
+        if params.thinking == "on" and thinks:
             apart = [(p, told_apart(parts, f, params.max_tokens)) for p, parts, f in answers]
             broken = [(p, why) for p, why in apart if why]
             if broken:

@@ -71,3 +71,31 @@ def test_the_prepared_thinker_thinks_about_what_it_is_asked() -> None:
             assert answers[(city, on)] == thinking.expected_text(city, country, thinking=on)
     # the reasoning and the answer come from the prompt: each city its own
     assert len({answers[(c, True)] for c, _ in thinking.PLACES}) == len(thinking.PLACES)
+
+
+def test_the_prepared_thinker_has_its_gguf_for_llama_server() -> None:
+    """The same weights, vocabulary and template for llama-server (the suite serves it)."""
+    from gguf import GGUFReader
+    from safetensors.numpy import load_file
+
+    from harness.models.catalog import find_embedded
+    from harness.models.zoo.thinker_gguf import GGUF_NAME
+
+    found = find_embedded(f"zoo/{NAME}")
+    if found is None or not found.prepared:
+        pytest.skip(f"not prepared: zoo/{NAME} (run `make models`)")
+    reader = GGUFReader(str(Path(found.path) / GGUF_NAME))
+
+    def text(key: str, index: int = -1) -> str:
+        field = reader.fields[key]
+        return bytes(field.parts[field.data[index]]).decode()
+
+    assert text("general.architecture") == "qwen3"
+    assert "<think>" in text("tokenizer.chat_template")
+    tokens = reader.fields["tokenizer.ggml.tokens"]
+    assert text("tokenizer.ggml.tokens", 510) == "<think>" and len(tokens.data) == 512
+    weights = load_file(str(Path(found.path) / "model.safetensors"))
+    tensors = {t.name: t for t in reader.tensors}
+    assert len(tensors) == len(weights)  # the output head is tied: no output.weight
+    embedding = tensors["token_embd.weight"].data
+    assert (embedding == weights["model.embed_tokens.weight"]).all()
