@@ -120,13 +120,14 @@ WHOLE = [
         # mlx_lm.server (random draft, own draft)
         {Status.PASSED: 22, Status.XFAILED: 3},
     ),
-    (  # the thinker in process and on mlx_lm.server (delta.reasoning), thinking on and off;
-        # the default tests run it in process through the scenario (tests/scenarios/
-        # test_reasoning.py): a quick part here cost 20 s of CPU, the whole budget
+    (  # the thinker in process, on mlx_lm.server (delta.reasoning) and on llama-server
+        # (reasoning_content) thinking on and off; llama-server's <think> markup split here and
+        # its --reasoning-budget 0 (2 cases); the default tests run it in process through the
+        # scenario (tests/scenarios/test_reasoning.py): a quick part here cost 20 s of CPU
         "reasoning",
         ("-m", "zoo"),
         (THINKER,),
-        {Status.PASSED: 4},
+        {Status.PASSED: 9},
     ),
     (
         "quant",
