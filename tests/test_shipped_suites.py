@@ -34,6 +34,7 @@ from harness.results.store import load_run
 ROOT = Path(__file__).resolve().parents[1]
 
 CALLERS = ("zoo/qwen2-caller", "zoo/mistral-caller")  # trained to call tools
+THINKER = "zoo/qwen3-thinker"  # trained to think, then answer
 SERVING_BATCHING = ("zoo/gemma3_text", "zoo/lfm2", "zoo/qwen3_moe")  # serving's batching part
 QUICK = [
     # (suite, pytest selection, embedded models it needs, expected statuses): every case of
@@ -121,6 +122,15 @@ WHOLE = [
         # mlx_lm.server (random draft, own draft)
         {Status.PASSED: 22, Status.XFAILED: 3},
     ),
+    (  # the thinker in process, on mlx_lm.server (delta.reasoning) and on llama-server
+        # (reasoning_content) thinking on and off; llama-server's <think> markup split here and
+        # its --reasoning-budget 0 (2 cases); the default tests run it in process through the
+        # scenario (tests/scenarios/test_reasoning.py): a quick part here cost 20 s of CPU
+        "reasoning",
+        ("-m", "zoo"),
+        (THINKER,),
+        {Status.PASSED: 9},
+    ),
     (
         "quant",
         ("-m", "zoo"),
@@ -184,7 +194,7 @@ def test_shipped_suite_runs(
     missing = [n for n in needs if n not in prepared]
     if missing:
         pytest.skip(f"not prepared: {', '.join(missing)} (run `mlx-harness models prepare`)")
-    if suite in ("server", "soak") and find_llama_server() is None:
+    if suite in ("server", "soak", "reasoning") and find_llama_server() is None:
         if os.environ.get("CI"):
             pytest.fail("llama-server is not built: CI's set-up (make llama-server) must build it")
         pytest.skip("llama-server is not built (run `make llama-server`)")

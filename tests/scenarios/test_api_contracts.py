@@ -120,8 +120,14 @@ def _no_call_exchange(ctx: CheckContext) -> Any:
 # plants that act only on requests running at the same time: their tokens come slowly (a
 # request lasts about half a second), so the batch's requests overlap even on a loaded machine
 OVERLAPPING = {Plant.SHARED_KV_CACHE, Plant.BATCH_LEAVES_KV, Plant.BATCH_CHECKPOINT_SWAP}
-# plants for other scenarios (cancellation, soak): no contract check is meant to catch them
-OTHER_SCENARIOS = {Plant.CANCEL_KEEPS_GENERATING, Plant.LEAK_PER_REQUEST}
+# plants for other scenarios (cancellation, soak, reasoning): no contract check is meant to
+# catch them (a reasoning sent as content leaves no markup for the reasoning check to see)
+OTHER_SCENARIOS = {
+    Plant.CANCEL_KEEPS_GENERATING,
+    Plant.LEAK_PER_REQUEST,
+    Plant.REASONING_AS_CONTENT,
+    Plant.THINK_NEVER_CLOSED,
+}
 
 
 def _run(key: str) -> tuple[str, tuple[CheckResult, ...]]:

@@ -277,7 +277,7 @@ class Engine:
                 raw = ""
             choice = {"index": 0, "text": raw, "finish_reason": self._finish(stopped, ended, False)}
             return _envelope(ident, "text_completion", choice, usage)
-        seen = split(raw, final=True)
+        seen = self._reasoning_plants(split(raw, final=True))
         if self.has(Plant.TOOL_CALL_DROPPED) and seen.calls:
             seen = replace(seen, calls=(), content="")
         message: dict[str, Any] = {"role": "assistant", "content": seen.content}
@@ -370,7 +370,9 @@ class Engine:
                 event({"content": safe[len(state.content) :]})
                 state.content = safe
             return
-        seen = split(safe, final=final, think_split=not self.has(Plant.THINK_LEAK))
+        seen = self._reasoning_plants(
+            split(safe, final=final, think_split=not self.has(Plant.THINK_LEAK))
+        )
         if self.has(Plant.TOOL_CALL_DROPPED) and seen.calls:
             seen = replace(seen, calls=(), content="")
         if len(seen.reasoning) > len(state.reasoning):
@@ -388,6 +390,15 @@ class Engine:
             state.calls.append(call)
             if self.has(Plant.TOOL_STREAM_DIFFERS):  # the whole call again, as a new one
                 self._send_call(call, len(seen.calls) + index, event)
+
+    def _reasoning_plants(self, seen: Visible) -> Visible:
+        """The reasoning as content (reasoning_as_content), or the answer as reasoning
+        (think_never_closed); both keep each part growing, so a stream stays a prefix."""
+        if self.has(Plant.REASONING_AS_CONTENT) and seen.reasoning:
+            return replace(seen, reasoning="", content=seen.reasoning + seen.content)
+        if self.has(Plant.THINK_NEVER_CLOSED) and seen.reasoning:
+            return replace(seen, reasoning=seen.reasoning + seen.content, content="")
+        return seen
 
     def _send_call(self, call: dict[str, Any], index: int, event: Callable[..., None]) -> None:
         (whole,) = self._tool_calls((call,), index)

@@ -40,6 +40,11 @@ class Plant(str, Enum):
     TOP_P_IGNORED = "top_p_ignored"
     MIN_P_IGNORED = "min_p_ignored"
     THINK_LEAK = "think_leak"  # streamed: <think>...</think> left in the content
+    # chat: the think block's text sent as content (markers dropped, no reasoning field): a
+    # reasoning stream counted as answer
+    REASONING_AS_CONTENT = "reasoning_as_content"
+    # chat: the think block never closed: the answer after </think> sent as reasoning too
+    THINK_NEVER_CLOSED = "think_never_closed"
     SHARED_KV_CACHE = "shared_kv_cache"  # concurrent requests share one generator state
     BATCH_LEAVES_KV = "batch_leaves_kv"  # a batch leaves one request's tokens for the next alone
     BATCH_CHECKPOINT_SWAP = "batch_checkpoint_swap"  # a batch caches a new prompt from another
