@@ -57,7 +57,7 @@ METAL = {
     "bug-stream-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
         {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream", "bug_tool_finish"}
-        | {"bug_tool_drop", "bug_arrays_join"},
+        | {"bug_tool_drop", "bug_arrays_join", "bug_hangup_cache"},
     ),
     "bug-stream-fixed": (
         {"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
