@@ -45,19 +45,13 @@ INSTALLED = {
         {"bug_arrays_join", "bug_tool_drop"},
     ),
     "bug-arraysjoin-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
-    # 0.26.x-0.27.x answer a tool call with finish_reason "stop": the tool-finish line holds
-    "bug-hangup-buggy": (
-        {"mlx-lm": "0.26.4", "mlx": "0.29.0"},
-        {"bug_hangup_cache", "bug_tool_finish"},
-    ),
-    "bug-hangup-fixed": ({"mlx-lm": "0.27.0", "mlx": "0.29.0"}, {"bug_tool_finish"}),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
     "bug-stream-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
         {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream", "bug_tool_finish"}
-        | {"bug_tool_drop", "bug_arrays_join", "bug_hangup_cache"},
+        | {"bug_tool_drop", "bug_arrays_join"},
     ),
     "bug-stream-fixed": (
         {"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
