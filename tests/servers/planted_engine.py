@@ -32,6 +32,8 @@ from tests.servers.toy_model import (
 )
 
 CACHE_ENTRIES = 64
+LONG_PROMPT_PIECES = 150  # join_mid_prompt: a prompt this long takes prefill steps
+JOIN_WAIT_S = 2.0  # join_mid_prompt: how long a long prompt's prefill waits for a joiner
 LEAK_BYTES = 1 << 20  # leak_per_request: what each request keeps
 _CALL = re.compile(r"\s*" + re.escape(CALL_START) + r"\s*(.*?)\s*" + re.escape(CALL_END), re.DOTALL)
 
@@ -111,6 +113,8 @@ class Engine:
     spin: bool = False  # each token's delay spent computing, not asleep
     decoded: int = 0  # tokens generated so far, every request (llama-server's n_decode_total)
     leaked: list[bytes] = field(default_factory=list)  # leak_per_request: never freed
+    # join_mid_prompt: the long prompt in prefill now, and its event set when a request joins
+    processing: tuple[list[str], threading.Event] | None = None
 
     def _delay(self) -> None:
         """A token's time: asleep, or computing (``spin``: the CPU busy, as a real engine's)."""
@@ -137,6 +141,26 @@ class Engine:
             return self.plant in (plant, Plant.TOOL_CALL_DROPPED_EVERYWHERE)
         return self.plant is plant
 
+    def process_prompt(self, request: Request, keepalive: Callable[[], None]) -> None:
+        """join_mid_prompt: a long prompt's prefill, with a keep-alive comment first (as
+        mlx_lm.server writes one while it processes a prompt), lasts until another request
+        joins it (or ``JOIN_WAIT_S``): the order the bug needs, without a timing race. A prompt
+        already cached (asked before) has no prefill to join."""
+        if not self.has(Plant.JOIN_MID_PROMPT):
+            return
+        pieces = pieces_of(self.tokenizer, request.prompt)
+        if len(pieces) < LONG_PROMPT_PIECES or tuple(pieces) in self.cache:
+            return  # short, or cached: no prefill to join
+        joined = threading.Event()
+        with self.lock:
+            self.processing = (pieces, joined)
+        try:
+            keepalive()
+            joined.wait(JOIN_WAIT_S)
+        finally:
+            with self.lock:
+                self.processing = None
+
     # -- one request -----------------------------------------------------------------------
 
     def _prepare(self, request: Request) -> tuple[list[str], int, KV, random.Random, Any]:
@@ -155,6 +179,9 @@ class Engine:
             own = pieces
             if self.has(Plant.BATCH_CHECKPOINT_SWAP):
                 own = self._checkpoint_swap(key, pieces)
+            if self.processing is not None:  # join_mid_prompt: from the prompt in prefill
+                own = [*self.processing[0], *pieces]
+                self.processing[1].set()
             if key in self.cache:
                 self.cache.remove(key)
             self.cache = [*self.cache, key][-CACHE_ENTRIES:]
