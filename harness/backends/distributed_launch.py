@@ -1,0 +1,154 @@
+"""Run one world size as its own ``mlx.launch`` process group and read back each rank's result.
+
+``mlx.launch`` starts the ranks (``--hosts 127.0.0.1 -n N`` for a local ring, or the suite's
+hostfile for a real cluster: ring over Ethernet, JACCL over Thunderbolt RDMA, the same API); each
+rank runs ``python -m <rank module> JOB_DIR`` and writes ``rank-<r>.json`` there (on a cluster
+the job folder must be one every host sees at the same path). No process outlives the run, as
+the server processes (:mod:`harness.backends.server_process`): ``mlx.launch`` gets a process
+group of its own, killed whole (SIGTERM, then SIGKILL) on the time limit, on Ctrl-C and on any
+error here; the kernel kills it when the worker dies (``PR_SET_PDEATHSIG``), and every rank
+exits when its launcher or the worker is gone. A rank with no result (it died, or hung past the
+limit) is named in one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.backends.distributed_types import RankJob, RankResult, read_rank
+from harness.backends.server_process import _die_with_parent, free_port, log_tail
+
+RANK_MODULE = "harness.backends.distributed_rank"
+STOP_GRACE_S = 5.0
+LOG_LINES = 2
+
+
+def launcher() -> str:
+    """The ``mlx.launch`` beside this Python (the one the harness runs in)."""
+    found = Path(sys.executable).with_name("mlx.launch")
+    return str(found) if found.exists() else "mlx.launch"
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """One world size: ``world_size`` ranks, by ``backend`` (ring, jaccl, ...), on the hosts of
+    ``hostfile`` (None: all on this machine, ring over loopback)."""
+
+    world_size: int
+    backend: str = "ring"
+    hostfile: Path | None = None
+    rank_module: str = RANK_MODULE
+
+    def argv(self, job_dir: Path) -> tuple[str, ...]:
+        where: tuple[str, ...]
+        if self.hostfile is not None:
+            where = ("--hostfile", str(self.hostfile))
+        else:
+            where = ("--hosts", "127.0.0.1", "-n", str(self.world_size))
+        port = ("--starting-port", str(free_port())) if self.backend == "ring" else ()
+        return (
+            launcher(),
+            "--backend",
+            self.backend,
+            *where,
+            *port,
+            "--env",
+            f"MLX_HARNESS_DIST_BACKEND={self.backend}",
+            "--",
+            sys.executable,
+            "-m",
+            self.rank_module,
+            str(job_dir),
+        )
+
+
+@dataclass(frozen=True)
+class LaunchOutcome:
+    """Each rank's result (None: it wrote none), how the launcher ended, and the one line that
+    names the ranks with no result (empty when every rank answered)."""
+
+    results: tuple[RankResult | None, ...]
+    exit_code: int | None
+    timed_out: bool
+    wall_s: float
+    problem: str
+
+    @property
+    def complete(self) -> bool:
+        return all(r is not None for r in self.results)
+
+
+def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
+    """SIGTERM to the launcher's whole group, then SIGKILL after ``grace_s``."""
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        if wait_s is None:
+            break
+        try:
+            proc.wait(timeout=wait_s)
+            # the launcher is gone; its ranks may linger a moment: the group is killed anyway
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
+
+
+def _missing_line(
+    missing: Sequence[int], timed_out: bool, timeout_s: float, code: int | None, log: Path
+) -> str:
+    names = ", ".join(str(r) for r in missing)
+    who = f"rank {names}" if len(missing) == 1 else f"ranks {names}"
+    if timed_out:
+        how = f"hung: no result within {timeout_s:g} s (the group was killed)"
+    elif code is not None and code < 0:
+        how = f"died: mlx.launch killed by signal {-code}"
+    else:
+        how = f"died: no result (mlx.launch exited with code {code})"
+    tail = log_tail(log, LOG_LINES)
+    return f"{who} {how}" + (f"; log: {tail}" if tail else "")
+
+
+def launch(
+    plan: LaunchPlan, job: RankJob, job_dir: Path, log_path: Path, timeout_s: float
+) -> LaunchOutcome:
+    """Run ``job`` on ``plan``'s ranks and wait (at most ``timeout_s``) for their results."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "job.json").write_text(json.dumps(job.to_json()))
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = plan.argv(job_dir)
+    start = time.perf_counter()
+    timed_out = False
+    with log_path.open("ab") as log:
+        log.write(f"$ {' '.join(argv)}\n".encode())
+        log.flush()
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a group of its own: killed whole, ranks included
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:  # the time limit, Ctrl-C, SIGTERM turned into an exception, any error
+            _kill_group(proc)
+    wall_s = time.perf_counter() - start
+    results = tuple(read_rank(job_dir, r) for r in range(plan.world_size))
+    missing = [r for r, found in enumerate(results) if found is None]
+    problem = (
+        _missing_line(missing, timed_out, timeout_s, proc.returncode, log_path) if missing else ""
+    )
+    return LaunchOutcome(results, proc.returncode, timed_out, wall_s, problem)
