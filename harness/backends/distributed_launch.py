@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,6 +31,8 @@ from harness.backends.server_process import _die_with_parent, free_port, log_tai
 RANK_MODULE = "harness.backends.distributed_rank"
 STOP_GRACE_S = 5.0
 LOG_LINES = 2
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+NODE_EXIT = re.compile(r"Node with rank (\d+) (exited with code -?\d+|was killed)")
 
 
 def launcher() -> str:
@@ -103,18 +106,34 @@ def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) ->
         proc.wait(timeout=grace_s)
 
 
+def first_exit(log_text: str) -> tuple[int, str] | None:
+    """The rank mlx.launch saw end first with an error, and how (``exited with code 7``,
+    ``was killed``): the one that brought the group down, the others being stopped after it."""
+    found = NODE_EXIT.search(ANSI.sub("", log_text))
+    return (int(found.group(1)), found.group(2)) if found else None
+
+
 def _missing_line(
     missing: Sequence[int], timed_out: bool, timeout_s: float, code: int | None, log: Path
 ) -> str:
     names = ", ".join(str(r) for r in missing)
     who = f"rank {names}" if len(missing) == 1 else f"ranks {names}"
+    with contextlib.suppress(OSError):
+        culprit = None if timed_out else first_exit(log.read_text(errors="replace"))
+        if culprit is not None:
+            rank, how = culprit
+            others = [r for r in missing if r != rank]
+            stopped = (
+                f"; then mlx.launch stopped rank {', '.join(map(str, others))}" if others else ""
+            )
+            return f"rank {rank} died: it {how} before its result{stopped}"
     if timed_out:
         how = f"hung: no result within {timeout_s:g} s (the group was killed)"
     elif code is not None and code < 0:
         how = f"died: mlx.launch killed by signal {-code}"
     else:
         how = f"died: no result (mlx.launch exited with code {code})"
-    tail = log_tail(log, LOG_LINES)
+    tail = ANSI.sub("", log_tail(log, LOG_LINES))
     return f"{who} {how}" + (f"; log: {tail}" if tail else "")
 
 

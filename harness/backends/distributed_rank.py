@@ -23,6 +23,7 @@ import statistics
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,9 @@ def measure_link(group: Any, sizes: tuple[int, ...], iterations: int) -> list[Li
     for size in sizes:
         buffer = mx.ones((max(size // 4, 1),), dtype=mx.float32)
         mx.eval(buffer)
-        seconds = _timed(lambda b=buffer: mx.eval(mx.distributed.all_sum(b, group=group)), iterations)
+        seconds = _timed(
+            lambda b=buffer: mx.eval(mx.distributed.all_sum(b, group=group)), iterations
+        )
         found.append(LinkFigure("all_sum", size, seconds, size / seconds if seconds > 0 else 0.0))
     for size in sizes:
         buffer = mx.ones((max(size // 4, 1),), dtype=mx.float32)
@@ -119,7 +122,7 @@ def split_model(model: Any, split: Split, group: Any) -> str | None:
             return f"mlx-lm's {kind} has no shard(group) (tensor parallelism)"
         model.shard(group)
         return None
-    inner = getattr(model, "model", None)
+    inner: Any = getattr(model, "model", None)
     if not hasattr(inner, "pipeline"):
         return f"mlx-lm's {kind} has no model.pipeline(group) (pipeline parallelism)"
     layers = len(inner.layers)
@@ -129,7 +132,9 @@ def split_model(model: Any, split: Split, group: Any) -> str | None:
     return None
 
 
-def _generate(model: Any, prompt: tuple[int, ...], max_tokens: int) -> tuple[list[int], float, float]:
+def _generate(
+    model: Any, prompt: tuple[int, ...], max_tokens: int
+) -> tuple[list[int], float, float]:
     import mlx.core as mx
     from mlx_lm.generate import generate_step
 
@@ -148,18 +153,19 @@ def run_rank(job: RankJob, out_dir: Path) -> RankResult:
 
     group = mx.distributed.init()
     rank, size = group.rank(), group.size()
-    base = {"rank": rank, "world_size": size, "split": job.split, "host": socket.gethostname()}
     backend = os.environ.get("MLX_HARNESS_DIST_BACKEND", "")
+    base = RankResult(
+        rank, size, job.split, RankStatus.OK, backend=backend, host=socket.gethostname()
+    )
     try:
         link = measure_link(group, job.link_sizes_bytes, job.link_iterations)
-        from mlx_lm.utils import load_model, load_tokenizer
+        from mlx_lm.utils import load_model
 
         start = time.perf_counter()
-        model, config = load_model(Path(job.model_path), lazy=True, strict=False)
-        load_tokenizer(Path(job.model_path), eos_token_ids=config.get("eos_token_id"))
+        model, _config = load_model(Path(job.model_path), lazy=True, strict=False)
         why = split_model(model, job.split, group)
         if why is not None:
-            return RankResult(**base, status=RankStatus.NOT_APPLICABLE, reason=why, link=tuple(link))
+            return replace(base, status=RankStatus.NOT_APPLICABLE, reason=why, link=tuple(link))
         mx.eval(model.parameters())
         if size > 1:
             mx.eval(mx.distributed.all_sum(mx.array(1.0), group=group))
@@ -172,18 +178,16 @@ def run_rank(job: RankJob, out_dir: Path) -> RankResult:
                 runs.append(
                     PromptRun(p, index >= job.warmup, tuple(tokens), ttft, total, len(prompt))
                 )
-        return RankResult(
-            **base,
-            status=RankStatus.OK,
-            backend=backend,
+        return replace(
+            base,
             load_s=load_s,
             link=tuple(link),
             runs=tuple(runs),
             peak_memory_bytes=int(mx.get_peak_memory()),
             rss_bytes=_rss_bytes(),
         )
-    except Exception as exc:  # noqa: BLE001 - the rank reports its error as one line
-        return RankResult(**base, status=RankStatus.ERROR, reason=exception_line(exc))
+    except Exception as exc:
+        return replace(base, status=RankStatus.ERROR, reason=exception_line(exc))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,20 +29,28 @@ def identical_outputs(
         seen = "two prompts gave the same greedy tokens in one process"
         return CheckVerdict(CHECK, CheckStatus.UNJUDGED, independence_line(seen))
     compared = 0
+    wrong: dict[tuple[int, int, str, str], list[int]] = {}  # (prompt, at, got, want)
     for result in ranks:
         for run in result.runs:
             expected = reference[run.prompt]
             at = first_difference(expected, run.tokens)
             compared += 1
             if at is not None:
-                got = run.tokens[at] if at < len(run.tokens) else "none"
-                want = expected[at] if at < len(expected) else "none"
-                return CheckVerdict(
-                    CHECK,
-                    CheckStatus.FAIL,
-                    f"rank {result.rank} of {result.world_size} ({result.split.value}), prompt "
-                    f"{run.prompt}: greedy token {at} is {got}, one process gives {want}",
-                )
+                got = str(run.tokens[at]) if at < len(run.tokens) else "none"
+                want = str(expected[at]) if at < len(expected) else "none"
+                named = wrong.setdefault((run.prompt, at, got, want), [])
+                if result.rank not in named:
+                    named.append(result.rank)
+    if wrong:
+        (prompt, at, got, want), which = min(wrong.items(), key=lambda kv: kv[0][:2])
+        first = ranks[0]
+        who = f"rank {which[0]}" if len(which) == 1 else f"ranks {', '.join(map(str, which))}"
+        return CheckVerdict(
+            CHECK,
+            CheckStatus.FAIL,
+            f"{who} of {first.world_size} ({first.split.value}), prompt {prompt}: greedy token "
+            f"{at} is {got}, one process gives {want}",
+        )
     if not compared:
         return CheckVerdict(CHECK, CheckStatus.UNJUDGED, "not judged: no rank ran a prompt")
     return CheckVerdict(

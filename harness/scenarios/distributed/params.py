@@ -58,8 +58,7 @@ class DistributedParams(Params):
             )
         if self.world_size > 1 and self.split == "none":
             raise value_error(
-                f"world_size {self.world_size} with split none runs the whole model on every "
-                "rank",
+                f"world_size {self.world_size} with split none runs the whole model on every rank",
                 "set split: tensor or pipeline",
             )
         return self

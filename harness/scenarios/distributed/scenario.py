@@ -72,7 +72,9 @@ def _model_folder(model: object) -> Path | None:
     return Path(path) if isinstance(path, str | Path) else None
 
 
-def _single(model: LoadedModel, prompt: list[int], max_tokens: int) -> tuple[list[int], float, float]:
+def _single(
+    model: LoadedModel, prompt: list[int], max_tokens: int
+) -> tuple[list[int], float, float]:
     tokens: list[int] = []
     start = time.perf_counter()
     first = 0.0
