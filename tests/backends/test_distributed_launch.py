@@ -5,6 +5,10 @@ here are a stand-in (tests/backends/distributed_fake_rank.py) started by the rea
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -28,11 +32,11 @@ def _gone(pid: int) -> bool:
         return True
 
 
-# (mode, time limit, what the line says; "" when every rank answered)
+# (mode, time limit, what the line says; "" when every rank answered); every rank answering
+# is the real ranks' case (tests/scenarios/test_distributed.py)
 CASES = [
-    ("ok", 60.0, ""),
     ("die1", 60.0, "rank 1 died: it exited with code 7 before its result; then mlx.launch"),
-    ("hang1", 4.0, "hung: no result within 4 s (the group was killed)"),
+    ("hang1", 8.0, "hung: no result within 8 s (the group was killed)"),
 ]
 
 
@@ -64,3 +68,33 @@ def test_a_hostfile_replaces_the_local_hosts(tmp_path: Path) -> None:
     assert argv[argv.index("--backend") + 1] == "jaccl"
     local = LaunchPlan(2).argv(tmp_path)
     assert local[local.index("-n") + 1] == "2" and "--starting-port" in local
+
+
+WORKER = """
+import os, sys
+from pathlib import Path
+from harness.backends.distributed_launch import LaunchPlan, launch
+from harness.backends.distributed_types import RankJob, Split
+job = RankJob("/nowhere", Split.TENSOR, ((1, 2),), 2, 0, 1, (4096,), 1, os.getpid())
+out = Path(sys.argv[1])
+launch(LaunchPlan(2, rank_module=sys.argv[2]), job, out, out / "launch.log", 600)
+"""
+
+
+def test_no_rank_outlives_a_killed_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker that launched the world is killed (SIGKILL: no clean-up of its own runs):
+    the launcher and every rank go with it."""
+    monkeypatch.setenv("FAKE_RANK_MODE", "hang")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(tmp_path), FAKE], cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("pid-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    pids = [int(p.read_text()) for p in tmp_path.glob("pid-*")]
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    assert len(pids) == 2
+    deadline = time.monotonic() + 30
+    while not all(_gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert all(_gone(pid) for pid in pids)

@@ -171,13 +171,15 @@ class DistributedScenario(BaseScenario[DistributedParams]):
         reference: list[list[int]] = [[] for _ in prompts]
         runs = []
         for index in range(ctx.warmup + ctx.repeats):
+            made = 0
             for p, prompt in enumerate(prompts):
                 tokens, ttft, total = _single(model, prompt, params.gen_tokens)
-                ctx.run_done(len(tokens))
+                made += len(tokens)
                 reference[p] = reference[p] or tokens
                 runs.append(
                     PromptRun(p, index >= ctx.warmup, tuple(tokens), ttft, total, len(prompt))
                 )
+            ctx.run_done(made)  # one run: every prompt once
         return reference, runs
 
     def _judge(
