@@ -6,8 +6,14 @@ rank runs ``python -m <rank module> JOB_DIR`` and writes ``rank-<r>.json`` there
 the job folder must be one every host sees at the same path). No process outlives the run, as
 the server processes (:mod:`harness.backends.server_process`): ``mlx.launch`` gets a process
 group of its own, killed whole (SIGTERM, then SIGKILL) on the time limit, on Ctrl-C and on any
-error here; the kernel kills it when the worker dies (``PR_SET_PDEATHSIG``), and every rank
-exits when its launcher or the worker is gone. A rank with no result (it died, or hung past the
+error here; the kernel kills it when the worker dies (``PR_SET_PDEATHSIG``, set by this module
+run as ``python -m harness.backends.distributed_launch -- ARGV``, which then execs ``ARGV``),
+and every rank exits when its launcher or the worker is gone.
+
+No ``preexec_fn``: a worker that has run MLX holds OpenBLAS threads, and a plain ``fork`` runs
+OpenBLAS's at-fork handler, which waited forever on them (seen: the worker hung in
+``blas_thread_shutdown_``); without one, Python starts the child by ``vfork``, which runs no
+at-fork handler. A rank with no result (it died, or hung past the
 limit) is named in one line.
 """
 
@@ -29,6 +35,7 @@ from harness.backends.distributed_types import RankJob, RankResult, read_rank
 from harness.backends.server_process import _die_with_parent, free_port, log_tail
 
 RANK_MODULE = "harness.backends.distributed_rank"
+GUARD_MODULE = "harness.backends.distributed_launch"  # sets the parent-death signal, then execs
 STOP_GRACE_S = 5.0
 LOG_LINES = 2
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -59,6 +66,10 @@ class LaunchPlan:
             where = ("--hosts", "127.0.0.1", "-n", str(self.world_size))
         port = ("--starting-port", str(free_port())) if self.backend == "ring" else ()
         return (
+            sys.executable,
+            "-m",
+            GUARD_MODULE,
+            "--",
             launcher(),
             "--backend",
             self.backend,
@@ -156,7 +167,6 @@ def launch(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a group of its own: killed whole, ranks included
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         try:
             proc.wait(timeout=timeout_s)
@@ -171,3 +181,21 @@ def launch(
         _missing_line(missing, timed_out, timeout_s, proc.returncode, log_path) if missing else ""
     )
     return LaunchOutcome(results, proc.returncode, timed_out, wall_s, problem)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m harness.backends.distributed_launch -- ARGV``: die with the parent (the
+    worker), then become ``ARGV`` (the parent-death signal survives ``exec``)."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--"]:
+        args = args[1:]
+    if not args:
+        print("usage: python -m harness.backends.distributed_launch -- ARGV", file=sys.stderr)
+        return 2
+    _die_with_parent()
+    os.execvp(args[0], args)
+    return 1  # pragma: no cover - exec does not return
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -64,6 +64,7 @@ def test_each_rank_answers_or_is_named(
 
 def test_a_hostfile_replaces_the_local_hosts(tmp_path: Path) -> None:
     argv = LaunchPlan(2, "jaccl", tmp_path / "hosts.json").argv(tmp_path)
+    assert argv[1:4] == ("-m", "harness.backends.distributed_launch", "--")  # the guard
     assert "--hostfile" in argv and "--hosts" not in argv and "--starting-port" not in argv
     assert argv[argv.index("--backend") + 1] == "jaccl"
     local = LaunchPlan(2).argv(tmp_path)
