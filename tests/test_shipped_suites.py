@@ -131,8 +131,7 @@ WHOLE = [
         ("zoo/llama", "zoo/qwen2", "smollm2-135m-instruct-f32"),  # the suite names SmolLM2 too
         # tensor x2 on llama and qwen2, pipeline x2 on qwen2 (mlx.launch, ring over loopback:
         # 2.5 min on 2 cores); skipped: pipeline on llama (n/a: mlx-lm's llama has none). The
-        # planted break (a perturbed shard) runs in every make test: tests/scenarios/
-        # test_distributed.py
+        # planted break (a perturbed shard) is nightly too: tests/scenarios/test_distributed.py
         {Status.PASSED: 3, Status.SKIPPED: 1},
     ),
     (

@@ -198,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     _die_with_parent()
     out_dir = Path(args[0])
     job = RankJob.from_json(json.loads((out_dir / "job.json").read_text()))
-    _watch(job.watch_pid)
+    if job.watch_host in ("", socket.gethostname()):  # the pid means nothing on another host
+        _watch(job.watch_pid)
     result = run_rank(job, out_dir)
     write_rank(out_dir, result)
     return 0 if result.status is not RankStatus.ERROR else 1

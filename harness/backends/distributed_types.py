@@ -134,7 +134,8 @@ class RankJob:
     repeats: int
     link_sizes_bytes: tuple[int, ...]
     link_iterations: int
-    watch_pid: int  # the parent: a rank exits when it is gone
+    watch_pid: int  # the parent: a rank on its host exits when it is gone
+    watch_host: str = ""  # the parent's host name (a rank elsewhere watches its launcher only)
 
     def to_json(self) -> dict[str, Any]:
         found = asdict(self)
@@ -153,4 +154,5 @@ class RankJob:
             link_sizes_bytes=tuple(int(s) for s in data["link_sizes_bytes"]),
             link_iterations=int(data["link_iterations"]),
             watch_pid=int(data["watch_pid"]),
+            watch_host=str(data.get("watch_host", "")),
         )

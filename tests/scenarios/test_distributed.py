@@ -105,6 +105,7 @@ def test_hostfile_is_read_or_refused_in_one_line(
 
 
 @pytest.mark.real_model
+@pytest.mark.nightly  # two real ranks (mlx-lm imported in each): 30-46 s on this shared 2-core box
 def test_a_perturbed_shard_on_one_rank_fails_the_identical_output_check(
     tiny_llama: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

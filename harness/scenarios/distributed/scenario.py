@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -146,6 +147,7 @@ class DistributedScenario(BaseScenario[DistributedParams]):
             link_sizes_bytes=params.link_sizes_bytes,
             link_iterations=params.link_iterations,
             watch_pid=os.getpid(),
+            watch_host=socket.gethostname(),
         )
         plan = LaunchPlan(params.world_size, params.backend, hostfile)
         limit = params.launch_timeout_s
