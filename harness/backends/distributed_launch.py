@@ -124,6 +124,16 @@ def first_exit(log_text: str) -> tuple[int, str] | None:
     return (int(found.group(1)), found.group(2)) if found else None
 
 
+def _said(log: Path) -> str:
+    """The last line the ranks wrote besides mlx.launch's own warnings (an error's last line)."""
+    try:
+        lines = ANSI.sub("", log.read_text(errors="replace")).splitlines()
+    except OSError:
+        return ""
+    kept = [ln.strip() for ln in lines[1:] if ln.strip() and not NODE_EXIT.search(ln)]
+    return kept[-1][:300] if kept else ""
+
+
 def _missing_line(
     missing: Sequence[int], timed_out: bool, timeout_s: float, code: int | None, log: Path
 ) -> str:
@@ -137,7 +147,10 @@ def _missing_line(
             stopped = (
                 f"; then mlx.launch stopped rank {', '.join(map(str, others))}" if others else ""
             )
-            return f"rank {rank} died: it {how} before its result{stopped}"
+            said = _said(log)
+            return f"rank {rank} died: it {how} before its result{stopped}" + (
+                f"; log: {said}" if said else ""
+            )
     if timed_out:
         how = f"hung: no result within {timeout_s:g} s (the group was killed)"
     elif code is not None and code < 0:

@@ -148,12 +148,27 @@ def _generate(
     return tokens, first, time.perf_counter() - start
 
 
+def _drop_empty_hostfile() -> None:
+    """mlx.launch gives a ring of one an empty hostfile, which ``mx.distributed.init`` cannot
+    parse: a group of one needs none."""
+    path = os.environ.get("MLX_HOSTFILE")
+    with contextlib.suppress(OSError):
+        if path is not None and not Path(path).read_text().strip():
+            del os.environ["MLX_HOSTFILE"]
+
+
 def run_rank(job: RankJob, out_dir: Path) -> RankResult:
     import mlx.core as mx
 
-    group = mx.distributed.init()
-    rank, size = group.rank(), group.size()
     backend = os.environ.get("MLX_HARNESS_DIST_BACKEND", "")
+    rank = int(os.environ.get("MLX_RANK", "0"))
+    try:
+        _drop_empty_hostfile()
+        group = mx.distributed.init()
+    except Exception as exc:  # the group could not form: said in the rank's own result
+        line = f"mx.distributed.init: {exception_line(exc)}"
+        return RankResult(rank, 0, job.split, RankStatus.ERROR, line, backend, socket.gethostname())
+    rank, size = group.rank(), group.size()
     base = RankResult(
         rank, size, job.split, RankStatus.OK, backend=backend, host=socket.gethostname()
     )
