@@ -136,7 +136,6 @@ class DistributedScenario(BaseScenario[DistributedParams]):
                 )
         first = text_prompt(model, params.prompt_tokens)
         prompts = [first, foreign_prompt(first, len(first), model.vocab_size())]
-        reference, single = self._single(ctx, model, prompts, params)
         job = RankJob(
             model_path=str(folder),
             split=params.split_kind,
@@ -160,7 +159,12 @@ class DistributedScenario(BaseScenario[DistributedParams]):
         with tempfile.TemporaryDirectory(prefix="mlx-harness-dist-", dir=shared) as tmp:
             job_dir = Path(tmp)
             outcome = launch(plan, job, job_dir, job_dir / "launch.log", limit)
-        return self._judge(params, reference, single, outcome)
+        artifacts = _artifacts(params, outcome)
+        settled = _settled(params, outcome, artifacts)
+        if settled is not None:  # n/a, a rank's error, or a rank that died: no reference needed
+            return settled
+        reference, single = self._single(ctx, model, prompts, params)
+        return self._judge(reference, single, outcome, artifacts)
 
     def _single(
         self,
@@ -186,31 +190,13 @@ class DistributedScenario(BaseScenario[DistributedParams]):
 
     def _judge(
         self,
-        params: DistributedParams,
         reference: list[list[int]],
         single: list[PromptRun],
         outcome: LaunchOutcome,
+        artifacts: dict[str, Any],
     ) -> ScenarioOutput:
         results = [r for r in outcome.results if r is not None]
-        artifacts: dict[str, Any] = {
-            "world_size": params.world_size,
-            "split": params.split,
-            "backend": params.backend,
-            "hosts": "hostfile" if params.hostfile else "localhost",
-            "launch_wall_s": round(outcome.wall_s, 3),
-            "reference_tokens": reference,
-            "ranks": [_rank_facts(r) for r in results],
-        }
-        errors = [r for r in results if r.status is RankStatus.ERROR]
-        if errors:
-            raise BackendError(f"rank {errors[0].rank}: {errors[0].reason}")
-        skipped = [r for r in results if r.status is RankStatus.NOT_APPLICABLE]
-        if skipped:
-            return ScenarioOutput(
-                (), artifacts, skip_reason=f"{NOT_APPLICABLE}: {params.split}: {skipped[0].reason}"
-            )
-        if outcome.problem:
-            return ScenarioOutput((), artifacts, failures=(outcome.problem,))
+        artifacts["reference_tokens"] = reference
         verdict = identical_outputs(reference, results)
         rank0 = next(r for r in results if r.rank == 0)
         dist, one = _samples(list(rank0.runs)), _samples(single)
@@ -229,6 +215,35 @@ class DistributedScenario(BaseScenario[DistributedParams]):
         artifacts["identical_output"] = verdict.reason
         failures = (verdict.reason,) if verdict.status is CheckStatus.FAIL else ()
         return ScenarioOutput(tuple(metrics), artifacts, failures=failures, checks=(verdict,))
+
+
+def _artifacts(params: DistributedParams, outcome: LaunchOutcome) -> dict[str, Any]:
+    return {
+        "world_size": params.world_size,
+        "split": params.split,
+        "backend": params.backend,
+        "hosts": "hostfile" if params.hostfile else "localhost",
+        "launch_wall_s": round(outcome.wall_s, 3),
+        "ranks": [_rank_facts(r) for r in outcome.results if r is not None],
+    }
+
+
+def _settled(
+    params: DistributedParams, outcome: LaunchOutcome, artifacts: dict[str, Any]
+) -> ScenarioOutput | None:
+    """The case's end when the ranks decide it alone: a rank's own error (errored), a split
+    the model lacks (n/a), a rank with no result (failed); None: every rank ran."""
+    results = [r for r in outcome.results if r is not None]
+    errors = [r for r in results if r.status is RankStatus.ERROR]
+    if errors:
+        raise BackendError(f"rank {errors[0].rank}: {errors[0].reason}")
+    skipped = [r for r in results if r.status is RankStatus.NOT_APPLICABLE]
+    if skipped:
+        why = f"{NOT_APPLICABLE}: {params.split}: {skipped[0].reason}"
+        return ScenarioOutput((), artifacts, skip_reason=why)
+    if outcome.problem:
+        return ScenarioOutput((), artifacts, failures=(outcome.problem,))
+    return None
 
 
 def _rank_facts(result: RankResult) -> dict[str, Any]:
