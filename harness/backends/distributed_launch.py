@@ -3,23 +3,25 @@
 ``mlx.launch`` starts the ranks (``--hosts 127.0.0.1 -n N`` for a local ring, or the suite's
 hostfile for a real cluster: ring over Ethernet, JACCL over Thunderbolt RDMA, the same API); each
 rank runs ``python -m <rank module> JOB_DIR`` and writes ``rank-<r>.json`` there (on a cluster
-the job folder must be one every host sees at the same path). No process outlives the run, as
-the server processes (:mod:`harness.backends.server_process`): ``mlx.launch`` gets a process
-group of its own, killed whole (SIGTERM, then SIGKILL) on the time limit, on Ctrl-C and on any
-error here; the kernel kills it when the worker dies (``PR_SET_PDEATHSIG``, set by this module
-run as ``python -m harness.backends.distributed_launch -- ARGV``, which then execs ``ARGV``),
-and every rank exits when its launcher or the worker is gone.
+the job folder must be one every host sees at the same path). A rank with no result (it died,
+or hung past the limit) is named in one line.
 
-``mlx.launch`` forwards its stdin to the ranks, polling it every 0.1 s with ``select``: given
-``/dev/null`` (always readable, at its end) that loop never waits and took a third of a core
-of the 2 the ranks ran on; a pipe held open and never written makes it wait. (Its per-rank threads still poll the
-ranks' stdin, always writable, without waiting: about 13% of a core for 2 ranks here.)
+No process outlives the run, as the server processes (:mod:`harness.backends.server_process`):
+``mlx.launch`` gets a process group of its own, killed whole (SIGTERM, then SIGKILL) on the
+time limit, on Ctrl-C and on any error here; the kernel kills it when the worker dies
+(``PR_SET_PDEATHSIG``, set by this module run as ``python -m harness.backends.distributed_launch
+-- ARGV``, which then execs ``ARGV``), and every rank exits when its launcher or the worker is
+gone.
 
 No ``preexec_fn``: a worker that has run MLX holds OpenBLAS threads, and a plain ``fork`` runs
 OpenBLAS's at-fork handler, which waited forever on them (seen: the worker hung in
 ``blas_thread_shutdown_``); without one, Python starts the child by ``vfork``, which runs no
-at-fork handler. A rank with no result (it died, or hung past the
-limit) is named in one line.
+at-fork handler.
+
+``mlx.launch`` forwards its stdin to the ranks, polling it every 0.1 s with ``select``: given
+``/dev/null`` (always readable, at its end) that loop never waits; a pipe held open and never
+written makes it wait. Its per-rank threads still poll the ranks' stdin (always writable)
+without waiting: about 13% of a core for 2 ranks on this 2-core box.
 """
 
 from __future__ import annotations
