@@ -45,6 +45,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "soak": "harness.scenarios.soak:SCENARIO",
         "quant_sweep": "harness.scenarios.quant_sweep:SCENARIO",
         "reasoning": "harness.scenarios.reasoning:SCENARIO",
+        "distributed": "harness.scenarios.distributed:SCENARIO",
     },
     group="mlx_harness.scenarios",
     missing=missing_parts,

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harness.core.check_types import CheckStatus, CheckVerdict
 from harness.core.preflight_types import (
     ContextSource,
     FindingRecord,
@@ -558,6 +559,37 @@ def _served_cases(text: str) -> list[CaseResult]:
             artifacts={
                 "trace": {"file": text, "format": text, "requests": 7, "of": text},
                 "speedup": 2.0,
+            },
+        ),
+        _case(
+            text,
+            "distributed",
+            Status.FAILED,
+            reason=text,
+            metrics=(
+                _metric("distributed.prefill_tps", Unit.TOKENS_PER_SECOND, 100.0, 110.0),
+                _metric("distributed.rank_peak_memory_bytes", Unit.BYTES, 4096.0),
+            ),
+            checks=(CheckVerdict("identical_output", CheckStatus.FAIL, text),),
+            # a rank's host and reason come from the ranks (a hostfile's names): shown as given
+            artifacts={
+                "split": text,
+                "world_size": 2,
+                "hosts": text,
+                "ranks": [
+                    {
+                        "rank": 1,
+                        "host": text,
+                        "status": text,
+                        "reason": text,
+                        "peak_memory_bytes": 4096,
+                        "rss_bytes": 1 << 20,
+                        "link": [
+                            {"op": "all_sum", "size_bytes": 4096, "bytes_per_s": 1e6},
+                            {"op": text, "size_bytes": 4096, "bytes_per_s": text},
+                        ],
+                    }
+                ],
             },
         ),
         _case(

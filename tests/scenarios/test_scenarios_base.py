@@ -14,6 +14,7 @@ from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioConte
 from harness.scenarios.batch_generate import BatchGenerateParams
 from harness.scenarios.cancellation import CancellationParams
 from harness.scenarios.context_limit import ContextLimitParams
+from harness.scenarios.distributed import DistributedParams
 from harness.scenarios.greedy_text import GreedyTextParams
 from harness.scenarios.http_prompt_cache import HttpPromptCacheParams
 from harness.scenarios.http_speculative import HttpSpeculativeParams
@@ -63,6 +64,7 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
      {TEXT, BackendCapability.BATCH_GENERATION}),
     ("quant_sweep", QuantSweepParams, {Capability.TEXT},
      {TEXT, BackendCapability.WEIGHT_QUANTIZATION}),
+    ("distributed", DistributedParams, {Capability.TEXT}, {TEXT}),
     # in process (constrained decoding) or served (HTTP): either will do, checked when it runs
     ("structured_output", StructuredOutputParams, set(), set()),
     # in process (a prompt cache) or served (HTTP): either will do, checked when it runs
