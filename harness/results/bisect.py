@@ -107,10 +107,17 @@ def measurement_of(
     """The single case of ``run``: its status and ``metric``'s samples, or with ``check``
     its status and that named check's verdict."""
     results = [r for r in run.results if r.status is not Status.SKIPPED]
-    if len(results) != 1:
-        ids = ", ".join(r.case_id for r in run.results[:3]) or "none"
+    skipped = [r for r in run.results if r.status is Status.SKIPPED]
+    if not results and skipped:  # the case cannot run at this version: no step to judge
+        first = skipped[0]
         raise BisectError(
-            f"bisect needs exactly one case, the run has {len(run.results)} ({ids}); "
+            f"case {first.case_id} was skipped at {version} ({first.reason or 'no reason'}); "
+            "give --good and --bad versions where it runs"
+        )
+    if len(results) != 1:
+        ids = ", ".join(r.case_id for r in results[:3]) or "none"
+        raise BisectError(
+            f"bisect needs exactly one case, the run has {len(results)} ({ids}); "
             "narrow it with -k"
         )
     (result,) = results

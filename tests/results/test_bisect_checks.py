@@ -131,3 +131,19 @@ def test_a_scenario_named_check_is_read() -> None:
     found = measurement_of(run, None, "1", check="api_contracts:concurrent")
     assert found.check is not None and found.check.name == "concurrent"
     assert not found.ok and found.status == "failed"
+
+
+def test_a_case_skipped_at_a_version_says_why() -> None:
+    """Seen on the real index: zoo/lfm2's tool parser is not in mlx-lm 0.30.5, so its one case
+    was skipped there, and bisect said "needs exactly one case, the run has 1"."""
+    case = dataclasses.replace(
+        contract_case("concurrent=pass"),
+        status=Status.SKIPPED,
+        reason="runtime_incompatible: tool parser 'pythonic' (inferred) is not in mlx-lm 0.30.5",
+    )
+    run = contract_run("0.30.5", [case], "0.30.5")
+    with pytest.raises(BisectError) as info:
+        measurement_of(run, None, "0.30.5", check="concurrent")
+    message = str(info.value)
+    assert "was skipped at 0.30.5 (runtime_incompatible: tool parser 'pythonic'" in message
+    assert message.endswith("give --good and --bad versions where it runs")
