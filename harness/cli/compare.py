@@ -79,8 +79,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.policy import Policy, allow_dirty_machine, policy_lines
     from harness.core.gc_pause import collector_paused
+    from harness.drive.exit_rules import Policy, allow_dirty_machine, policy_lines
     from harness.report import render_html, render_markdown
     from harness.report.change_list import changes_csv
     from harness.report.comparison import section

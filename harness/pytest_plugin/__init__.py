@@ -39,7 +39,7 @@ class HarnessState:
     suites: dict[str, SuiteInfo] = field(default_factory=dict)
     session: Any = None  # harness.runner.session.RunSession, created on the first case
     results: list[CaseResult] = field(default_factory=list)
-    end: Any = None  # harness.cli.run_end.RunEnd once the run has ended
+    end: Any = None  # harness.drive.run_end.RunEnd once the run has ended
     baseline: Any = None  # harness.core.types.RunRecord given with --baseline
     markers: set[str] = field(default_factory=set)
     planned: list[Case] = field(default_factory=list)  # the cases selected to run
@@ -47,7 +47,7 @@ class HarnessState:
     signals: ExitStack = field(default_factory=ExitStack)  # stop-signal handlers while running
     split: tuple[int, int] | None = None  # --shard I/N
     shard: Any = None  # harness.core.types.Shard once the plan is split
-    policy: Any = None  # harness.cli.policy.Policy: what fails the run besides failed cases
+    policy: Any = None  # harness.drive.exit_rules.Policy: what fails the run besides failed cases
     policy_lines: list[str] = field(default_factory=list)  # what the policy found at the end
     bad_input: bool = False  # a suite did not load: a usage error (exit 4), as for bad options
 
@@ -81,7 +81,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="allow hub downloads for models not in the local cache",
     )
-    from harness.cli.run_options import add_run_options
+    from harness.drive.run_options import add_run_options
 
     add_run_options(group.addoption)  # the options mlx-harness run shares
     group.addoption(
@@ -118,8 +118,8 @@ def pytest_configure(config: pytest.Config) -> None:
             state.baseline = load_run(Path(baseline))
         except RunFileError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
-    from harness.cli.policy import PolicyError, policy_from
-    from harness.cli.run_options import different_runs
+    from harness.drive.exit_rules import PolicyError, policy_from
+    from harness.drive.run_options import different_runs
 
     error = different_runs(config.getoption("run_id", None), config.getoption("resume", None))
     if error is not None:
@@ -292,7 +292,7 @@ def _report_root(config: pytest.Config) -> Path:
 
 
 def _session(config: pytest.Config) -> Any:
-    from harness.cli.policy import allow_dirty_machine
+    from harness.drive.exit_rules import allow_dirty_machine
     from harness.runner.session import RunSession
 
     state = config.stash[STATE]
@@ -472,7 +472,7 @@ def pytest_runtest_makereport(
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries the policy
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from harness.cli.run_end import conclude
+    from harness.drive.run_end import conclude
     from harness.runner.signals import RunInterrupted, signals_deferred
 
     state = session.config.stash.get(STATE, None)
@@ -499,7 +499,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
     ):
         session.exitstatus = pytest.ExitCode.OK  # an empty shard is a valid run
-    from harness.cli.policy import judge_pytest_session
+    from harness.pytest_plugin.policy_report import judge_pytest_session
 
     if not in_worker(session.config):  # xdist: the controller judges the joined run
         judge_pytest_session(session, state, state.end, shard=state.split is not None)
@@ -540,7 +540,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     lines = [*terminal_summary(end.run), *gate_lines(end.run), *machine_lines(end.run)]
     if end.comparison is not None:
         lines += comparison_lines(end.comparison)
-    from harness.cli.policy import note_lines
+    from harness.drive.exit_rules import note_lines
 
     lines += [*note_lines(end.run, end.comparison), *state.policy_lines]
     if end.report_html is not None:

@@ -10,6 +10,7 @@ pytest-xdist see it as any other test. Nothing is reported when the policy finds
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -44,3 +45,16 @@ def failing_lines(state: object, end: object) -> list[str]:
     if error is not None:
         lines.append(f"error: {error}")
     return lines
+
+
+def judge_pytest_session(session: Any, state: Any, end: Any, *, shard: bool) -> None:
+    """The policy's findings on the ended run (``end``, a RunEnd), kept on
+    ``state.policy_lines`` for the summary; any of them, or reports that could not be written,
+    turn an otherwise passing session's exit status to 1."""
+    from harness.drive.exit_rules import policy_lines
+
+    if state.policy is not None:
+        state.policy_lines = policy_lines(end.run, end.comparison, state.policy, shard=shard)
+    failed = bool(state.policy_lines) or end.report_error is not None
+    if failed and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

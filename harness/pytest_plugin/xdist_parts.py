@@ -237,7 +237,7 @@ class XdistController:
             self._conclude(session)
 
     def _conclude(self, session: pytest.Session) -> None:
-        from harness.cli.run_end import conclude_record
+        from harness.drive.run_end import conclude_record
 
         self.concluded = True
         from harness.results.merge import MergeError
@@ -279,7 +279,7 @@ class XdistController:
             thresholds=policy.thresholds if policy is not None else None,
         )
         self.state.end = end
-        from harness.cli.policy import judge_pytest_session
+        from harness.pytest_plugin.policy_report import judge_pytest_session
 
         judge_pytest_session(session, self.state, end, shard=self.state.split is not None)
         from harness.pytest_plugin.policy_report import failing_lines, report_policy

@@ -133,25 +133,11 @@ def note_lines(run: RunRecord, comparison: Comparison | None) -> list[str]:
     return notes(run, comparison)
 
 
-def judge_pytest_session(session: Any, state: Any, end: Any, *, shard: bool) -> None:
-    """Under pytest: the policy's findings on the ended run (``end``, a RunEnd), kept on
-    ``state.policy_lines`` for the summary; any of them, or reports that could not be written,
-    turn an otherwise passing session's exit status to 1."""
-    import pytest
-
-    if state.policy is not None:
-        state.policy_lines = policy_lines(end.run, end.comparison, state.policy, shard=shard)
-    failed = bool(state.policy_lines) or end.report_error is not None
-    if failed and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
 __all__ = [
     "Policy",
     "PolicyError",
     "add_policy_options",
     "allow_dirty_machine",
-    "judge_pytest_session",
     "note_lines",
     "policy_from",
     "policy_lines",
