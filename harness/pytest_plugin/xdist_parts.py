@@ -22,11 +22,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from harness.core.types import Case, ExpectKind, RunRecord
+
+if TYPE_CHECKING:
+    from harness.pytest_plugin.state import HarnessState
 
 WORKER_INPUT = "mlx_harness"  # the key of the controller's share in xdist's ``workerinput``
 PARTS = "parts"  # reports/<run>/parts/<part>/run.jsonl
@@ -186,7 +189,9 @@ class XdistController:
     ``state`` is the harness plugin's session state: this sets its ``planned`` and ``end``.
     """
 
-    def __init__(self, config: pytest.Config, state: Any, share: RunShare, workers: int) -> None:
+    def __init__(
+        self, config: pytest.Config, state: HarnessState, share: RunShare, workers: int
+    ) -> None:
         self.config = config
         self.state = state
         self.share = share
@@ -287,7 +292,7 @@ class XdistController:
         report_policy(self.config, failing_lines(self.state, end))
 
 
-def setup_xdist(config: pytest.Config, state: Any, report_root: Path) -> None:
+def setup_xdist(config: pytest.Config, state: HarnessState, report_root: Path) -> None:
     """At configure: a worker names the groups when the controller schedules by them; the
     controller checks the run can be written and registers :class:`XdistController`."""
     share = worker_share(config)
