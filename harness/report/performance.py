@@ -17,7 +17,7 @@ from harness.core.metrics import MLX_PEAK, PROCESS_PEAK_RSS
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
 from harness.report.ceilings import INVALID, ceiling_lines, invalid_shares
 from harness.report.formatting import MIB, Scale, choose_scale
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import (
     Cell,
     Column,
@@ -274,4 +274,4 @@ def build(run: RunRecord) -> Performance | None:
     return Performance(tuple(parts), bandwidth_lines(run))
 
 
-SECTION = Section("performance", "Performance", build, claims=(PREFIX,))
+SECTION = Section("performance", "Performance", build, claims=(PREFIX,), order=METRICS)
