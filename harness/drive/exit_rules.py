@@ -1,8 +1,9 @@
 """The CI policy's options and verdict, shared by ``mlx-harness run`` and the pytest plugin:
 ``--fail-on``, ``--fail-on-regression``, ``--allow-model-change``, ``--allow-machine-change``,
 ``--allow-dirty-machine`` declared once (argparse's ``add_argument`` and pytest's ``addoption``
-take the same words), and the lines and exit decision of :mod:`harness.results.ci_policy`
-after a run."""
+take the same words), and the lines of :mod:`harness.results.ci_policy` after a run, which
+each driver turns into its exit status (``cli/run.py``; under pytest,
+:func:`harness.pytest_plugin.policy_report.judge_pytest_session`)."""
 
 from __future__ import annotations
 
