@@ -22,25 +22,36 @@ NIGHTLY = ROOT / ".github" / "workflows" / "nightly.yml"
 INSTALLED = {
     "bug-batchkv-buggy": (
         {"mlx-lm": "0.31.0", "mlx": "0.31.0"},
-        {"bug_batch_kv", "bug_rotating_merge"},
+        {"bug_batch_kv", "bug_rotating_merge", "bug_arrays_join"},  # both `concurrent` on lfm2
     ),
     "bug-batchkv-fixed": ({"mlx-lm": "0.31.1", "mlx": "0.31.0"}, {"bug_rotating_merge"}),
     "bug-rotmerge-buggy": ({"mlx-lm": "0.31.1", "mlx": "0.31.0"}, {"bug_rotating_merge"}),
-    "bug-rotmerge-fixed": ({"mlx-lm": "0.31.2", "mlx": "0.31.1"}, {"bug_tool_drop"}),
+    "bug-rotmerge-fixed": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
+        {"bug_tool_drop", "bug_arrays_join"},
+    ),
     # CPU: 0.31.2 answers (the thread-stream bug is Metal's); its tool-call flush drops calls
-    "bug-stream-buggy": ({"mlx-lm": "0.31.2", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    "bug-stream-buggy": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.2"},
+        {"bug_tool_drop", "bug_arrays_join"},
+    ),
     "bug-stream-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-toolfinish-buggy": ({"mlx-lm": "0.30.4", "mlx": "0.30.3"}, {"bug_tool_finish"}),
     "bug-toolfinish-fixed": ({"mlx-lm": "0.30.5", "mlx": "0.30.3"}, set()),
     "bug-tooldrop-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-tooldrop-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
+    "bug-arraysjoin-buggy": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
+        {"bug_arrays_join", "bug_tool_drop"},
+    ),
+    "bug-arraysjoin-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
     "bug-stream-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
         {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream", "bug_tool_finish"}
-        | {"bug_tool_drop"},
+        | {"bug_tool_drop", "bug_arrays_join"},
     ),
     "bug-stream-fixed": (
         {"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"},

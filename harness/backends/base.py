@@ -156,6 +156,29 @@ class PromptEncoding(Protocol):
     def encode_prompt(self, text: str) -> list[int]: ...
 
 
+@dataclass(frozen=True)
+class ThinkMarkers:
+    """The tokens that open and close a model's think block, and their text."""
+
+    start: tuple[int, ...]
+    end: tuple[int, ...]
+    start_text: str
+    end_text: str
+
+
+@runtime_checkable
+class Thinking(Protocol):
+    """Optional on a text model: the think markers its engine recognises in its tokenizer
+    (mlx-lm's ``has_thinking``; None: it recognises none, the model does not think), and chat
+    prompts rendered with thinking on, off, or as the template defaults (``enable_thinking``)."""
+
+    def think_markers(self) -> ThinkMarkers | None: ...
+
+    def thinking_chat_tokens(
+        self, messages: Sequence[Mapping[str, Any]], *, enable_thinking: bool | None
+    ) -> list[int]: ...
+
+
 @runtime_checkable
 class PromptCaching(LoadedModel, Protocol):
     """:attr:`BackendCapability.PROMPT_CACHE`: a text model whose KV/state cache can be made,

@@ -187,7 +187,8 @@ class HttpBackend:
         process = ServerProcess(launched.command, log)
         try:
             process.wait_healthy(server.startup_timeout_s)
-            endpoint = Endpoint(f"http://127.0.0.1:{port}", model=launched.request_model)
+            request_model = server.request_model or launched.request_model
+            endpoint = Endpoint(f"http://127.0.0.1:{port}", model=request_model)
             models = listed_models(endpoint)
         except BaseException:
             process.stop()

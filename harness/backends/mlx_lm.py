@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.backends.base import BackendCapability, BackendError, LoadInfo
+from harness.backends.base import BackendCapability, BackendError, LoadInfo, ThinkMarkers
 from harness.backends.chat_templating import TokenizerChatRendering
 from harness.backends.decode_traffic import CacheLayerTraffic, DecodeTraffic
 from harness.backends.mlx_lm_batch import MlxLmBatching
@@ -295,6 +295,31 @@ class MlxLmModel(
 
     def vocab_size(self) -> int:
         return len(self.tokenizer.get_vocab())
+
+    def think_markers(self) -> ThinkMarkers | None:
+        """The think markers mlx-lm recognises in the tokenizer, as ``mlx_lm.server`` splits
+        reasoning from content with them (None: it recognises none)."""
+        t = self.tokenizer
+        if not getattr(t, "has_thinking", False):
+            return None
+        return ThinkMarkers(
+            tuple(int(i) for i in t.think_start_tokens),
+            tuple(int(i) for i in t.think_end_tokens),
+            str(t.think_start),
+            str(t.think_end),
+        )
+
+    def thinking_chat_tokens(
+        self, messages: Sequence[Mapping[str, Any]], *, enable_thinking: bool | None
+    ) -> list[int]:
+        """The chat prompt with thinking on or off (None: as mlx-lm renders it by default,
+        which is on where it recognises think markers)."""
+        if not self.tokenizer.chat_template:
+            raise BackendError("the model has no chat template")
+        kwargs: dict[str, Any] = {"add_generation_prompt": True}
+        if enable_thinking is not None:
+            kwargs["enable_thinking"] = enable_thinking
+        return list(self.tokenizer.apply_chat_template(list(messages), **kwargs))
 
     def stream_tokens(
         self,

@@ -51,6 +51,7 @@ def zoo_entries() -> tuple[ZooEntry, ...]:
     from harness.models.zoo.families_audio import AUDIO_FAMILIES
     from harness.models.zoo.families_caller import CALLER_FAMILIES
     from harness.models.zoo.families_draft import DRAFT_FAMILIES
+    from harness.models.zoo.families_thinker import THINKER_FAMILIES
 
     return tuple(
         ZooEntry(family.name, family.backend, family.tags)
@@ -60,6 +61,7 @@ def zoo_entries() -> tuple[ZooEntry, ...]:
             *generated_families().values(),
             *DRAFT_FAMILIES.values(),
             *CALLER_FAMILIES.values(),
+            *THINKER_FAMILIES.values(),
         )
     )
 
@@ -118,6 +120,7 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
     from harness.models.zoo.families_audio import AUDIO_FAMILIES
     from harness.models.zoo.families_caller import CALLER_FAMILIES
     from harness.models.zoo.families_draft import DRAFT_FAMILIES
+    from harness.models.zoo.families_thinker import THINKER_FAMILIES
 
     model = find_embedded(name)
     if model is None:
@@ -136,6 +139,7 @@ def prepare_embedded(name: str, *, force: bool = False) -> Path:
         or AUDIO_FAMILIES.get(key)
         or DRAFT_FAMILIES.get(key)
         or CALLER_FAMILIES.get(key)
+        or THINKER_FAMILIES.get(key)
         or generated_families()[key]
     )
     if force or not is_current(model.path, family):

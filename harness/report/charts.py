@@ -27,7 +27,7 @@ from harness.scenarios.quant_sweep import metrics as quant
 from harness.scenarios.serving.metrics import PREFIX as SERVING_PREFIX
 from harness.scenarios.serving.stats import QUANTILES
 
-MAX_LOAD_CHARTS = 6  # served cases drawn; the Load section's tables hold every one
+MAX_LOAD_CHARTS = 6  # served cases drawn; the Serving section's tables hold every one
 PERCENT = Scale(0.01, 0, "% of ceiling")
 MIB_SCALE = Scale(MIB, 1, "MiB")
 

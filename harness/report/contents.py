@@ -38,6 +38,7 @@ BUILT_IN: dict[str, str] = {  # in report order; each Section's ``order`` decide
     "quant_sweep": "harness.report.quant_sweep:SECTION",
     "session": "harness.report.session:SECTION",
     "speculative": "harness.report.speculative:SECTION",
+    "reasoning": "harness.report.reasoning:SECTION",
     "context_limit": "harness.report.context_limit:SECTION",
     "structured_output": "harness.report.structured_output:SECTION",
     "tool_calls": "harness.report.tool_calls:SECTION",

@@ -51,4 +51,4 @@ def build(run: RunRecord) -> Identities | None:
     return Identities(Table(columns, rows))
 
 
-SECTION = Section("models", "Models", build, order=CLOSING + 40)
+SECTION = Section("models", "Model identities", build, order=CLOSING + 40)

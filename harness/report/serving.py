@@ -1,4 +1,4 @@
-"""Load section: per ``serving`` case (a model under load), one row per point (concurrency or
+"""Serving section: per ``serving`` case (a model under load), one row per point (concurrency or
 request rate) with its requests, throughput, latency percentiles and goodput; then the failed
 requests' reasons and the cases that did not pass.
 
@@ -241,4 +241,4 @@ def build(run: RunRecord) -> Load | None:
     return Load(cases, Table(columns, failed))
 
 
-SECTION = Section("serving", "Load", build, claims=(f"{PREFIX}.",), order=METRICS + 20)
+SECTION = Section("serving", "Serving", build, claims=(f"{PREFIX}.",), order=METRICS + 20)

@@ -44,6 +44,7 @@ SCENARIOS: Registry[Scenario[Any]] = Registry(
         "cancellation": "harness.scenarios.cancellation:SCENARIO",
         "soak": "harness.scenarios.soak:SCENARIO",
         "quant_sweep": "harness.scenarios.quant_sweep:SCENARIO",
+        "reasoning": "harness.scenarios.reasoning:SCENARIO",
     },
     group="mlx_harness.scenarios",
     missing=missing_parts,

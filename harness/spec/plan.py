@@ -114,6 +114,7 @@ def _server_ref(entry: ModelEntry) -> ServerRef | None:
             draft=draft,
             draft_problem=problem,
             draft_tokens=entry.serve.draft_tokens,
+            request_model=entry.serve.request_model,
         )
     if entry.url is not None:
         return ServerRef(

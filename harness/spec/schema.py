@@ -198,6 +198,12 @@ class Serve(Strict):
         description="mlx_lm: serve with this chat template (--chat-template TEXT): a shipped "
         "name (suites/data/toolcalls/templates, e.g. smollm2_tools) or a path to a .jinja file",
     )
+    request_model: str | None = Field(
+        None,
+        description="the `model` name requests carry (unset: the served folder); "
+        "`default_model` is mlx_lm.server's name for the model it was started with, which "
+        "releases before 0.27 need (they refuse a request naming an absolute path)",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -15,6 +15,7 @@ from harness.models.zoo.families import FAMILIES
 from harness.models.zoo.families_audio import AUDIO_FAMILIES
 from harness.models.zoo.families_caller import CALLER_FAMILIES
 from harness.models.zoo.families_draft import DRAFT_FAMILIES
+from harness.models.zoo.families_thinker import THINKER_FAMILIES
 
 
 def test_the_zoo_lists_every_family_in_order_with_its_backend_and_tags() -> None:
@@ -24,6 +25,7 @@ def test_the_zoo_lists_every_family_in_order_with_its_backend_and_tags() -> None
         *generated_families().values(),
         *DRAFT_FAMILIES.values(),
         *CALLER_FAMILIES.values(),
+        *THINKER_FAMILIES.values(),
     ]
     assert [(e.family, e.backend, e.tags) for e in zoo_entries()] == [
         (f.name, f.backend, f.tags) for f in families

@@ -532,6 +532,20 @@ def _served_cases(text: str) -> list[CaseResult]:
         ),
         _case(
             text,
+            "reasoning",
+            Status.FAILED,
+            reason=text,
+            metrics=(
+                _metric("reasoning.ttft_s", Unit.SECONDS, 0.05),
+                _metric("reasoning.ttfa_s", Unit.SECONDS, 0.2),
+                _metric("reasoning.reasoning_tokens", Unit.TOKENS, 8.0),
+                _metric("reasoning.answer_tps", Unit.TOKENS_PER_SECOND, 60.0),
+            ),
+            # the reasoning field's name is the server's, shown as it sent it
+            artifacts={"surface": text, "split": [text], "reasoning_field": text},
+        ),
+        _case(
+            text,
             "trace_replay",
             Status.FAILED,
             reason=text,

@@ -29,8 +29,11 @@ from headless_chromium import Chromium, find_chromium, is_ci
 from hostile_run import EVIDENCE_SHOWN, RUN_ID, hostile_runs
 from markup_facts import DomFacts, dom_facts, extra_elements, markdown_markup
 
+from harness.core.types import RunRecord
 from harness.report import ReportPaths, default_sections, render
 from harness.report.comparison import section
+from harness.report.render import render_markdown
+from harness.report.sections import Section
 from harness.results.compare import compare_runs
 
 MISSING_CI = "chromium not found: `make system-deps` should have installed it (DEBIAN_PACKAGES)"
@@ -118,10 +121,22 @@ def _rows() -> Iterator[tuple[int, tuple[str, str]]]:
 
 def render_report(texts: Sequence[str], workdir: Path) -> ReportPaths:
     """Render as a run with ``--baseline`` does: header, comparison, then the rest."""
+    current, sections = _with_baseline(texts, workdir)
+    return render(current, workdir / "current", sections)
+
+
+def render_markdown_file(texts: Sequence[str], workdir: Path) -> Path:
+    """:func:`render_report`'s report.md alone (its HTML, charts and all, is most of the cost)."""
+    current, sections = _with_baseline(texts, workdir)
+    out = workdir / "current" / "report.md"
+    out.write_text(render_markdown(current, sections))
+    return out
+
+
+def _with_baseline(texts: Sequence[str], workdir: Path) -> tuple[RunRecord, tuple[Section, ...]]:
     baseline, current = hostile_runs(texts, workdir)
     defaults = default_sections()
-    sections = (defaults[0], section(compare_runs(baseline, current)), *defaults[1:])
-    return render(current, workdir / "current", sections)
+    return current, (defaults[0], section(compare_runs(baseline, current)), *defaults[1:])
 
 
 @pytest.fixture(scope="module")
@@ -273,25 +288,26 @@ def markdown_extra(hostile: Path, twin: Path) -> list[str]:
     return [f"{token} x{count}" for token, count in sorted(extra.items())]
 
 
-def render_whole(texts: Sequence[str], workdir: Path) -> ReportPaths:
-    """:func:`render_report` with every table and heading whole (not split or cut to fit 120
-    characters): the escaper's own Markdown, laid out alike for the payloads and their twin."""
+def render_whole(texts: Sequence[str], workdir: Path) -> Path:
+    """:func:`render_markdown_file` with every table and heading whole (not split or cut to
+    fit 120 characters): the escaper's own Markdown, laid out alike for the payloads and their
+    twin."""
     with pytest.MonkeyPatch.context() as patch:
         render_module = importlib.import_module("harness.report.render")
         patch.setattr(render_module, "fit_tables", lambda markdown, whole_in: markdown)
         blocks = importlib.import_module("harness.report.md_blocks")
         patch.setattr(blocks, "heading", lambda line, whole_in: [line])
-        return render_report(texts, workdir)
+        return render_markdown_file(texts, workdir)
 
 
 def test_markdown_has_no_raw_markup_from_payloads(
     hostile: ReportPaths, beacon: BeaconServer, tmp_path: Path
 ) -> None:
     whole = render_whole(payload_texts(beacon.url), tmp_path / "hostile")
-    assert markdown_extra(whole.md, render_whole(inert_texts(), tmp_path / "twin").md) == []
+    assert markdown_extra(whole, render_whole(inert_texts(), tmp_path / "twin")) == []
     # split into column groups and cut to fit (report.md as written): no markup of its own
     fitted = set(markdown_markup(hostile.md.read_text()))
-    assert fitted <= set(markdown_markup(whole.md.read_text()))
+    assert fitted <= set(markdown_markup(whole.read_text()))
 
 
 def test_markdown_check_fires_when_escaping_is_off(
@@ -300,7 +316,7 @@ def test_markdown_check_fires_when_escaping_is_off(
     module = importlib.import_module("harness.report.render")
     monkeypatch.setattr(module, "md_finalize", lambda value: "" if value is None else value)
     texts = payload_texts("http://127.0.0.1:9", ("script element", "markdown link"))
-    found = markdown_extra(render_report(texts, tmp_path).md, twin_report.md)
+    found = markdown_extra(render_markdown_file(texts, tmp_path), twin_report.md)
     assert any(token.startswith("<script") for token in found), found
     assert any(token.startswith("](") for token in found), found
 

@@ -314,3 +314,13 @@ def test_header_counts_and_duration() -> None:
     assert data.duration == "3m 25s"
     assert data.problems == 6
     assert header.build(realistic_run(finished=False)).incomplete
+
+
+def test_no_section_title_is_the_start_of_another() -> None:
+    """One word per idea in the report's nav: "Load" beside "Load and memory" read as one."""
+    titles = [s.title for s in default_sections()]
+    assert len(set(titles)) == len(titles), titles
+    clashes = [
+        (a, b) for a in titles for b in titles if a != b and b.lower().startswith(a.lower() + " ")
+    ]
+    assert clashes == []

@@ -1,4 +1,4 @@
-"""The Load section: one row per point from a serving case's metrics and artifacts, n/a and
+"""The Serving section: one row per point from a serving case's metrics and artifacts, n/a and
 inconclusive where a point had too few requests, and the server's words escaped."""
 
 from __future__ import annotations
@@ -119,8 +119,8 @@ def test_hostile_reasons_and_names_are_escaped() -> None:
     html = render_html(run)
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
     md = render_markdown(run)
-    load = md.split("## Load", 1)[1].split("\n## ", 1)[0]
-    assert "Failed requests" in load and "Load cases that did not pass" in load
+    load = md.split("## Serving", 1)[1].split("\n## ", 1)[0]
+    assert "Failed requests" in load and "Serving cases that did not pass" in load
     assert "<script>" not in load
     assert not any(line.startswith("second line") for line in load.splitlines())
 
@@ -128,8 +128,8 @@ def test_hostile_reasons_and_names_are_escaped() -> None:
 def test_the_section_claims_its_metrics() -> None:
     run = make_run([serving_case("m", [(closed(1), requests(12, 0.02))])])
     md = render_markdown(run)
-    assert "## Load" in md
-    assert "serving.c1" not in md  # shown in the Load section, not again under Other metrics
+    assert "## Serving" in md
+    assert "serving.c1" not in md  # shown in the Serving section, not again under Other metrics
 
 
 def test_latency_columns_take_their_unit_from_the_medians() -> None:

@@ -288,6 +288,41 @@ def test_a_failed_write_leaves_no_torn_line(
     assert [r.case_id for r in load_run(path).results] == ["a", "c"]
 
 
+@pytest.mark.parametrize(("sync_each", "syncs"), [(True, 3), (False, 1)])
+def test_a_copied_record_syncs_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sync_each: bool, syncs: int
+) -> None:
+    """A live run syncs every line; a record written whole (merge, import) once, at close."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    path = tmp_path / "r1" / "run.jsonl"
+    writer = RunWriter(path, sync_each=sync_each)
+    _start(writer)
+    writer.case(_case("a"))
+    writer.case(_case("b"))
+    writer.close()
+    assert len(synced) == syncs
+    assert [r.case_id for r in load_run(path).results] == ["a", "b"]
+
+
+def test_a_failed_sync_at_close_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "r1" / "run.jsonl"
+    writer = RunWriter(path, sync_each=False)
+    _start(writer)
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(ReportDirError) as info:
+        writer.close()
+    assert str(info.value).startswith(f"{path}: cannot write (Input/output error)")
+    writer.close()  # closed once: a second close is nothing
+
+
 FILL_UNTIL_FULL = """
 import resource, signal, sys
 from pathlib import Path

@@ -52,6 +52,7 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.SHARED_KV_CACHE: "concurrent",
     Plant.BATCH_LEAVES_KV: "concurrent",  # only on the requests asked again after the batch
     Plant.BATCH_CHECKPOINT_SWAP: "concurrent",  # only on new prompts batched, then alone
+    Plant.JOIN_MID_PROMPT: "concurrent",  # only on the staggered round's second request
     Plant.TOOL_FINISH_STOP: "tool_call_finish_reason",
     Plant.TOOL_ARGS_OBJECT: "tool_call_arguments",
     Plant.TOOL_STREAM_DIFFERS: "tool_call_stream_merge",
@@ -120,8 +121,14 @@ def _no_call_exchange(ctx: CheckContext) -> Any:
 # plants that act only on requests running at the same time: their tokens come slowly (a
 # request lasts about half a second), so the batch's requests overlap even on a loaded machine
 OVERLAPPING = {Plant.SHARED_KV_CACHE, Plant.BATCH_LEAVES_KV, Plant.BATCH_CHECKPOINT_SWAP}
-# plants for other scenarios (cancellation, soak): no contract check is meant to catch them
-OTHER_SCENARIOS = {Plant.CANCEL_KEEPS_GENERATING, Plant.LEAK_PER_REQUEST}
+# plants for other scenarios (cancellation, soak, reasoning): no contract check is meant to
+# catch them (a reasoning sent as content leaves no markup for the reasoning check to see)
+OTHER_SCENARIOS = {
+    Plant.CANCEL_KEEPS_GENERATING,
+    Plant.LEAK_PER_REQUEST,
+    Plant.REASONING_AS_CONTENT,
+    Plant.THINK_NEVER_CLOSED,
+}
 
 
 def _run(key: str) -> tuple[str, tuple[CheckResult, ...]]:
@@ -315,6 +322,24 @@ def test_a_batch_caching_new_prompts_from_another_shows_on_the_fresh_round(
     assert "first asked among 4, then alone, texts differ" in concurrent.reason
     assert "asked again after the 4" not in concurrent.reason
     assert "among 4 and alone" not in concurrent.reason
+
+
+def test_a_request_joining_a_prompt_in_prefill_shows_on_the_staggered_round(
+    verdicts: Verdicts,
+) -> None:
+    """mlx-lm 0.31.2 (#1129/#1169): a request that joins while a long prompt is processed
+    starts from that prompt's state. Only the staggered round sends one then (the second, at
+    the first's keep-alive); the rounds sent together, and its third request, sent once the
+    first decodes, pass."""
+    results = verdicts[Plant.JOIN_MID_PROMPT.value]
+    (concurrent,) = [r for r in results if r.name == "concurrent"]
+    assert concurrent.verdict is Verdict.FAIL
+    assert concurrent.reason == (
+        "staggered request 2 (sent at the first's first byte or end): asked in turn, then alone, "
+        + concurrent.reason.split("asked in turn, then alone, ", 1)[1]
+    )
+    assert "staggered request 1" not in concurrent.reason
+    assert "staggered request 3" not in concurrent.reason
 
 
 def test_a_prompt_blind_model_leaves_text_comparisons_not_judged(verdicts: Verdicts) -> None:

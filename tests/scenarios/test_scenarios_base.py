@@ -25,6 +25,7 @@ from harness.scenarios.prompt_cache_lru import LruParams
 from harness.scenarios.pytest_benchmark import BenchmarkParams
 from harness.scenarios.quality import QualityParams
 from harness.scenarios.quant_sweep import QuantSweepParams
+from harness.scenarios.reasoning import ReasoningParams
 from harness.scenarios.saturation import SaturationParams
 from harness.scenarios.serving import ServingParams
 from harness.scenarios.session import SessionParams
@@ -68,6 +69,8 @@ CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]
     ("session", SessionParams, set(), set()),
     # in process (text generation) or served (HTTP): either will do, checked when it runs
     ("context_limit", ContextLimitParams, set(), set()),
+    # in process (text generation) or served (HTTP): either will do, checked when it runs
+    ("reasoning", ReasoningParams, set(), set()),
     ("http_speculative", HttpSpeculativeParams, set(), {BackendCapability.HTTP}),
     # a quantized cache is an optional protocol of the model (KVQuantizedRuns), checked when run
     ("kv_sweep", KVSweepParams, {Capability.TEXT}, {TEXT}),

@@ -32,6 +32,8 @@ from tests.servers.toy_model import (
 )
 
 CACHE_ENTRIES = 64
+LONG_PROMPT_PIECES = 150  # join_mid_prompt: a prompt this long takes prefill steps
+JOIN_WAIT_S = 2.0  # join_mid_prompt: how long a long prompt's prefill waits for a joiner
 LEAK_BYTES = 1 << 20  # leak_per_request: what each request keeps
 _CALL = re.compile(r"\s*" + re.escape(CALL_START) + r"\s*(.*?)\s*" + re.escape(CALL_END), re.DOTALL)
 
@@ -111,6 +113,8 @@ class Engine:
     spin: bool = False  # each token's delay spent computing, not asleep
     decoded: int = 0  # tokens generated so far, every request (llama-server's n_decode_total)
     leaked: list[bytes] = field(default_factory=list)  # leak_per_request: never freed
+    # join_mid_prompt: the long prompt in prefill now, and its event set when a request joins
+    processing: tuple[list[str], threading.Event] | None = None
 
     def _delay(self) -> None:
         """A token's time: asleep, or computing (``spin``: the CPU busy, as a real engine's)."""
@@ -137,6 +141,26 @@ class Engine:
             return self.plant in (plant, Plant.TOOL_CALL_DROPPED_EVERYWHERE)
         return self.plant is plant
 
+    def process_prompt(self, request: Request, keepalive: Callable[[], None]) -> None:
+        """join_mid_prompt: a long prompt's prefill, with a keep-alive comment first (as
+        mlx_lm.server writes one while it processes a prompt), lasts until another request
+        joins it (or ``JOIN_WAIT_S``): the order the bug needs, without a timing race. A prompt
+        already cached (asked before) has no prefill to join."""
+        if not self.has(Plant.JOIN_MID_PROMPT):
+            return
+        pieces = pieces_of(self.tokenizer, request.prompt)
+        if len(pieces) < LONG_PROMPT_PIECES or tuple(pieces) in self.cache:
+            return  # short, or cached: no prefill to join
+        joined = threading.Event()
+        with self.lock:
+            self.processing = (pieces, joined)
+        try:
+            keepalive()
+            joined.wait(JOIN_WAIT_S)
+        finally:
+            with self.lock:
+                self.processing = None
+
     # -- one request -----------------------------------------------------------------------
 
     def _prepare(self, request: Request) -> tuple[list[str], int, KV, random.Random, Any]:
@@ -155,6 +179,9 @@ class Engine:
             own = pieces
             if self.has(Plant.BATCH_CHECKPOINT_SWAP):
                 own = self._checkpoint_swap(key, pieces)
+            if self.processing is not None:  # join_mid_prompt: from the prompt in prefill
+                own = [*self.processing[0], *pieces]
+                self.processing[1].set()
             if key in self.cache:
                 self.cache.remove(key)
             self.cache = [*self.cache, key][-CACHE_ENTRIES:]
@@ -277,7 +304,7 @@ class Engine:
                 raw = ""
             choice = {"index": 0, "text": raw, "finish_reason": self._finish(stopped, ended, False)}
             return _envelope(ident, "text_completion", choice, usage)
-        seen = split(raw, final=True)
+        seen = self._reasoning_plants(split(raw, final=True))
         if self.has(Plant.TOOL_CALL_DROPPED) and seen.calls:
             seen = replace(seen, calls=(), content="")
         message: dict[str, Any] = {"role": "assistant", "content": seen.content}
@@ -370,7 +397,9 @@ class Engine:
                 event({"content": safe[len(state.content) :]})
                 state.content = safe
             return
-        seen = split(safe, final=final, think_split=not self.has(Plant.THINK_LEAK))
+        seen = self._reasoning_plants(
+            split(safe, final=final, think_split=not self.has(Plant.THINK_LEAK))
+        )
         if self.has(Plant.TOOL_CALL_DROPPED) and seen.calls:
             seen = replace(seen, calls=(), content="")
         if len(seen.reasoning) > len(state.reasoning):
@@ -388,6 +417,15 @@ class Engine:
             state.calls.append(call)
             if self.has(Plant.TOOL_STREAM_DIFFERS):  # the whole call again, as a new one
                 self._send_call(call, len(seen.calls) + index, event)
+
+    def _reasoning_plants(self, seen: Visible) -> Visible:
+        """The reasoning as content (reasoning_as_content), or the answer as reasoning
+        (think_never_closed); both keep each part growing, so a stream stays a prefix."""
+        if self.has(Plant.REASONING_AS_CONTENT) and seen.reasoning:
+            return replace(seen, reasoning="", content=seen.reasoning + seen.content)
+        if self.has(Plant.THINK_NEVER_CLOSED) and seen.reasoning:
+            return replace(seen, reasoning=seen.reasoning + seen.content, content="")
+        return seen
 
     def _send_call(self, call: dict[str, Any], index: int, event: Callable[..., None]) -> None:
         (whole,) = self._tool_calls((call,), index)

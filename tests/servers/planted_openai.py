@@ -173,7 +173,12 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
             self.wfile.flush()
 
+        def keepalive() -> None:
+            self.wfile.write(b": keepalive\n\n")
+            self.wfile.flush()
+
         try:
+            self.server.engine.process_prompt(request, keepalive)
             self.server.engine.stream(request, send)
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()

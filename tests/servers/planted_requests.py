@@ -40,9 +40,17 @@ class Plant(str, Enum):
     TOP_P_IGNORED = "top_p_ignored"
     MIN_P_IGNORED = "min_p_ignored"
     THINK_LEAK = "think_leak"  # streamed: <think>...</think> left in the content
+    # chat: the think block's text sent as content (markers dropped, no reasoning field): a
+    # reasoning stream counted as answer
+    REASONING_AS_CONTENT = "reasoning_as_content"
+    # chat: the think block never closed: the answer after </think> sent as reasoning too
+    THINK_NEVER_CLOSED = "think_never_closed"
     SHARED_KV_CACHE = "shared_kv_cache"  # concurrent requests share one generator state
     BATCH_LEAVES_KV = "batch_leaves_kv"  # a batch leaves one request's tokens for the next alone
     BATCH_CHECKPOINT_SWAP = "batch_checkpoint_swap"  # a batch caches a new prompt from another
+    # mlx-lm 0.31.2 (#1129/#1169): a request that arrives while a long prompt is processed
+    # (": keepalive" comments meanwhile) joins its batch and starts from that prompt's state
+    JOIN_MID_PROMPT = "join_mid_prompt"
     PROMPT_BLIND = "prompt_blind"  # every prompt answered alike: texts compared prove nothing
     TOOL_FINISH_STOP = "tool_finish_stop"  # finish_reason "stop" after tool calls
     TOOL_ARGS_OBJECT = "tool_args_object"  # non-streamed arguments a JSON object, not a string

@@ -37,6 +37,13 @@ GOOD = [
         ),
     ),
     (
+        "serve_request_model",  # old mlx_lm.server: requests name its default model
+        "  - path: {model}\n    serve: {{engine: mlx_lm, request_model: default_model}}\n",
+        ModelSource.PATH,
+        "fake-model",
+        ServerRef(engine="mlx_lm", request_model="default_model"),
+    ),
+    (
         "url_alone",
         "  - url: http://127.0.0.1:9/\n    api_key_env: MY_KEY\n    served_model: m\n",
         ModelSource.URL,

@@ -25,7 +25,8 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
     completed from the installed mlx-lm first (:meth:`Family.resolved`). A content-bearing
     family's weights are then made to answer from the whole prompt
     (:func:`harness.models.zoo.content.make_content_bearing`), which raises when they cannot be;
-    a caller's are trained to call tools (:func:`harness.models.zoo.calling.train_to_call`).
+    a caller's are trained to call tools (:func:`harness.models.zoo.calling.train_to_call`), a
+    thinker's to think, then answer (:func:`harness.models.zoo.thinking.train_to_think`).
     """
     from mlx_lm.utils import _get_classes, load_tokenizer, save_model
 
@@ -57,6 +58,24 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
                 continue
             content = {**trained.as_dict(), "seed": seed + attempt}
             break
+    elif family.thinking:
+        from harness.models.zoo import thinking
+
+        tokenizer = load_tokenizer(out_dir)
+        for attempt in range(thinking.ATTEMPTS):
+            if attempt:
+                seeded_init(seed + attempt)
+                model = model_cls(args_cls.from_dict(config))
+            try:
+                taught = thinking.train_to_think(
+                    model, tokenizer, name=family.name, seed=seed + attempt
+                )
+            except thinking.NotThinking:
+                if attempt == thinking.ATTEMPTS - 1:
+                    raise
+                continue
+            content = {**taught.as_dict(), "seed": seed + attempt}
+            break
     elif family.content_bearing:
         from harness.models.zoo.content import make_content_bearing
 
@@ -66,4 +85,8 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
         content = report.as_dict()
     save_model(out_dir, model)
     write_extra_files(family, out_dir)
+    if family.thinking:  # the same model for llama-server
+        from harness.models.zoo.thinker_gguf import write_thinker_gguf
+
+        write_thinker_gguf(out_dir)
     return BuiltModel(n_params, content)

@@ -13,9 +13,10 @@ answer depends on the prompt.
 Training has two phases. First the questions alone (:data:`SHORT_STEPS`): the part of the
 request after its long common prefix (tools and few-shot turns, ~650 tokens), where the model
 learns which call and which argument each question asks for; a step costs a tenth of a whole
-one. Then the whole request (:data:`STEPS`): the prefix is run every :data:`PREFIX_EVERY` steps
-without gradients, and the batch's questions attend to its keys and values
-(:class:`_FixedPrefix`), so the model learns to answer the last question behind the examples.
+one. Then the whole request (:data:`STEPS`): the prefix is run every few steps without
+gradients, and the batch's questions attend to its keys and values, so the model learns to
+answer the last question behind the examples (the loop:
+:func:`harness.models.zoo.training.fit`, shared with the thinker).
 
 :func:`train_to_call` checks the result: the greedy answer to the request the checks send must
 parse, with the family's mlx-lm tool parser, to ``get_weather(city="Paris")``; else
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,9 +40,9 @@ from harness.core.tool_request import (
     weather_question,
 )
 from harness.models.zoo.family import DerivationError
+from harness.models.zoo.training import Example, fit
 
 if TYPE_CHECKING:
-    import mlx.core as mx
     import mlx.nn as nn
 
 # Places whose names the zoo tokenizer holds in few tokens: the model learns which question
@@ -51,10 +51,7 @@ PLACES: tuple[str, ...] = ("Paris", "Tokyo", "Rome", "France", "Japan", "Italy")
 ZONES: tuple[str, ...] = ("Asia/Tokyo", "Europe/Paris", "Europe/Rome")
 SHORT_STEPS = 300  # first the questions alone (cheap: no prefix), where the lookup is learnt
 STEPS = 100  # then with the whole request in front (its prefix's keys and values)
-BATCH = 16
-LEARNING_RATE = 3e-3
 ATTEMPTS = 2  # seeds tried (seed, seed + 1) before the build fails: numerics differ by machine
-PREFIX_EVERY = 8  # steps between two runs of the shared prefix
 WEATHER_SHARE = 0.7  # the rest ask for the time
 MAX_ANSWER_TOKENS = 64
 
@@ -62,15 +59,6 @@ MAX_ANSWER_TOKENS = 64
 class NotCalling(DerivationError):
     """Training did not make the model call (one line: what it answered, and the fix); a
     :class:`DerivationError`, so the drivers print it as one."""
-
-
-@dataclass(frozen=True)
-class Example:
-    """One training example: the prompt's tokens and the answer's (the call, then end of turn)."""
-
-    prompt: tuple[int, ...]
-    answer: tuple[int, ...]
-    call: tuple[str, dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -136,42 +124,6 @@ def example(tokenizer: Any, question: str, call: tuple[str, dict[str, str]]) -> 
     return Example(tuple(prompt), tuple(answer), call)
 
 
-class _FixedPrefix:
-    """A stand-in for a layer's KV cache: keys and values of a prefix computed without
-    gradients, in front of the batch's own (mlx-lm's attention asks ``offset`` for RoPE,
-    ``update_and_fetch`` for the keys and ``make_mask`` for the mask)."""
-
-    def __init__(self, keys: mx.array, values: mx.array) -> None:
-        self.keys = keys
-        self.values = values
-        self.offset = int(keys.shape[2])
-
-    def update_and_fetch(self, keys: mx.array, values: mx.array) -> tuple[mx.array, mx.array]:
-        import mlx.core as mx
-
-        return (
-            mx.concatenate([self.keys, keys], axis=2),
-            mx.concatenate([self.values, values], axis=2),
-        )
-
-    def make_mask(
-        self, n: int, return_array: bool = False, window_size: int | None = None
-    ) -> mx.array:
-        import mlx.core as mx
-
-        rows = mx.arange(n)[:, None] + self.offset
-        return mx.arange(self.offset + n)[None] <= rows
-
-
-def _common_prefix(sequences: Sequence[Sequence[int]]) -> int:
-    first = sequences[0]
-    n = min(len(s) for s in sequences)
-    for i in range(n):
-        if any(s[i] != first[i] for s in sequences):
-            return i
-    return n
-
-
 def train_to_call(
     model: nn.Module,
     tokenizer: Any,
@@ -185,67 +137,15 @@ def train_to_call(
     """Train ``model`` in place to answer the tool request with the call its question asks
     for; raise :class:`NotCalling` when the checks' own request is not answered with
     ``get_weather(city="Paris")`` parsed by mlx-lm's ``parser`` module."""
-    import mlx.core as mx
-    import mlx.nn as nn
-    import mlx.optimizers as optim
-    from mlx_lm.models.cache import make_prompt_cache
-
-    rng = random.Random(seed)
     pool = [example(tokenizer, q, call) for q, call in questions()]
     weather = [e for e in pool if e.call[0] == "get_weather"]
     times = [e for e in pool if e.call[0] != "get_weather"]
-    mx.random.seed(seed)
-    optimizer = optim.Adam(learning_rate=LEARNING_RATE)
 
-    def loss_fn(
-        model: nn.Module, x: mx.array, y: mx.array, weights: mx.array, caches: list[Any]
-    ) -> mx.array:
-        losses = nn.losses.cross_entropy(model(x, cache=caches), y) * weights
-        return losses.sum() / weights.sum()
+    def draw(rng: random.Random) -> Example:
+        return rng.choice(weather if rng.random() < WEATHER_SHARE else times)
 
-    step_fn = nn.value_and_grad(model, loss_fn)
-    started = time.perf_counter()
-    prefix: list[tuple[mx.array, mx.array]] = []
-    prefix_len = -1
-    loss_value = float("nan")
-    for step in range(short_steps + steps):
-        batch = [
-            rng.choice(weather if rng.random() < WEATHER_SHARE else times) for _ in range(BATCH)
-        ]
-        sequences = [(*e.prompt, *e.answer) for e in batch]
-        n = min(_common_prefix(sequences), min(len(e.prompt) for e in batch)) - 1
-        caches: list[Any] | None = None
-        if step >= short_steps:  # the whole request: its prefix's keys and values, no gradients
-            if (step - short_steps) % PREFIX_EVERY == 0 or n != prefix_len:
-                cache = make_prompt_cache(model)
-                model(mx.array(sequences[0][:n])[None], cache=cache)
-                prefix = [
-                    (
-                        mx.stop_gradient(c.keys[..., : c.offset, :]),
-                        mx.stop_gradient(c.values[..., : c.offset, :]),
-                    )
-                    for c in cache
-                ]
-                mx.eval(prefix)
-                prefix_len = n
-            caches = [
-                _FixedPrefix(mx.repeat(k, BATCH, axis=0), mx.repeat(v, BATCH, axis=0))
-                for k, v in prefix
-            ]
-        width = max(len(s) for s in sequences) - n - 1
-        inputs, targets, weights = [], [], []
-        for e, sequence in zip(batch, sequences, strict=True):
-            rest = list(sequence[n:])
-            pad = width - (len(rest) - 1)
-            inputs.append(rest[:-1] + [0] * pad)
-            targets.append(rest[1:] + [0] * pad)
-            asked = len(e.prompt) - n - 1
-            weights.append([0.0] * asked + [1.0] * len(e.answer) + [0.0] * pad)
-        loss, grads = step_fn(model, mx.array(inputs), mx.array(targets), mx.array(weights), caches)
-        optimizer.update(model, grads)
-        mx.eval(model.parameters(), optimizer.state)
-        loss_value = float(loss.item())
-    seconds = time.perf_counter() - started
+    fitted = fit(model, draw, short_steps=short_steps, steps=steps, seed=seed)
+    loss_value, seconds = fitted.final_loss, fitted.seconds
 
     right = sum(_greedy_call(model, tokenizer, e.prompt, parser)[1] == e.call for e in pool)
     served = example(tokenizer, tool_messages()[-1]["content"], EXPECTED_CALL)

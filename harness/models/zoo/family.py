@@ -16,6 +16,7 @@ BACKENDS: tuple[LibraryName, ...] = ("mlx_lm", "mlx_vlm", "mlx_audio")
 # another version is rebuilt.
 CONTENT_VERSION = 2
 CALLING_VERSION = 1  # bump when the callers' training or its data change: they are rebuilt
+THINKING_VERSION = 2  # bump when the thinker's training or its data change: it is rebuilt
 
 # The trained BPE vocabulary of every text family (the corpus supports up to ~540 tokens).
 VOCAB_SIZE = 512
@@ -76,6 +77,8 @@ class Family:
     whole prompt (:mod:`harness.models.zoo.content`), so checks that compare answers can fail.
     ``calling``: the model is trained to answer the harness's tool request with a call in the
     family's markup (:mod:`harness.models.zoo.calling`), so tool-call checks have calls to judge.
+    ``thinking``: the model is trained to answer with a ``<think>`` block, then the answer
+    (:mod:`harness.models.zoo.thinking`), so reasoning timing has reasoning to time.
     """
 
     name: str
@@ -99,6 +102,7 @@ class Family:
     checkpoint_keys: tuple[str, ...] = ()
     content_bearing: bool = False
     calling: bool = False
+    thinking: bool = False
 
     @property
     def model_type(self) -> str:
@@ -151,6 +155,8 @@ class Family:
             fingerprint["content_bearing"] = CONTENT_VERSION
         if self.calling:
             fingerprint["calling"] = CALLING_VERSION
+        if self.thinking:
+            fingerprint["thinking"] = THINKING_VERSION
         return fingerprint
 
 

@@ -259,6 +259,108 @@ async def _together(ctx: CheckContext, payloads: Sequence[Mapping[str, Any]]) ->
     return list(replies)
 
 
+# The staggered round's prompts, each of its own length: a long first one (its shared prefix
+# that many times: several prefill steps on a server that processes a prompt in steps), a
+# short second, a middling third.
+STAGGER_REPEATS = 18
+STAGGER_ENDING = ", asked in turn"
+
+
+def staggered_payloads(ctx: CheckContext) -> list[dict[str, Any]]:
+    """Three new prompts of different lengths: long, short, middling."""
+    long = " ".join([SHARED_PREFIXES[0] + "."] * STAGGER_REPEATS)
+    texts = (
+        f"{long} Entry 1: item A{STAGGER_ENDING}",
+        f"Entry 2: item B{STAGGER_ENDING}",
+        f"{SHARED_PREFIXES[1]}; entry 3: item C{STAGGER_ENDING}",
+    )
+    return [body(ctx, prompt(ctx, text)) for text in texts]
+
+
+# When each of the staggered round's later requests is sent: the second on the first piece of
+# the first's answer (mlx_lm.server writes ": keepalive n/total" while it processes a prompt,
+# so the second joins a prompt still in prefill; a server that says nothing until its first
+# token gets it while the first decodes), the third on the first's first event (decoding).
+STAGGER_WHEN = (
+    "sent first",
+    "sent at the first's first byte or end",
+    "sent at the first's first event or end",
+)
+
+
+async def _staggered(ctx: CheckContext, payloads: Sequence[Mapping[str, Any]]) -> list[StreamReply]:
+    """The first request streamed; the second sent as soon as its answer shows anything, the
+    third once it carries an event; every one read to its end."""
+    started, decoding = asyncio.Event(), asyncio.Event()
+
+    def seen(events: int) -> None:
+        started.set()
+        if events > 0:
+            decoding.set()
+
+    def ended(_: object) -> None:  # the first ended before showing anything: send the rest
+        started.set()
+        decoding.set()
+
+    async with async_client(ctx.limits.timeout_s, len(payloads)) as client:
+
+        async def later(gate: asyncio.Event, payload: Mapping[str, Any]) -> StreamReply:
+            await gate.wait()
+            return await astream(client, ctx.endpoint, ctx.api.path, payload, case_end=ctx.case_end)
+
+        first = asyncio.ensure_future(
+            astream(
+                client,
+                ctx.endpoint,
+                ctx.api.path,
+                payloads[0],
+                case_end=ctx.case_end,
+                on_events=seen,
+            )
+        )
+        first.add_done_callback(ended)
+        replies = await asyncio.gather(
+            first, later(started, payloads[1]), later(decoding, payloads[2])
+        )
+    ctx.answers.extend(replies)
+    return list(replies)
+
+
+def _staggered_problems(
+    ctx: CheckContext, payloads: Sequence[Mapping[str, Any]], replies: Sequence[StreamReply]
+) -> tuple[list[str], list[Exchange]]:
+    """Each staggered answer against the same prompt asked alone after the round (not asked
+    when a staggered request failed: a server that died would only time out again)."""
+    problems: list[str] = []
+    evidence: list[Exchange] = []
+    shown = [
+        Exchange(request_text(ctx, p, streamed=True), describe(r))
+        for p, r in zip(payloads, replies, strict=True)
+    ]
+    for i, reply in enumerate(replies):
+        if not reply.ok:
+            problems.append(
+                f"staggered request {i + 1} ({STAGGER_WHEN[i]}) failed: {reply.failure}"
+            )
+            evidence.append(shown[i])
+    if problems:
+        return problems, evidence
+    for i, payload in enumerate(payloads):
+        alone, alone_exchange = ask_stream(ctx, payload)
+        if not alone.ok:
+            problems.append(
+                f"staggered request {i + 1} failed alone after the round: {alone.failure}"
+            )
+            evidence += [shown[i], alone_exchange]
+        elif alone.content != replies[i].content:
+            problems.append(
+                f"staggered request {i + 1} ({STAGGER_WHEN[i]}): asked in turn, then alone, "
+                f"texts {differ_at(replies[i].content, alone.content)}"
+            )
+            evidence += [shown[i], alone_exchange]
+    return problems, evidence
+
+
 def _compare(label: str, i: int, alone: StreamReply, reply: StreamReply) -> str | None:
     if not reply.ok:
         return f"request {i + 1} failed {label}: {reply.failure}"
@@ -276,7 +378,12 @@ def check_concurrent(ctx: CheckContext) -> CheckResult:
     prompts never asked, all at once first, then each alone, which must repeat its answer from
     the batch: a server that writes the cache of a prompt it has not seen from another request
     of the batch (mlx-lm 0.31.0: every prompt checkpoint of a batch got the last request's KV)
-    shows only there, since a prompt asked alone first keeps its own entry."""
+    shows only there, since a prompt asked alone first keeps its own entry. Last a staggered
+    round: new prompts of different lengths arriving in turn, the second while the first is in
+    its prompt (if the server says so) and the third while it decodes, then each alone: a
+    server that breaks a request joining a batch under way (mlx-lm 0.31.2: ``ArraysCache.extend``
+    left the joiner out of a hybrid model's state, and the generation thread died) shows
+    there."""
     name = "concurrent"
     n = ctx.limits.concurrency
     payloads = concurrent_payloads(ctx)
@@ -286,6 +393,8 @@ def check_concurrent(ctx: CheckContext) -> CheckResult:
     fresh_payloads = concurrent_payloads(ctx, FRESH_ENDING)
     fresh = asyncio.run(_together(ctx, fresh_payloads))
     fresh_alone = [ask_stream(ctx, p) for p in fresh_payloads]
+    stagger_payloads = staggered_payloads(ctx)
+    staggered = asyncio.run(_staggered(ctx, stagger_payloads))
     problems: list[str] = []
     evidence: list[Exchange] = []
     for i, ((alone, alone_exchange), reply, (later, later_exchange)) in enumerate(
@@ -319,6 +428,9 @@ def check_concurrent(ctx: CheckContext) -> CheckResult:
                 f"{differ_at(later.content, first.content)}"
             )
             evidence += [exchange, later_exchange]
+    stagger_problems, stagger_evidence = _staggered_problems(ctx, stagger_payloads, staggered)
+    problems += stagger_problems
+    evidence += stagger_evidence
     if problems:
         return failed(name, "; ".join(problems), tuple(evidence[:4]))
     first_exchange = (serial[0][1],) if serial else ()
@@ -326,7 +438,9 @@ def check_concurrent(ctx: CheckContext) -> CheckResult:
         name,
         f"{n} concurrent greedy requests (two shared prefixes) give their serial texts, "
         f"and so does each asked again after them; {n} new prompts asked together first "
-        "give the same texts asked alone after",
+        "give the same texts asked alone after; 3 new prompts of different lengths sent in "
+        "turn (the second at the first's first byte, the third at its first event) give "
+        "the same texts asked alone after",
         first_exchange,
     )
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from harness.core.tool_request import TOOLS, tool_messages, weather_question
-from harness.models.zoo import calling
+from harness.models.zoo import calling, training
 from harness.models.zoo.families_caller import CALLER_FAMILIES
 from harness.models.zoo.families_text import TEXT_FAMILIES
 
@@ -104,14 +104,14 @@ def test_the_fixed_prefix_gives_the_whole_prompts_logits(name: str, tmp_path: Pa
     a = calling.example(tokenizer, weather_question("Rome"), ("get_weather", {"city": "Rome"}))
     b = calling.example(tokenizer, weather_question("Japan"), ("get_weather", {"city": "Japan"}))
     seqs = [(*a.prompt, *a.answer), (*b.prompt, *b.answer)]
-    n = calling._common_prefix(seqs)
+    n = training.common_prefix(seqs)
     assert 0 < n < min(len(a.prompt), len(b.prompt))
     width = min(len(s) for s in seqs)
     whole = model(mx.array([list(s[:width]) for s in seqs]))[:, n:]
     cache = make_prompt_cache(model)
     model(mx.array(list(seqs[0][:n]))[None], cache=cache)
     prefix = [
-        calling._FixedPrefix(
+        training.FixedPrefix(
             mx.repeat(c.keys[..., : c.offset, :], 2, axis=0),
             mx.repeat(c.values[..., : c.offset, :], 2, axis=0),
         )
@@ -121,7 +121,7 @@ def test_the_fixed_prefix_gives_the_whole_prompts_logits(name: str, tmp_path: Pa
     assert mx.allclose(whole, rest, atol=1e-4).item()
     # and the check can fail: another prefix gives other logits
     shifted = [
-        calling._FixedPrefix(
+        training.FixedPrefix(
             mx.repeat(c.keys[..., 1 : c.offset, :], 2, axis=0),
             mx.repeat(c.values[..., 1 : c.offset, :], 2, axis=0),
         )
