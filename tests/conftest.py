@@ -59,7 +59,7 @@ def _dirty_machine_allowed() -> Iterator[None]:
     comparisons are judged even when the machine was busy while it measured. The guard's own
     tests (tests/runner/test_sample_guard.py) delete the variable and plant a busy machine.
     Session-wide, so session fixtures that run suites see it too."""
-    from harness.cli.policy import ALLOW_DIRTY_ENV
+    from harness.drive.exit_rules import ALLOW_DIRTY_ENV
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(ALLOW_DIRTY_ENV, "1")

@@ -49,7 +49,9 @@ PLANTED = [
 
 
 @pytest.mark.parametrize(
-    ("path", "line", "message"), PLANTED, ids=["upward", "runner-report", "cycle"]
+    ("path", "line", "message"),
+    PLANTED,
+    ids=["upward", "runner-report", "cycle"],
 )
 def test_a_planted_violation_breaks_the_contract(
     tmp_path: Path, path: str, line: str, message: str
@@ -61,6 +63,39 @@ def test_a_planted_violation_breaks_the_contract(
     done = _lint(tmp_path)
     assert done.returncode != 0
     assert "BROKEN" in done.stdout and message in done.stdout, done.stdout[-3000:]
+
+
+DRIVER_PLANTS = [
+    # what both drivers share is below them, and neither driver imports the other: planted all
+    # at once (one lint run), each import must be reported
+    (
+        "harness/drive/run_end.py",
+        "import harness.cli.run\n",
+        "- harness.drive.run_end -> harness.cli.run ",
+    ),
+    (
+        "harness/pytest_plugin/xdist_schedule.py",
+        "import harness.cli.run\n",
+        "- harness.pytest_plugin.xdist_schedule -> harness.cli.run ",
+    ),
+    (
+        "harness/cli/merge.py",
+        "import harness.pytest_plugin.xdist_schedule\n",
+        "- harness.cli.merge -> harness.pytest_plugin.xdist_schedule ",
+    ),
+]
+
+
+def test_neither_driver_imports_the_other_and_drive_imports_neither(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "harness", tmp_path / "harness", ignore=shutil.ignore_patterns("*.pyc"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    for path, line, _ in DRIVER_PLANTS:
+        target = tmp_path / path
+        target.write_text(target.read_text() + "\n" + line)
+    done = _lint(tmp_path)
+    assert done.returncode != 0
+    missed = [message for _, _, message in DRIVER_PLANTS if message not in done.stdout]
+    assert not missed, done.stdout[-3000:]
 
 
 def _layers() -> list[set[str]]:

@@ -179,7 +179,7 @@ FAIL_ON = ",".join(sorted(k.value for k in ci_policy.DEFAULT if k is not FailOn.
 
 def _guarded_env() -> dict[str, str]:
     """The environment without tests/conftest.py's "judge on a dirty machine anyway"."""
-    from harness.cli.policy import ALLOW_DIRTY_ENV
+    from harness.drive.exit_rules import ALLOW_DIRTY_ENV
 
     return {k: v for k, v in os.environ.items() if k != ALLOW_DIRTY_ENV}
 

@@ -5,8 +5,8 @@ One module per command (``harness/cli/<command>.py``), each with the same two na
 ``run(args)`` runs it, returning the exit status. A command's one-line user error is a
 :class:`~harness.cli.errors.CliError`, printed by :func:`main` as ``mlx-harness: error: LINE``
 with exit status 2. Helpers shared by commands live beside them under names that say what they
-hold (``suite_paths``, ``policy``, ``run_options``, ``pin_sets``, ``pin_turns``,
-``family_matrix``)."""
+hold (``suite_paths``, ``pin_sets``, ``pin_turns``, ``family_matrix``); what the pytest plugin
+shares with them lives in :mod:`harness.drive`."""
 
 from __future__ import annotations
 

@@ -79,9 +79,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.policy import Policy, allow_dirty_machine, policy_lines
     from harness.core.gc_pause import collector_paused
-    from harness.report import render_html, render_markdown
+    from harness.drive.exit_rules import Policy, allow_dirty_machine, policy_lines
+    from harness.report import render_both
     from harness.report.change_list import changes_csv
     from harness.report.comparison import section
     from harness.report.comparison_text import comparison_lines
@@ -112,10 +112,9 @@ def run(args: argparse.Namespace) -> int:
             out = Path(args.out)
             sections = [section(comparison, "changes.csv (beside this file)")]
             out.mkdir(parents=True, exist_ok=True)
-            (out / "compare.md").write_text(
-                render_markdown(current, sections, whole_in="compare.html")
-            )
-            (out / "compare.html").write_text(render_html(current, sections))
+            markdown, html = render_both(current, sections, whole_in="compare.html")
+            (out / "compare.md").write_text(markdown)
+            (out / "compare.html").write_text(html)
             (out / "changes.csv").write_text(changes_csv(comparison))
             listed = f"every one in {out / 'changes.csv'}"
             print(f"wrote {out / 'compare.md'}, compare.html and changes.csv", file=sys.stderr)

@@ -44,7 +44,7 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.policy import allow_dirty_machine
+    from harness.drive.exit_rules import allow_dirty_machine
     from harness.report.formatting import NO_CLEAN_RUN, figure
     from harness.results.history import Collector, read_digests
 

@@ -11,7 +11,7 @@ from harness.cli.errors import CliError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    from harness.cli.policy import add_policy_options
+    from harness.drive.exit_rules import add_policy_options
 
     p: argparse.ArgumentParser = subparsers.add_parser(
         "report", help="render report.md/report.html from a run record"
@@ -27,7 +27,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Render a run's reports; exit as the CI policy judges the run (and the comparison)."""
-    from harness.cli.policy import PolicyError, note_lines, policy_from, policy_lines
+    from harness.drive.exit_rules import PolicyError, note_lines, policy_from, policy_lines
     from harness.report.publish import publish_reports
     from harness.results.store import load_run
 

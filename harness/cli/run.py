@@ -19,9 +19,9 @@ from harness.cli.errors import CliError
 from harness.cli.suite_paths import suite_paths
 
 if TYPE_CHECKING:
-    from harness.cli.policy import Policy
-    from harness.cli.run_end import RunEnd
     from harness.core.types import Case, CaseResult, RunRecord, Shard, SuiteInfo
+    from harness.drive.exit_rules import Policy
+    from harness.drive.run_end import RunEnd
     from harness.report.progress import RunProgress
     from harness.runner.session import RunSession
     from harness.runner.turns import Turns
@@ -33,7 +33,7 @@ BAD_INPUT = 2  # a suite that does not load: its lines say file, line and fix (p
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from harness.cli.pin_sets import add_pin_set_options
-    from harness.cli.run_options import add_run_options
+    from harness.drive.run_options import add_run_options
 
     p: argparse.ArgumentParser = subparsers.add_parser("run", help="run suites without pytest")
     p.add_argument("paths", nargs="+", help="suite files or directories")
@@ -178,7 +178,7 @@ def resume_command(args: argparse.Namespace, run_id: str) -> str:
 
 def chosen_policy(args: argparse.Namespace) -> Policy:
     """The CI policy of ``run``'s options; a bad ``--fail-on`` is a CliError (one line)."""
-    from harness.cli.policy import PolicyError, policy_from
+    from harness.drive.exit_rules import PolicyError, policy_from
 
     try:
         return policy_from(lambda dest: getattr(args, dest, None))
@@ -187,7 +187,7 @@ def chosen_policy(args: argparse.Namespace) -> Policy:
 
 
 def _run_id(args: argparse.Namespace) -> str | None:
-    from harness.cli.run_options import different_runs
+    from harness.drive.run_options import different_runs
 
     error = different_runs(args.run_id, args.resume)
     if error is not None:
@@ -235,8 +235,8 @@ def _run_cases(
     turns: Turns | None = None,
 ) -> int:
     from harness.cli.pin_sets import recorded_pin_set
-    from harness.cli.policy import allow_dirty_machine
-    from harness.cli.run_end import conclude
+    from harness.drive.exit_rules import allow_dirty_machine
+    from harness.drive.run_end import conclude
     from harness.runner.session import RunSession
     from harness.runner.signals import as_interrupt, signals_deferred, stop_on_signals
 
@@ -338,11 +338,11 @@ def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> in
 
         print(f"resume with: {plain(resume_command(args, session.run_id), 2000)}", file=sys.stderr)
         return session.stopped.exit_status
-    from harness.cli.policy import policy_lines
+    from harness.drive.exit_rules import policy_lines
 
     policy = chosen_policy(args)
     judged = policy_lines(end.run, end.comparison, policy, shard=bool(args.shard))
-    from harness.cli.policy import note_lines
+    from harness.drive.exit_rules import note_lines
 
     for line in (*note_lines(end.run, end.comparison), *judged):
         print(line)

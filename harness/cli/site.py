@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.policy import allow_dirty_machine
+    from harness.drive.exit_rules import allow_dirty_machine
     from harness.report.site import build_site
 
     built = build_site(

@@ -5,22 +5,24 @@ Hierarchy: suite file -> model -> case, so node ids read
 each model loads once; the run record is appended case by case; reports render at the end.
 This module holds the hooks (the ``pytest11`` entry point names it); beside it,
 ``xdist_parts`` and ``xdist_schedule`` (pytest-xdist: a part of the record per worker, cases
-scheduled by model) and ``benchmark_bridge`` (pytest-benchmark's fixture as a scenario).
+scheduled by model), ``benchmark_bridge`` (pytest-benchmark's fixture as a scenario),
+``policy_report`` (the CI policy as a failed test) and ``state`` (what a session keeps). What
+``mlx-harness run`` does the same way is in :mod:`harness.drive`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Generator, Hashable, Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Hashable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.core.types import Case, CaseResult, ExpectKind, Status, SuiteInfo
+from harness.core.types import Case, ExpectKind, Status
 from harness.pytest_plugin.policy_report import failing_lines, report_policy
+from harness.pytest_plugin.state import STATE, HarnessState
 from harness.pytest_plugin.xdist_parts import (
     choose_loadgroup,
     group_of,
@@ -29,30 +31,11 @@ from harness.pytest_plugin.xdist_parts import (
     worker_part,
 )
 
+if TYPE_CHECKING:
+    from harness.runner.client import OnProgress
+    from harness.runner.session import RunSession
+
 MARKER_PREFIX_HELP = "mlx-harness: "
-
-
-@dataclass
-class HarnessState:
-    """Everything the plugin keeps for one pytest session (lives on ``config.stash``)."""
-
-    suites: dict[str, SuiteInfo] = field(default_factory=dict)
-    session: Any = None  # harness.runner.session.RunSession, created on the first case
-    results: list[CaseResult] = field(default_factory=list)
-    end: Any = None  # harness.cli.run_end.RunEnd once the run has ended
-    baseline: Any = None  # harness.core.types.RunRecord given with --baseline
-    markers: set[str] = field(default_factory=set)
-    planned: list[Case] = field(default_factory=list)  # the cases selected to run
-    stop: Any = None  # harness.runner.signals.RunInterrupted once the run is stopped
-    signals: ExitStack = field(default_factory=ExitStack)  # stop-signal handlers while running
-    split: tuple[int, int] | None = None  # --shard I/N
-    shard: Any = None  # harness.core.types.Shard once the plan is split
-    policy: Any = None  # harness.cli.policy.Policy: what fails the run besides failed cases
-    policy_lines: list[str] = field(default_factory=list)  # what the policy found at the end
-    bad_input: bool = False  # a suite did not load: a usage error (exit 4), as for bad options
-
-
-STATE = pytest.StashKey[HarnessState]()
 
 
 class CaseFailed(Exception):
@@ -81,7 +64,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="allow hub downloads for models not in the local cache",
     )
-    from harness.cli.run_options import add_run_options
+    from harness.drive.run_options import add_run_options
 
     add_run_options(group.addoption)  # the options mlx-harness run shares
     group.addoption(
@@ -118,8 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
             state.baseline = load_run(Path(baseline))
         except RunFileError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
-    from harness.cli.policy import PolicyError, policy_from
-    from harness.cli.run_options import different_runs
+    from harness.drive.exit_rules import PolicyError, policy_from
+    from harness.drive.run_options import different_runs
 
     error = different_runs(config.getoption("run_id", None), config.getoption("resume", None))
     if error is not None:
@@ -265,7 +248,7 @@ class CaseItem(pytest.Item):
 
 
 @contextmanager
-def _still_running(config: pytest.Config, case: Case) -> Iterator[Any]:
+def _still_running(config: pytest.Config, case: Case) -> Iterator[OnProgress | None]:
     """A ``still running: CASE (case 3/12, repeat 2/5 · 64 tokens) 20 s`` line every
     ``--still-running-every`` seconds of a long case (not with -q): a CI log shows the run is
     alive; pytest owns the terminal, so there is no animation. Yields the worker's progress
@@ -291,8 +274,8 @@ def _report_root(config: pytest.Config) -> Path:
     return Path(option) if option else Path(config.rootpath) / "reports"
 
 
-def _session(config: pytest.Config) -> Any:
-    from harness.cli.policy import allow_dirty_machine
+def _session(config: pytest.Config) -> RunSession:
+    from harness.drive.exit_rules import allow_dirty_machine
     from harness.runner.session import RunSession
 
     state = config.stash[STATE]
@@ -319,7 +302,7 @@ def _session(config: pytest.Config) -> Any:
     return state.session
 
 
-def _say(config: pytest.Config) -> Any:
+def _say(config: pytest.Config) -> Callable[[str], None] | None:
     """A line for the person running (the lazy llama-server build): pytest's terminal, which
     pytest owns (its capture would hold a print until the test ends); None: standard error."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -343,7 +326,7 @@ def _selection(config: pytest.Config) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def run_session(config: pytest.Config) -> Any:
+def run_session(config: pytest.Config) -> RunSession:
     """The run's :class:`harness.runner.session.RunSession`, opened on first use (the
     pytest-benchmark bridge records its benchmarks there)."""
     return _session(config)
@@ -472,7 +455,7 @@ def pytest_runtest_makereport(
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries the policy
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from harness.cli.run_end import conclude
+    from harness.drive.run_end import conclude
     from harness.runner.signals import RunInterrupted, signals_deferred
 
     state = session.config.stash.get(STATE, None)
@@ -499,7 +482,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
     ):
         session.exitstatus = pytest.ExitCode.OK  # an empty shard is a valid run
-    from harness.cli.policy import judge_pytest_session
+    from harness.pytest_plugin.policy_report import judge_pytest_session
 
     if not in_worker(session.config):  # xdist: the controller judges the joined run
         judge_pytest_session(session, state, state.end, shard=state.split is not None)
@@ -527,7 +510,9 @@ def resume_command(config: pytest.Config, run_id: str) -> str:
     return plain(shlex.join(["pytest", *words, "--resume", run_id]), 2000)
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
     state = config.stash.get(STATE, None)
     if state is None or state.end is None:
         return
@@ -540,7 +525,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     lines = [*terminal_summary(end.run), *gate_lines(end.run), *machine_lines(end.run)]
     if end.comparison is not None:
         lines += comparison_lines(end.comparison)
-    from harness.cli.policy import note_lines
+    from harness.drive.exit_rules import note_lines
 
     lines += [*note_lines(end.run, end.comparison), *state.policy_lines]
     if end.report_html is not None:

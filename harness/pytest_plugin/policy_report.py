@@ -10,8 +10,13 @@ pytest-xdist see it as any other test. Nothing is reported when the policy finds
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from harness.drive.run_end import RunEnd
+    from harness.pytest_plugin.state import HarnessState
 
 NODE_ID = "mlx-harness::policy"
 
@@ -36,11 +41,25 @@ def report_policy(config: pytest.Config, lines: Sequence[str]) -> None:
         config.hook.pytest_runtest_logreport(report=policy_report(lines))
 
 
-def failing_lines(state: object, end: object) -> list[str]:
+def failing_lines(state: HarnessState, end: RunEnd) -> list[str]:
     """What fails an otherwise passing session: the policy's lines (``state.policy_lines``)
     and reports that could not be written (``end.report_error``)."""
-    lines = list(getattr(state, "policy_lines", []))
-    error = getattr(end, "report_error", None)
-    if error is not None:
-        lines.append(f"error: {error}")
+    lines = list(state.policy_lines)
+    if end.report_error is not None:
+        lines.append(f"error: {end.report_error}")
     return lines
+
+
+def judge_pytest_session(
+    session: pytest.Session, state: HarnessState, end: RunEnd, *, shard: bool
+) -> None:
+    """The policy's findings on the ended run (``end``, a RunEnd), kept on
+    ``state.policy_lines`` for the summary; any of them, or reports that could not be written,
+    turn an otherwise passing session's exit status to 1."""
+    from harness.drive.exit_rules import policy_lines
+
+    if state.policy is not None:
+        state.policy_lines = policy_lines(end.run, end.comparison, state.policy, shard=shard)
+    failed = bool(state.policy_lines) or end.report_error is not None
+    if failed and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

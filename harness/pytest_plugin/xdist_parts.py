@@ -22,11 +22,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from harness.core.types import Case, ExpectKind, RunRecord
+
+if TYPE_CHECKING:
+    from harness.pytest_plugin.state import HarnessState
 
 WORKER_INPUT = "mlx_harness"  # the key of the controller's share in xdist's ``workerinput``
 PARTS = "parts"  # reports/<run>/parts/<part>/run.jsonl
@@ -186,7 +189,9 @@ class XdistController:
     ``state`` is the harness plugin's session state: this sets its ``planned`` and ``end``.
     """
 
-    def __init__(self, config: pytest.Config, state: Any, share: RunShare, workers: int) -> None:
+    def __init__(
+        self, config: pytest.Config, state: HarnessState, share: RunShare, workers: int
+    ) -> None:
         self.config = config
         self.state = state
         self.share = share
@@ -237,7 +242,7 @@ class XdistController:
             self._conclude(session)
 
     def _conclude(self, session: pytest.Session) -> None:
-        from harness.cli.run_end import conclude_record
+        from harness.drive.run_end import conclude_record
 
         self.concluded = True
         from harness.results.merge import MergeError
@@ -279,7 +284,7 @@ class XdistController:
             thresholds=policy.thresholds if policy is not None else None,
         )
         self.state.end = end
-        from harness.cli.policy import judge_pytest_session
+        from harness.pytest_plugin.policy_report import judge_pytest_session
 
         judge_pytest_session(session, self.state, end, shard=self.state.split is not None)
         from harness.pytest_plugin.policy_report import failing_lines, report_policy
@@ -287,7 +292,7 @@ class XdistController:
         report_policy(self.config, failing_lines(self.state, end))
 
 
-def setup_xdist(config: pytest.Config, state: Any, report_root: Path) -> None:
+def setup_xdist(config: pytest.Config, state: HarnessState, report_root: Path) -> None:
     """At configure: a worker names the groups when the controller schedules by them; the
     controller checks the run can be written and registers :class:`XdistController`."""
     share = worker_share(config)

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from harness.report.contents import default_sections
-from harness.report.render import ReportPaths, render, render_html, render_markdown
+from harness.report.render import (
+    ReportPaths,
+    render,
+    render_both,
+    render_html,
+    render_markdown,
+)
 from harness.report.sections import Section
 from harness.report.terminal import terminal_summary
 
@@ -12,6 +18,7 @@ __all__ = [
     "Section",
     "default_sections",
     "render",
+    "render_both",
     "render_html",
     "render_markdown",
     "terminal_summary",

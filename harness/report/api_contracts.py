@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.core.types import CaseResult, RunRecord
 from harness.report.check_records import check_names, checks_by_name, verdict_of
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.api_contracts.catalog import CHECKS
 from harness.scenarios.api_contracts.verdicts import Verdict
@@ -116,4 +116,4 @@ def build(run: RunRecord) -> ApiContracts | None:
     return ApiContracts(Table(columns, rows), tuple(failures), tuple(skipped), tuple(unjudged))
 
 
-SECTION = Section("api_contracts", "API contracts", build, claims=PREFIXES)
+SECTION = Section("api_contracts", "API contracts", build, claims=PREFIXES, order=METRICS + 90)

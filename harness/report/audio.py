@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.formatting import MISSING, choose_scale
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import (
     CASE_COLUMNS,
     Cell,
@@ -176,4 +176,4 @@ def build(run: RunRecord) -> Speech | None:
     )
 
 
-SECTION = Section("audio", "Speech", build, claims=(stt.PREFIX, tts.PREFIX))
+SECTION = Section("audio", "Speech", build, claims=(stt.PREFIX, tts.PREFIX), order=METRICS + 210)

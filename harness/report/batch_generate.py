@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.formatting import MISSING, choose_scale, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
 from harness.scenarios import batch_generate as scenario
 from harness.scenarios.prompt_dependence import PROMPT_INDEPENDENT
@@ -96,4 +96,10 @@ def build(run: RunRecord) -> BatchGenerate | None:
     return BatchGenerate(cases)
 
 
-SECTION = Section("batch_generate", "Batched generation", build, claims=(f"{scenario.PREFIX}.",))
+SECTION = Section(
+    "batch_generate",
+    "Batched generation",
+    build,
+    claims=(f"{scenario.PREFIX}.",),
+    order=METRICS + 80,
+)

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.formatting import MISSING, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 
 SCENARIO = "cancellation"
@@ -153,4 +153,6 @@ def build(run: RunRecord) -> Cancellations | None:
     return Cancellations(cases, not_passed_table(results))
 
 
-SECTION = Section("cancellation", "Cancellation", build, claims=("cancellation.",))
+SECTION = Section(
+    "cancellation", "Cancellation", build, claims=("cancellation.",), order=METRICS + 60
+)

@@ -19,7 +19,7 @@ from harness.report.ceilings import invalid_shares
 from harness.report.chart_model import Chart, lines_from, median, xy_chart
 from harness.report.chart_svg import Guide
 from harness.report.formatting import MIB, Scale, params_label
-from harness.report.sections import Section
+from harness.report.sections import OPENING, Section
 from harness.results.preflight_record import peak_check
 from harness.scenarios import batch_generate, throughput
 from harness.scenarios import prompt_cache as pc
@@ -289,4 +289,4 @@ def build(run: RunRecord) -> Charts | None:
     return Charts(tuple(charts)) if charts else None
 
 
-SECTION = Section("charts", "Charts", build)
+SECTION = Section("charts", "Charts", build, order=OPENING + 20)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord
 from harness.report.formatting import MISSING, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, stats
 from harness.scenarios import context_limit as cl
 from harness.scenarios.context_outcome import Outcome, Probe
@@ -78,4 +78,4 @@ def build(run: RunRecord) -> ContextLimits | None:
     return ContextLimits(Table(columns, rows), tuple(dict.fromkeys(findings)))
 
 
-SECTION = Section("context_limit", "Context limits", build, claims=(PREFIX,))
+SECTION = Section("context_limit", "Context limits", build, claims=(PREFIX,), order=METRICS + 170)

@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.formatting import MISSING, choose_scale, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell
 from harness.scenarios.distributed import metrics as dm
 from harness.scenarios.distributed.outputs import CHECK
@@ -174,4 +174,4 @@ def build(run: RunRecord) -> DistributedSection | None:
     return DistributedSection(cases, ranks)
 
 
-SECTION = Section("distributed", "Distributed", build, claims=(dm.PREFIX,))
+SECTION = Section("distributed", "Distributed", build, claims=(dm.PREFIX,), order=METRICS + 145)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.engine_cells import COUNTED_COLUMN, counted_by_cell, memory_cells
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import (
     Cell,
     Column,
@@ -154,4 +154,5 @@ SECTION = Section(
     "Engines",
     build,
     claims=(f"{http.PREFIX}.", f"{hpc.PREFIX}.", f"{greedy_text.E2E.name}"),
+    order=METRICS + 10,
 )

@@ -17,7 +17,7 @@ from harness.report.formatting import (
     status_css,
     status_label,
 )
-from harness.report.sections import Section
+from harness.report.sections import CLOSING, Section
 from harness.report.table import Cell, Column, Table, case_reason
 
 EXPECTED: tuple[Status, ...] = (Status.SKIPPED, Status.XFAILED)
@@ -170,4 +170,4 @@ def build(run: RunRecord) -> Failures:
     )
 
 
-SECTION = Section("failures", "Failures and skips", build)
+SECTION = Section("failures", "Failures and skips", build, order=CLOSING + 10)

@@ -17,7 +17,7 @@ from harness.report.formatting import (
 )
 from harness.report.machine_state import busy_banner
 from harness.report.overhead import overhead
-from harness.report.sections import Section
+from harness.report.sections import OPENING, Section
 from harness.results.merge import merge_notes
 from harness.spec.shard import shard_line
 
@@ -158,4 +158,4 @@ def _runs(run: RunRecord) -> tuple[str, ...]:
     return ()
 
 
-SECTION = Section("header", "Summary", build)
+SECTION = Section("header", "Summary", build, order=OPENING)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from harness.core.types import RunRecord, Unit
 from harness.report.formatting import MISSING, format_value
-from harness.report.sections import Section
+from harness.report.sections import CLOSING, Section
 from harness.report.table import Cell, Column, Table
 
 
@@ -51,4 +51,4 @@ def build(run: RunRecord) -> Identities | None:
     return Identities(Table(columns, rows))
 
 
-SECTION = Section("models", "Model identities", build)
+SECTION = Section("models", "Model identities", build, order=CLOSING + 40)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
 from harness.report.quality import significant_scale
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
 from harness.scenarios import kv_sweep as kv
 
@@ -133,4 +133,4 @@ def build(run: RunRecord) -> KVSweep | None:
     return KVSweep(Table(tuple(header), tuple(body)))
 
 
-SECTION = Section("kv_sweep", "KV cache sweep", build, claims=(PREFIX,))
+SECTION = Section("kv_sweep", "KV cache sweep", build, claims=(PREFIX,), order=METRICS + 130)

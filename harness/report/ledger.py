@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from harness.core.types import ExpectKind, LedgerEntry, RunRecord, Status
 from harness.report.formatting import MISSING, STATUS_SYMBOLS, status_order
-from harness.report.sections import Section
+from harness.report.sections import CLOSING, Section
 from harness.report.table import Cell, Column, Table
 from harness.spec.ledger import is_overdue
 
@@ -109,4 +109,4 @@ def _short(source: str) -> str:
     return source.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-SECTION = Section("ledger", "Known-broken ledger", build)
+SECTION = Section("ledger", "Known-broken ledger", build, order=CLOSING + 20)

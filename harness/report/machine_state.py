@@ -22,7 +22,7 @@ from typing import Any
 from harness.core.types import CaseResult, RunRecord
 from harness.report.escape import plain
 from harness.report.formatting import MISSING
-from harness.report.sections import Section
+from harness.report.sections import CLOSING, Section
 from harness.report.table import Cell, Column, Table
 from harness.results.machine_flags import (
     ARTIFACT,
@@ -239,4 +239,4 @@ def busy_banner(run: RunRecord) -> str | None:
     return text + " They are not compared with a baseline; see Machine state."
 
 
-SECTION = Section("machine_state", "Machine state", build)
+SECTION = Section("machine_state", "Machine state", build, order=CLOSING + 30)

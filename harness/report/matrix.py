@@ -15,7 +15,7 @@ from harness.report.formatting import (
     status_label,
     worst_status,
 )
-from harness.report.sections import Section
+from harness.report.sections import OPENING, Section
 from harness.report.table import Cell, Column, Table, case_reason
 from harness.results.preflight_record import warning_line
 
@@ -84,4 +84,4 @@ def build(run: RunRecord) -> Matrix | None:
     return Matrix(Table(columns, tuple(rows), css="matrix"), len(models), len(scenarios))
 
 
-SECTION = Section("matrix", "Compatibility", build)
+SECTION = Section("matrix", "Compatibility", build, order=OPENING + 10)

@@ -11,7 +11,7 @@ from harness.core.metrics import MLX_ACTIVE, MLX_PEAK, PROCESS_PEAK_RSS
 from harness.core.types import RunRecord, Unit
 from harness.report.formatting import GIB, MIB, Scale, choose_scale, finite
 from harness.report.memory_prediction import prediction_table
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import MetricColumn, Table, case_metric_table, metric_label
 from harness.scenarios import load
 
@@ -78,9 +78,4 @@ def build(run: RunRecord) -> Memory | None:
     return Memory(table, prediction, split) if table or prediction else None
 
 
-SECTION = Section(
-    "memory",
-    "Load and memory",
-    build,
-    claims=PREFIXES,
-)
+SECTION = Section("memory", "Load and memory", build, claims=PREFIXES, order=METRICS + 220)

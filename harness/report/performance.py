@@ -13,15 +13,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from harness.core.metrics import MLX_PEAK, PROCESS_PEAK_RSS
-from harness.core.types import CaseResult, Metric, RunRecord, Unit
+from harness.core.metrics import MLX_PEAK, PROCESS_PEAK_RSS, MetricSpec
+from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.ceilings import INVALID, ceiling_lines, invalid_shares
 from harness.report.formatting import MIB, Scale, choose_scale
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import (
     Cell,
     Column,
     MetricColumn,
+    StandIn,
     Table,
     case_metric_table,
     find_metric,
@@ -52,22 +53,19 @@ MEMORY: tuple[MetricColumn, ...] = (
     MetricColumn("MLX peak", (MLX_PEAK.name,), "MLX allocator peak during the case (reset before)"),
     MetricColumn("peak RSS", (PROCESS_PEAK_RSS.name,), "worker process peak resident set size"),
 )
+
+
+def _spec_column(label: str, spec: MetricSpec) -> MetricColumn:
+    """The column of one metric, described and in the unit its spec gives."""
+    return MetricColumn(label, (spec.name,), spec.description, spec.unit)
+
+
 ROOFLINE: tuple[MetricColumn, ...] = (
-    MetricColumn("ceiling", (throughput.CEILING.name,), throughput.CEILING.description),
-    MetricColumn("share", (throughput.SHARE.name,), throughput.SHARE.description),
-    MetricColumn(
-        "kernel efficiency",
-        (throughput.KERNEL_EFFICIENCY.name,),
-        throughput.KERNEL_EFFICIENCY.description,
-    ),
-    MetricColumn(
-        "prefill ceiling",
-        (throughput.PREFILL_CEILING.name,),
-        throughput.PREFILL_CEILING.description,
-    ),
-    MetricColumn(
-        "prefill share", (throughput.PREFILL_SHARE.name,), throughput.PREFILL_SHARE.description
-    ),
+    _spec_column("ceiling", throughput.CEILING),
+    _spec_column("share", throughput.SHARE),
+    _spec_column("kernel efficiency", throughput.KERNEL_EFFICIENCY),
+    _spec_column("prefill ceiling", throughput.PREFILL_CEILING),
+    _spec_column("prefill share", throughput.PREFILL_SHARE),
 )
 COLUMNS: tuple[MetricColumn, ...] = (*SPEED, *LATENCY, BYTES_PER_TOKEN, *ROOFLINE)
 MIB_SCALE = Scale(MIB, 1, "MiB")
@@ -183,33 +181,22 @@ def _current_names(result: CaseResult) -> CaseResult:
     return dataclasses.replace(result, metrics=metrics)
 
 
-def _holding_invalid(result: CaseResult) -> CaseResult:
-    """``result`` with a stand-in for each invalid share it left out (as the throughput scenario
-    does), so that the share column is there to say "ceiling invalid"; the cell is replaced."""
-    missing = [name for name in invalid_shares(result) if result.metric(name) is None]
-    if not missing:
-        return result
+def ceiling_invalid(result: CaseResult, column: MetricColumn) -> StandIn | None:
+    """ "ceiling invalid" in place of a share whose ceiling is invalid (a share above 100% says
+    the ceiling was wrong, never that a run beat the hardware), also where the throughput
+    scenario left the share out; counted as the case's runs in n."""
+    invalid = invalid_shares(result)
+    name = next((n for n in column.names if n in invalid), None)
+    if name is None:
+        return None
     decode = result.metric(throughput.DECODE.name)
     runs = len(decode.samples) if decode is not None else 1
-    stand_ins = tuple(Metric(name, Unit.RATIO, (0.0,) * runs) for name in missing)
-    return dataclasses.replace(result, metrics=(*result.metrics, *stand_ins))
+    return StandIn(Cell(INVALID, title=invalid[name]), runs)
 
 
-def _cells_marked(table: Table, results: list[CaseResult]) -> Table:
-    """``table`` with "ceiling invalid" in place of each share whose ceiling is invalid (a share
-    above 100% says the ceiling was wrong, never that a run beat the hardware)."""
-    by_title = {column.description: column.names[0] for column in COLUMNS if column.description}
-    names = [by_title.get(column.title or "") for column in table.columns]
-    rows = []
-    for row, result in zip(table.rows, results, strict=True):
-        invalid = invalid_shares(result)
-        rows.append(
-            tuple(
-                Cell(INVALID, title=invalid[name]) if name in invalid else cell
-                for cell, name in zip(row, names, strict=True)
-            )
-        )
-    return Table(table.columns, tuple(rows), table.css)
+def _shows(result: CaseResult, columns: tuple[MetricColumn, ...]) -> bool:
+    """Whether ``result`` fills any of ``columns`` (a metric, or "ceiling invalid")."""
+    return any(find_metric(result, c.names) or ceiling_invalid(result, c) for c in columns)
 
 
 SCENARIO_COLUMN = 1  # model, scenario, params, status, then the metrics
@@ -232,20 +219,18 @@ def _part(
     shown: list[CaseResult], cases: list[CaseResult], columns: tuple[MetricColumn, ...], n: bool
 ) -> tuple[Table, list[CaseResult]]:
     """The table of ``columns`` over ``shown`` (``cases`` as recorded), and its rows' cases."""
-    table = case_metric_table(shown, columns, scale_for=scale, sample_count=n)
-    kept = [
-        r
-        for s, r in zip(shown, cases, strict=True)
-        if any(find_metric(s, c.names) for c in columns)
-    ]
+    table = case_metric_table(
+        shown, columns, scale_for=scale, sample_count=n, stand_in=ceiling_invalid
+    )
+    kept = [r for s, r in zip(shown, cases, strict=True) if _shows(s, columns)]
     return table, kept
 
 
 def build(run: RunRecord) -> Performance | None:
     columns = columns_for(run)
-    pairs = [(_holding_invalid(_current_names(r)), r) for r in run.results]
+    pairs = [(_current_names(r), r) for r in run.results]
     # the throughput cases: those with a throughput metric (a load case's memory stays out)
-    pairs = [(s, r) for s, r in pairs if any(find_metric(s, c.names) for c in columns)]
+    pairs = [(s, r) for s, r in pairs if _shows(s, columns)]
     shown, cases = [s for s, _ in pairs], [r for _, r in pairs]
     built: dict[str, tuple[str, Table, list[CaseResult]]] = {}
     for key, title, part_columns in (
@@ -264,9 +249,7 @@ def build(run: RunRecord) -> Performance | None:
         title, table, kept = built[noisy]
         built[noisy] = (f"{title} and noise", with_noise(table, kept), kept)
     parts = []
-    for key, (title, table, kept) in built.items():
-        if key == "roofline":
-            table = _cells_marked(table, kept)
+    for key, (title, table, _) in built.items():
         table, scenario = _one_scenario(table)
         parts.append(Part(key, f"{title} · {scenario}" if scenario else title, table))
     if not parts:
@@ -274,4 +257,4 @@ def build(run: RunRecord) -> Performance | None:
     return Performance(tuple(parts), bandwidth_lines(run))
 
 
-SECTION = Section("performance", "Performance", build, claims=(PREFIX,))
+SECTION = Section("performance", "Performance", build, claims=(PREFIX,), order=METRICS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core.types import RunRecord, Status
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table, find_metric
 from harness.scenarios import prompt_cache as pc
 
@@ -66,4 +66,4 @@ def build(run: RunRecord) -> PromptCache | None:
     return PromptCache(table, not_reusable)
 
 
-SECTION = Section("prompt_cache", "Prompt cache", build, claims=(PREFIX,))
+SECTION = Section("prompt_cache", "Prompt cache", build, claims=(PREFIX,), order=METRICS + 120)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from harness.core.types import RunRecord, Unit
 from harness.report.formatting import Scale, finite
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import MetricColumn, Table, case_metric_table
 from harness.scenarios import quality
 
@@ -55,4 +55,4 @@ def build(run: RunRecord) -> Quality | None:
     return Quality(table, references)
 
 
-SECTION = Section("quality", "Quality", build, claims=(PREFIX,))
+SECTION = Section("quality", "Quality", build, claims=(PREFIX,), order=METRICS + 110)

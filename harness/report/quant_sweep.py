@@ -14,7 +14,7 @@ from harness.core.metrics import MetricSpec
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
 from harness.report.quality import significant_scale
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
 from harness.scenarios.quant_sweep import metrics as qm
 from harness.scenarios.quant_sweep.params import MODES
@@ -150,4 +150,6 @@ def build(run: RunRecord) -> QuantSweep | None:
     return QuantSweep(Table(tuple(header), tuple(body)))
 
 
-SECTION = Section("quant_sweep", "Weight quantisation", build, claims=(qm.PREFIX,))
+SECTION = Section(
+    "quant_sweep", "Weight quantisation", build, claims=(qm.PREFIX,), order=METRICS + 140
+)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.formatting import MISSING, choose_scale, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios import reasoning as sc
 
@@ -98,4 +98,4 @@ def build(run: RunRecord) -> Reasoning | None:
     return Reasoning(_summary(results))
 
 
-SECTION = Section("reasoning", "Reasoning", build, claims=(f"{sc.PREFIX}.",))
+SECTION = Section("reasoning", "Reasoning", build, claims=(f"{sc.PREFIX}.",), order=METRICS + 165)

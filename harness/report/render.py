@@ -65,22 +65,43 @@ def _environment(kind: str, sections: Sequence[Section] = ()) -> jinja2.Environm
 SECTION_ERROR_TEMPLATE = "section_error.{kind}.j2"
 
 
-def build_sections(
-    run: RunRecord, sections: Sequence[Section] | None = None, *, kind: str
-) -> list[BuiltSection]:
-    """Each section's data; a section whose ``build`` raises is shown as that one line."""
+@dataclass(frozen=True)
+class SectionData:
+    """A section's data, built once and laid out in both formats; ``error``: the one line its
+    ``build`` raised instead."""
+
+    section: Section
+    data: object
+    error: str | None = None
+
+
+def build_sections(run: RunRecord, sections: Sequence[Section]) -> list[SectionData]:
+    """Each section's data (a section whose ``build`` returns None is left out); a section
+    whose ``build`` raises is shown as that one line."""
     built = []
-    for section in default_sections() if sections is None else sections:
-        template = section.html_template if kind == "html" else section.md_template
+    for section in sections:
         try:
             data = section.build(run)
         except Exception as exc:  # a bug in one section must not cost the whole report
-            built.append(_failed(section, kind, exc))
+            built.append(SectionData(section, None, exception_line(exc)))
             continue
-        if data is None:
-            continue
-        built.append(BuiltSection(section.key, section.title, data, template))
+        if data is not None:
+            built.append(SectionData(section, data))
     return built
+
+
+def _laid_out(built: Sequence[SectionData], kind: str) -> list[BuiltSection]:
+    """The built sections with the partials of ``kind`` (``"md"`` or ``"html"``)."""
+    laid = []
+    for one in built:
+        section = one.section
+        if one.error is not None:
+            template = SECTION_ERROR_TEMPLATE.format(kind=kind)
+            laid.append(BuiltSection(section.key, section.title, one.error, template))
+            continue
+        template = section.html_template if kind == "html" else section.md_template
+        laid.append(BuiltSection(section.key, section.title, one.data, template))
+    return laid
 
 
 def _failed(section: Section, kind: str, exc: BaseException) -> BuiltSection:
@@ -89,23 +110,34 @@ def _failed(section: Section, kind: str, exc: BaseException) -> BuiltSection:
     )
 
 
-def _render(run: RunRecord, sections: Sequence[Section] | None, kind: str) -> str:
-    chosen = default_sections() if sections is None else sections
-    env = _environment(kind, chosen)
+def _render(
+    run: RunRecord, sections: Sequence[Section], built: Sequence[SectionData], kind: str
+) -> str:
+    env = _environment(kind, sections)
     template = env.get_template(f"report.{kind}.j2")
-    sections_built = build_sections(run, chosen, kind=kind)
+    sections_built = _laid_out(built, kind)
     try:  # each partial rendered once, where the report includes it
         return template.render(run=run, sections=sections_built)
     except Exception:  # a partial failed on its data: each is tried on its own, below
         pass
-    built = []
+    laid = []
     for section in sections_built:
         try:  # a partial that fails on its data is reported the same way
             env.get_template(section.template).render(run=run, section=section)
         except Exception as exc:
             section = _failed(Section(section.key, section.title, lambda r: None), kind, exc)
-        built.append(section)
-    return template.render(run=run, sections=built)
+        laid.append(section)
+    return template.render(run=run, sections=laid)
+
+
+def _chosen(sections: Sequence[Section] | None) -> Sequence[Section]:
+    return default_sections() if sections is None else sections
+
+
+def _markdown(
+    run: RunRecord, sections: Sequence[Section], built: Sequence[SectionData], whole_in: str
+) -> str:
+    return gfm_blocks(fit_tables(_render(run, sections, built, "md"), whole_in), whole_in)
 
 
 def render_markdown(
@@ -114,21 +146,34 @@ def render_markdown(
     """report.md's text: blank lines around each heading and table, as GFM needs them, no
     line over 120 characters where a space or a table's columns allow (a cell cut to fit
     says that ``whole_in``, the HTML file beside it, holds it whole)."""
-    return gfm_blocks(fit_tables(_render(run, sections, "md"), whole_in), whole_in)
+    chosen = _chosen(sections)
+    return _markdown(run, chosen, build_sections(run, chosen), whole_in)
 
 
 def render_html(run: RunRecord, sections: Sequence[Section] | None = None) -> str:
-    return _render(run, sections, "html")
+    chosen = _chosen(sections)
+    return _render(run, chosen, build_sections(run, chosen), "html")
+
+
+def render_both(
+    run: RunRecord, sections: Sequence[Section] | None = None, *, whole_in: str = HTML_FILE
+) -> tuple[str, str]:
+    """The Markdown and the HTML text (as :func:`render_markdown` and :func:`render_html`),
+    each section built once for both."""
+    chosen = _chosen(sections)
+    built = build_sections(run, chosen)
+    return _markdown(run, chosen, built, whole_in), _render(run, chosen, built, "html")
 
 
 def render(run: RunRecord, out_dir: Path, sections: Sequence[Section] | None = None) -> ReportPaths:
-    """Write ``out_dir/report.md`` and ``out_dir/report.html`` (same content) and return them.
+    """Write ``out_dir/report.md`` and ``out_dir/report.html`` (same content, each section built
+    once) and return them.
 
     Both are rendered first, then each is written to a temporary name and renamed over the
     old one, so a reader sees a whole report, old or new, never a cut one. A folder that cannot
     be written is a one-line :class:`~harness.results.report_dir.ReportDirError`.
     """
-    markdown, html = render_markdown(run, sections), render_html(run, sections)
+    markdown, html = render_both(run, sections)
     make_dir(out_dir)
     paths = ReportPaths(md=out_dir / MD_FILE, html=out_dir / HTML_FILE)
     write_text_atomic(paths.md, markdown)

@@ -19,7 +19,7 @@ from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
 from harness.report.chart_svg import Guide
 from harness.report.formatting import MISSING, choose_scale, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.saturation import PREFIX
 
@@ -249,4 +249,6 @@ def build(run: RunRecord) -> Knees | None:
     return Knees(_summary(results), cases, _charts([r for r in results if _points(r)]))
 
 
-SECTION = Section("saturation", "Saturation knee", build, claims=(f"{PREFIX}.",))
+SECTION = Section(
+    "saturation", "Saturation knee", build, claims=(f"{PREFIX}.",), order=METRICS + 40
+)

@@ -1,7 +1,11 @@
-"""What a report section is: a key, a title, a ``build(run)`` function and the metrics it shows.
+"""What a report section is: a key, a title, a ``build(run)`` function, the metrics it shows
+and its place in the report (``order``, lowest first).
 
-The sections a report has, in order, are listed in :mod:`harness.report.contents`; plug-ins add
-theirs through the ``mlx_harness.report_sections`` entry-point group.
+The built-in sections are registered in :mod:`harness.report.contents` as plug-ins register
+theirs (the ``mlx_harness.report_sections`` entry-point group). The places, by band:
+``OPENING`` (summary, compatibility, charts: 100-199), ``METRICS`` (a section per kind of
+measurement: 200-499), ``PLUGIN_ORDER`` (a plug-in's section unless it says otherwise),
+``CLOSING`` ("Other metrics", failures, ledger, machine, models: 900 on).
 """
 
 from __future__ import annotations
@@ -13,6 +17,11 @@ from pathlib import Path
 from harness.core.types import RunRecord
 
 PLUGIN_PREFIX = "plugin"  # a plug-in section's partials load as plugin/<key>/<key>.<kind>.j2
+
+OPENING = 100  # the summary and the views of the whole run
+METRICS = 200  # the sections that show a kind of metric
+PLUGIN_ORDER = 500  # a plug-in's section by default: after the built-in metric sections
+CLOSING = 900  # "Other metrics", then what explains the run (failures, ledger, machine, models)
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,7 @@ class Section:
     # A plug-in's section brings its partials: the folder holding <key>.md.j2 and
     # <key>.html.j2 (they may include the built-in ones, e.g. "table.md.j2").
     templates: Path | None = None
+    order: int = PLUGIN_ORDER  # its place in the report, lowest first (the bands above)
 
     @property
     def md_template(self) -> str:

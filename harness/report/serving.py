@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.serving.metrics import LATENCIES, PREFIX
 from harness.scenarios.serving.stats import MIN_FINISHED, QUANTILES, needed_n
@@ -241,4 +241,4 @@ def build(run: RunRecord) -> Load | None:
     return Load(cases, Table(columns, failed))
 
 
-SECTION = Section("serving", "Serving", build, claims=(f"{PREFIX}.",))
+SECTION = Section("serving", "Serving", build, claims=(f"{PREFIX}.",), order=METRICS + 20)

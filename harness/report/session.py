@@ -13,7 +13,7 @@ from typing import Any
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
 from harness.scenarios import session as sc
 
@@ -218,4 +218,4 @@ def build(run: RunRecord) -> Sessions | None:
     return Sessions(Table(tuple(header), tuple(summary)), tuple(cases))
 
 
-SECTION = Section("session", "Agent sessions", build, claims=(PREFIX,))
+SECTION = Section("session", "Agent sessions", build, claims=(PREFIX,), order=METRICS + 150)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
 from harness.report.formatting import MISSING, choose_scale, params_label
-from harness.report.sections import Section
+from harness.report.sections import OPENING, Section
 from harness.report.table import Cell, Column, Table, metric_label
 
 MAX_MODELS = 4  # columns a reader compares at a glance (and GitHub's summary width holds)
@@ -211,4 +211,4 @@ def build(run: RunRecord) -> SideBySide | None:
     return SideBySide(tuple(tables), groups, apart, notes)
 
 
-SECTION = Section("side_by_side", "Models side by side", build)
+SECTION = Section("side_by_side", "Models side by side", build, order=OPENING + 30)

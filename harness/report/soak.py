@@ -15,7 +15,7 @@ from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.cancellation import checks_table, not_passed_table
 from harness.report.chart_model import Chart, Line, xy_chart
 from harness.report.formatting import MIB, MISSING, Scale
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.serving.stats import QUANTILES
 
@@ -214,4 +214,4 @@ def build(run: RunRecord) -> Soaks | None:
     return Soaks(_cases(results), not_passed_table(results))
 
 
-SECTION = Section("soak", "Soak", build, claims=("soak.",))
+SECTION = Section("soak", "Soak", build, claims=("soak.",), order=METRICS + 70)

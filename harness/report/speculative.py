@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
 from harness.scenarios import http_speculative as served
 from harness.scenarios import speculative as local
@@ -130,4 +130,5 @@ SECTION = Section(
     "Speculative decoding",
     build,
     claims=(f"{local.SCENARIO.name}.", f"{served.SCENARIO.name}."),
+    order=METRICS + 160,
 )

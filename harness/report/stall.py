@@ -17,7 +17,7 @@ from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
 from harness.report.chart_svg import Guide
 from harness.report.formatting import MISSING, choose_scale, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios import stall as sc
 
@@ -132,4 +132,4 @@ def build(run: RunRecord) -> Stalls | None:
     return Stalls(_summary(results), tuple(c for c in charts if c.shows_something))
 
 
-SECTION = Section("stall", "Stalls", build, claims=(f"{sc.PREFIX}.",))
+SECTION = Section("stall", "Stalls", build, claims=(f"{sc.PREFIX}.",), order=METRICS + 50)

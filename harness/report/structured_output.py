@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord
 from harness.report.formatting import Scale, choose_scale, status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
 from harness.scenarios import structured_metrics as sm
 from harness.scenarios import structured_output as so
@@ -118,4 +118,6 @@ def build(run: RunRecord) -> StructuredOutput | None:
     return StructuredOutput(tuple(tables))
 
 
-SECTION = Section("structured_output", "Structured output", build, claims=(PREFIX,))
+SECTION = Section(
+    "structured_output", "Structured output", build, claims=(PREFIX,), order=METRICS + 180
+)

@@ -72,6 +72,20 @@ class MetricColumn:
     label: str
     names: tuple[str, ...]
     description: str = ""
+    unit: Unit | None = None  # the metrics' unit: a column of stand-ins alone still has a scale
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """What a case shows in a metric column instead of its metric (a share whose ceiling is
+    invalid reads "ceiling invalid"); ``samples``: what the row's n counts for it when the case
+    has no such metric."""
+
+    cell: Cell
+    samples: int
+
+
+StandInFor = Callable[[CaseResult, MetricColumn], StandIn | None]
 
 
 Stats = Summary  # what a cell shows: the one summary gates and compare decide on
@@ -124,8 +138,8 @@ CASE_COLUMNS: tuple[Column, ...] = (
 )
 
 
-def _sample_counts(metrics: Sequence[Metric | None]) -> Cell:
-    counts = sorted({stats(m).n for m in metrics if m is not None})
+def _sample_counts(metrics: Sequence[Metric | None], stand_ins: Sequence[int] = ()) -> Cell:
+    counts = sorted({stats(m).n for m in metrics if m is not None} | set(stand_ins))
     if not counts:
         return Cell("")
     text = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
@@ -139,20 +153,30 @@ def case_metric_table(
     spread: bool = True,
     sample_count: bool = True,
     scale_for: Callable[[Unit, list[float]], Scale] = choose_scale,
+    stand_in: StandInFor | None = None,
 ) -> Table:
-    """One row per case that has any of ``columns``' metrics; empty columns are left out.
+    """One row per case that has any of ``columns``' metrics (or a stand-in for one); empty
+    columns are left out.
 
     Each metric column shares one unit (ms or s, MiB or GiB) chosen from its values, and
-    names it in the header.
+    names it in the header. ``stand_in`` gives the cell a case shows in a column instead of
+    its metric, if any.
     """
-    rows = [r for r in results if any(find_metric(r, c.names) for c in columns)]
+    standing = {c: [stand_in(r, c) if stand_in else None for r in results] for c in columns}
+    keep = [
+        any(find_metric(r, c.names) or standing[c][i] for c in columns)
+        for i, r in enumerate(results)
+    ]
+    rows = [r for r, kept in zip(results, keep, strict=True) if kept]
     found = {c: [find_metric(r, c.names) for r in rows] for c in columns}
-    used = [c for c in columns if any(m is not None for m in found[c])]
+    instead = {c: [s for s, kept in zip(standing[c], keep, strict=True) if kept] for c in columns}
+    used = [c for c in columns if any(m is not None for m in (*found[c], *instead[c]))]
     header = list(CASE_COLUMNS)
     scales: dict[MetricColumn, Scale] = {}
     for column in used:
         present = [m for m in found[column] if m is not None]
-        scale = scale_for(present[0].unit, [stats(m).median for m in present])
+        unit = present[0].unit if present else column.unit or Unit.COUNT
+        scale = scale_for(unit, [stats(m).median for m in present])
         scales[column] = scale
         label = f"{column.label} ({scale.label})" if scale.label else column.label
         header.append(Column(label, numeric=True, title=column.description or None))
@@ -162,9 +186,18 @@ def case_metric_table(
     for index, result in enumerate(rows):
         row = [found[c][index] for c in used]
         cells = [*case_cells(result)]
-        cells += [metric_cell(m, scales[c], spread=spread) for c, m in zip(used, row, strict=True)]
+        for column, metric in zip(used, row, strict=True):
+            other = instead[column][index]
+            cells.append(
+                other.cell if other else metric_cell(metric, scales[column], spread=spread)
+            )
         if sample_count:
-            cells.append(_sample_counts(row))
+            extra = [
+                s.samples
+                for c, m in zip(used, row, strict=True)
+                if m is None and (s := instead[c][index]) is not None
+            ]
+            cells.append(_sample_counts(row, extra))
         body.append(tuple(cells))
     return Table(tuple(header), tuple(body))
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.core.types import RunRecord
 from harness.report.check_records import check_names, checks_by_name, verdict_of
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.template_contracts import CheckVerdict
 
@@ -86,4 +86,6 @@ def build(run: RunRecord) -> TemplateContracts | None:
     return TemplateContracts(Table(columns, rows), tuple(findings))
 
 
-SECTION = Section("template_contracts", "Template contracts", build, claims=PREFIXES)
+SECTION = Section(
+    "template_contracts", "Template contracts", build, claims=PREFIXES, order=METRICS + 100
+)

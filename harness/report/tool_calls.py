@@ -16,7 +16,7 @@ from typing import Any
 from harness.core.metrics import MetricSpec
 from harness.core.types import CaseResult, RunRecord
 from harness.report.formatting import status_css, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, find_metric, stats
 from harness.scenarios import tool_calls as tc
 from harness.toolcalls.classify import CallFailure
@@ -273,4 +273,4 @@ def build(run: RunRecord) -> ToolCalls | None:
     )
 
 
-SECTION = Section("tool_calls", "Tool calls", build, claims=PREFIXES)
+SECTION = Section("tool_calls", "Tool calls", build, claims=PREFIXES, order=METRICS + 190)

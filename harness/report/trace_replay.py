@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report.formatting import MISSING, choose_scale, status_label
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell
 from harness.scenarios import trace_replay as scenario
 
@@ -102,4 +102,6 @@ def build(run: RunRecord) -> TraceReplaySection | None:
     return TraceReplaySection(Table(columns, tuple(_row(r, scales) for r in results)))
 
 
-SECTION = Section("trace_replay", "Trace replay", build, claims=(f"{scenario.PREFIX}.",))
+SECTION = Section(
+    "trace_replay", "Trace replay", build, claims=(f"{scenario.PREFIX}.",), order=METRICS + 30
+)

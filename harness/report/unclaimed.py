@@ -8,7 +8,7 @@ from functools import partial
 
 from harness.core.types import Metric, RunRecord
 from harness.report.formatting import choose_scale
-from harness.report.sections import Section
+from harness.report.sections import CLOSING, Section
 from harness.report.table import (
     CASE_COLUMNS,
     Cell,
@@ -61,4 +61,4 @@ def build(run: RunRecord, claims: tuple[str, ...] = ()) -> OtherMetrics | None:
 
 def section(claims: tuple[str, ...]) -> Section:
     """The section, told which metrics the other sections already show."""
-    return Section("other", "Other metrics", partial(build, claims=claims))
+    return Section("other", "Other metrics", partial(build, claims=claims), order=CLOSING)

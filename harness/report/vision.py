@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core.types import RunRecord, Status
-from harness.report.sections import Section
+from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, MetricColumn, Table, case_metric_table
 from harness.scenarios import throughput as text
 from harness.scenarios import vision_throughput as vt
@@ -61,4 +61,4 @@ def build(run: RunRecord) -> Vision | None:
     return Vision(table, not_passed)
 
 
-SECTION = Section("vision", "Vision", build, claims=(PREFIX,))
+SECTION = Section("vision", "Vision", build, claims=(PREFIX,), order=METRICS + 200)

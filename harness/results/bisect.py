@@ -117,8 +117,7 @@ def measurement_of(
     if len(results) != 1:
         ids = ", ".join(r.case_id for r in results[:3]) or "none"
         raise BisectError(
-            f"bisect needs exactly one case, the run has {len(results)} ({ids}); "
-            "narrow it with -k"
+            f"bisect needs exactly one case, the run has {len(results)} ({ids}); narrow it with -k"
         )
     (result,) = results
     if check is not None:

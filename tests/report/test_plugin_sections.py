@@ -16,6 +16,11 @@ from harness.core.types import RunRecord, Unit
 from harness.report import contents, render_html, render_markdown
 
 
+def _with_plugins(targets: dict[str, str]) -> Registry[Section]:
+    """The report's registry with plug-ins added, as entry points add them."""
+    return Registry("report section", {**contents.BUILT_IN, **targets})
+
+
 def _table(run: RunRecord) -> Table:
     return Table(
         (Column("model"), Column("speed", numeric=True)),
@@ -33,7 +38,7 @@ def test_a_plugin_section_renders_its_partials_escaped(
         '{% with table = section.data %}{% include "table.html.j2" %}{% endwith %}'
     )
     section = Section("speeds", f"Speeds {EVIL}", _table, templates=tmp_path)
-    registry: Registry[Section] = Registry("report section", {"speeds": "x:y"})
+    registry = _with_plugins({"speeds": "x:y"})
     registry._loaded["speeds"] = section  # as loaded from an entry point
     monkeypatch.setattr(contents, "REPORT_SECTIONS", registry)
     run = make_run(
@@ -61,7 +66,7 @@ def test_a_plugin_section_renders_its_partials_escaped(
 def test_a_broken_plugin_is_one_line_in_the_report(
     target: str, why: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    registry: Registry[Section] = Registry("report section", {"broken": target})
+    registry = _with_plugins({"broken": target})
     monkeypatch.setattr(contents, "REPORT_SECTIONS", registry)
     run = make_run([case("m", "load")])
     markdown = unwrapped(render_markdown(run))
@@ -78,7 +83,7 @@ def test_a_partial_that_fails_on_its_data_is_one_line_and_the_rest_renders(
     for kind in ("md", "html"):
         (tmp_path / f"broken.{kind}.j2").write_text("{{ section.data.no_such_field }}")
     section = Section("broken", "Broken", lambda run: "data", templates=tmp_path)
-    registry: Registry[Section] = Registry("report section", {"broken": "x:y"})
+    registry = _with_plugins({"broken": "x:y"})
     registry._loaded["broken"] = section
     run = make_run([case("m", "load")])
     whole = render_markdown(run), render_html(run)  # without the plug-in

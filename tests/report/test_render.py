@@ -279,3 +279,23 @@ def test_render_replaces_the_files_whole(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.undo()
     assert second.html.read_bytes() == old_html
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.md"]
+
+
+def test_a_section_is_built_once_for_both_files(tmp_path: Path) -> None:
+    """``render`` lays one build of each section out as Markdown and as HTML: a section's
+    ``build`` runs once and both files show what it built."""
+    calls: list[str] = []
+
+    def build(run: RunRecord) -> str:
+        calls.append(run.run_id)
+        return f"built {len(calls)} times"
+
+    partials = tmp_path / "partials"
+    partials.mkdir()
+    for kind in ("md", "html"):
+        (partials / f"counted.{kind}.j2").write_text("{{ section.data }}\n")
+    counted = Section("counted", "Counted", build, templates=partials)
+    run = realistic_run()
+    paths = render(run, tmp_path / "out", [*default_sections()[:1], counted])
+    assert calls == [run.run_id]
+    assert "built 1 times" in paths.md.read_text() and "built 1 times" in paths.html.read_text()

@@ -126,18 +126,24 @@ def test_one_line_per_measurement_a_remeasured_figure_included() -> None:
 
 
 def share_case(
-    shares: tuple[float, ...], bandwidth: dict[str, object], **artifacts: object
+    shares: tuple[float, ...],
+    bandwidth: dict[str, object],
+    *,
+    named: tuple[str, str] = ("throughput.decode_hw_ceiling_tps", "throughput.decode_hw_share"),
+    **artifacts: object,
 ) -> CaseResult:
+    ceiling, share = named
     metrics = [
         metric("throughput.decode_tps", Unit.TOKENS_PER_SECOND, 14.0, 14.2),
-        metric("throughput.decode_hw_ceiling_tps", Unit.TOKENS_PER_SECOND, 13.0),
+        metric(ceiling, Unit.TOKENS_PER_SECOND, 13.0),
     ]
     if shares:
-        metrics.append(metric("throughput.decode_hw_share", Unit.RATIO, *shares))
+        metrics.append(metric(share, Unit.RATIO, *shares))
     result = case("smollm2-f32", "throughput", params={"prompt_tokens": 128}, metrics=metrics)
     return with_artifacts(result, bandwidth=bandwidth, **artifacts)
 
 
+OLDER_NAMES = ("throughput.decode_ceiling_tps", "throughput.decode_share")  # read as today's
 INVALID_NEW = {"decode": {"max_share": 1.07, "reason": "a decode run passed it (107%)"}}
 
 
@@ -149,8 +155,16 @@ INVALID_NEW = {"decode": {"max_share": 1.07, "reason": "a decode run passed it (
         (share_case((1.07, 1.15), BANDWIDTH), "ceiling invalid", "MLX's kernel speed"),
         (share_case((0.9, 1.02), BANDWIDTH), "ceiling invalid", "102%"),
         (share_case((), HARDWARE, ceiling_invalid=INVALID_NEW), "ceiling invalid", "(107%)"),
+        (share_case((1.07, 1.15), BANDWIDTH, named=OLDER_NAMES), "ceiling invalid", "kernel"),
     ],
-    ids=["valid", "at-the-ceiling", "older-record", "one-run-over", "recorded-invalid"],
+    ids=[
+        "valid",
+        "at-the-ceiling",
+        "older-record",
+        "one-run-over",
+        "recorded-invalid",
+        "older-names",
+    ],
 )
 def test_a_share_above_100_percent_reads_ceiling_invalid(
     result: CaseResult, shown: str, why: str | None

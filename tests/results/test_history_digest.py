@@ -111,7 +111,7 @@ def test_history_marks_flagged_runs_and_names_the_step(
     nights: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness.cli import main
-    from harness.cli.policy import ALLOW_DIRTY_ENV
+    from harness.drive.exit_rules import ALLOW_DIRTY_ENV
 
     monkeypatch.delenv(ALLOW_DIRTY_ENV)
     assert main(["history", str(nights), "--metric", DECODE]) == 0

@@ -19,7 +19,7 @@ import pytest
 
 from harness.backends.fake import write_fake_model
 from harness.cli import main
-from harness.cli.policy import ALLOW_DIRTY_ENV
+from harness.drive.exit_rules import ALLOW_DIRTY_ENV
 from harness.results.machine_flags import ARTIFACT, dirty_in, flagged_runs, merged
 from harness.runner.energy import EnergyReading, joules_between, read_energy
 from harness.runner.machine_state import MachineState

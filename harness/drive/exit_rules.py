@@ -1,8 +1,9 @@
 """The CI policy's options and verdict, shared by ``mlx-harness run`` and the pytest plugin:
 ``--fail-on``, ``--fail-on-regression``, ``--allow-model-change``, ``--allow-machine-change``,
 ``--allow-dirty-machine`` declared once (argparse's ``add_argument`` and pytest's ``addoption``
-take the same words), and the lines and exit decision of :mod:`harness.results.ci_policy`
-after a run."""
+take the same words), and the lines of :mod:`harness.results.ci_policy` after a run, which
+each driver turns into its exit status (``cli/run.py``; under pytest,
+:func:`harness.pytest_plugin.policy_report.judge_pytest_session`)."""
 
 from __future__ import annotations
 
@@ -133,25 +134,11 @@ def note_lines(run: RunRecord, comparison: Comparison | None) -> list[str]:
     return notes(run, comparison)
 
 
-def judge_pytest_session(session: Any, state: Any, end: Any, *, shard: bool) -> None:
-    """Under pytest: the policy's findings on the ended run (``end``, a RunEnd), kept on
-    ``state.policy_lines`` for the summary; any of them, or reports that could not be written,
-    turn an otherwise passing session's exit status to 1."""
-    import pytest
-
-    if state.policy is not None:
-        state.policy_lines = policy_lines(end.run, end.comparison, state.policy, shard=shard)
-    failed = bool(state.policy_lines) or end.report_error is not None
-    if failed and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
 __all__ = [
     "Policy",
     "PolicyError",
     "add_policy_options",
     "allow_dirty_machine",
-    "judge_pytest_session",
     "note_lines",
     "policy_from",
     "policy_lines",

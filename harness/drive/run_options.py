@@ -1,5 +1,5 @@
 """The options ``mlx-harness run`` and the pytest plugin share, declared once: ``--resume``,
-``--baseline`` and the CI policy's (:mod:`harness.cli.policy`). ``add`` is argparse's
+``--baseline`` and the CI policy's (:mod:`harness.drive.exit_rules`). ``add`` is argparse's
 ``add_argument`` or pytest's ``group.addoption``: they take the same words. The options that
 differ between the two drivers (``--report-dir``, ``--run-id``, ``--allow-download``,
 ``--shard``, ...) stay with each driver. Also the one check of ``--run-id`` against
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.cli.policy import add_policy_options
+from harness.drive.exit_rules import add_policy_options
 
 
 def add_run_options(add: Callable[..., Any]) -> None:
