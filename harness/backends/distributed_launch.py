@@ -109,7 +109,23 @@ class LaunchOutcome:
 
 
 def _kill_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM to the launcher's whole group, then SIGKILL after ``grace_s``."""
+    """SIGTERM to the launcher's whole group, then SIGKILL after ``grace_s``; then every
+    process it had started (a rank in a session of its own included) is killed and waited
+    for, so none is left when this returns (a rank's parent-death signal alone is a race)."""
+    import psutil
+
+    try:
+        children = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        children = []
+    _signal_group(proc, grace_s)
+    for child in children:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    psutil.wait_procs(children, timeout=grace_s)
+
+
+def _signal_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
     for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)

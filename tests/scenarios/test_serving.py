@@ -308,5 +308,5 @@ def test_a_url_suite_runs_through_the_cli(
         assert sum(p["requests"]["usage_tokens"]) > p["output_tokens"] and not p["usage_agrees"]
     names = {m.name for m in result.metrics}
     assert {"serving.c2.request_rps", "serving.r20.output_tps"} <= names
-    load = (reports / "r" / "report.md").read_text().split("## Load", 1)[1]
+    load = (reports / "r" / "report.md").read_text().split("## Serving", 1)[1]
     assert "tokens counted one a chunk (no local tokenizer)" in load
