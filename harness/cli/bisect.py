@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.results.compare import Thresholds
     from harness.results.store import RunFileError, load_run
     from harness.runner.package_index import PackageIndexError, available_versions, between
+    from harness.runner.pin_resolve import with_backend
     from harness.runner.session import new_run_id
     from harness.spec.pin_sets import exact_pin
 
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         runs = []
         for run_id, side in sides:
             pins = (f"{args.package}=={side}", *args.pin)
-            env = prepare(env_spec(args, f"{args.package}-{side}", pins))
+            env = prepare(with_backend(env_spec(args, f"{args.package}-{side}", pins)))
             child = ["run", *map(str, paths), "-k", args.k, "--report-dir", str(root)]
             runs.append(
                 (env, pin_set_command(env, [*child, "--run-id", run_id], [s for _, s in sides]))

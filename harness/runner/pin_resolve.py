@@ -123,3 +123,28 @@ def completed(spec: PinEnvSpec, found: Resolution) -> PinEnvSpec:
         pins=(*spec.pins, *(c.pin for c in found.choices)),
         chosen=tuple(c.line() for c in found.choices),
     )
+
+
+def with_backend(
+    spec: PinEnvSpec, releases: Releases | None = None, platform: str = sys.platform
+) -> PinEnvSpec:
+    """``spec`` with mlx's backend distribution beside the mlx it pins (``mlx-cpu`` on Linux),
+    when it pins mlx and not the backend: not a choice of version (it follows mlx, as
+    ``mlx[cpu]`` does), so ``bisect``, which chooses nothing, needs it too. Without it mlx
+    imports and then fails to find ``libmlx.so``. Left out when the index has no backend
+    release of that version (an older mlx carries its own); added when the index cannot say."""
+    from harness.runner.pin_index import IndexFactsError, fetch_releases
+
+    pinned = pinned_versions(spec.pins)
+    mlx, backend = pinned.get("mlx"), BACKENDS.get(platform)
+    if mlx is None or backend is None or backend in pinned:
+        return spec
+    if not spec.find_links or spec.index_url:
+        try:
+            known = (releases or fetch_releases)(backend, spec.index_url)
+        except IndexFactsError:
+            known = None
+        if known is not None and not any(r.version == Version(mlx) for r in known):
+            return spec
+    choice = Choice(f"{backend}=={mlx}", f"mlx's backend on {platform}, as mlx")
+    return completed(spec, Resolution((choice,)))

@@ -12,7 +12,7 @@ from packaging.version import Version
 from harness.runner.pin_companions import Release
 from harness.runner.pin_env import EnvKind, PinEnvSpec, env_key
 from harness.runner.pin_index import IndexFactsError, releases_of, requires_of
-from harness.runner.pin_resolve import completed, resolve_companions
+from harness.runner.pin_resolve import completed, resolve_companions, with_backend
 from tests.runner import recorded_releases as recorded
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -112,3 +112,29 @@ def test_requires_dist_of_core_metadata() -> None:
         "transformers>=5.0.0",
     ]
     assert recorded.requires("mlx-lm", Version("0.31.1"))[0].startswith("mlx>=")
+
+
+@pytest.mark.parametrize(
+    ("pins", "platform", "added"),
+    [
+        # seen on the real index: bisect's steps pinned mlx==0.31.2 with no mlx-cpu, and
+        # mlx_lm.server died on "libmlx.so: cannot open shared object file"
+        (("mlx-lm==0.31.1", "mlx==0.31.2"), "linux", ("mlx-cpu==0.31.2",)),
+        (("mlx==0.31.0",), "linux", ("mlx-cpu==0.31.0",)),
+        (("mlx==0.31.2", "mlx-cpu==0.31.2"), "linux", ()),  # pinned already
+        (("mlx-lm==0.31.1",), "linux", ()),  # no mlx pinned: the harness's mlx[cpu]
+        (("mlx==0.31.2",), "darwin", ()),  # Metal is in mlx itself
+        (("mlx==0.1.0",), "linux", ()),  # no mlx-cpu of that version: mlx carries it
+    ],
+)
+def test_a_pinned_mlx_gets_its_backend(
+    pins: tuple[str, ...], platform: str, added: tuple[str, ...]
+) -> None:
+    spec = PinEnvSpec("step", pins)
+    done = with_backend(spec, recorded.releases, platform)
+    assert done.pins == (*pins, *added)
+
+
+def test_the_backend_follows_mlx_when_the_index_cannot_say() -> None:
+    done = with_backend(PinEnvSpec("step", ("mlx==0.31.2",)), _unreachable, "linux")
+    assert done.pins == ("mlx==0.31.2", "mlx-cpu==0.31.2")
