@@ -43,7 +43,7 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
-from harness.scenarios.model_ref import ModelRef, ModelRefError, model_ref_path
+from harness.scenarios.second_model import SecondModel, SecondModelError, second_model_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,7 +87,7 @@ def shipped_texts() -> Path:
     return Path(__file__).resolve().parents[2] / "suites" / "data" / "quality"
 
 
-ReferenceModel = ModelRef  # the model to compare against: an embedded name or a directory
+ReferenceModel = SecondModel  # the model to compare against: an embedded name or a directory
 
 
 class QualityParams(Params):
@@ -117,8 +117,8 @@ def text_path(name: str) -> Path:
 
 def reference_path(reference: ReferenceModel) -> Path:
     try:
-        return model_ref_path(reference, "reference")
-    except ModelRefError as exc:
+        return second_model_path(reference, "reference")
+    except SecondModelError as exc:
         raise QualityError(str(exc)) from None
 
 

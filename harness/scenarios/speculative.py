@@ -44,8 +44,8 @@ from harness.scenarios.base import (
     metric,
 )
 from harness.scenarios.draft_checks import Acceptance, Mismatch, acceptance, first_mismatch
-from harness.scenarios.model_ref import ModelRef, ModelRefError, model_ref_path
 from harness.scenarios.prompts import PromptSource, text_prompt
+from harness.scenarios.second_model import SecondModel, SecondModelError, second_model_path
 from harness.scenarios.token_timing import Stamped, stamped
 
 DECODE = MetricSpec(
@@ -87,7 +87,7 @@ BASELINE_TTFT = MetricSpec(
 
 
 class SpeculativeParams(PromptSource):
-    draft: ModelRef = Field(
+    draft: SecondModel = Field(
         description="the draft model, same tokenizer: `embedded: NAME` or `path: DIR`"
     )
     num_draft_tokens: int = Field(3, ge=1, le=64, description="tokens the draft proposes a round")
@@ -235,8 +235,8 @@ class SpeculativeScenario(BaseScenario[SpeculativeParams]):
     def workload(self, params: SpeculativeParams) -> Workload:
         """One request's tokens; the draft (when it resolves) is loaded beside the model."""
         references: tuple[str, ...] = ()
-        with contextlib.suppress(ModelRefError):  # else the case fails with the reason
-            references = (str(model_ref_path(params.draft, "draft")),)
+        with contextlib.suppress(SecondModelError):  # else the case fails with the reason
+            references = (str(second_model_path(params.draft, "draft")),)
         return Workload(params.text_tokens, params.gen_tokens, references)
 
     def run(self, ctx: ScenarioContext, params: SpeculativeParams) -> ScenarioOutput:
@@ -257,8 +257,8 @@ class SpeculativeScenario(BaseScenario[SpeculativeParams]):
                 (), skip_reason=f"{ReasonCode.CAPABILITY_MISMATCH.value}: {reason}"
             )
         try:
-            draft = model.load_draft(model_ref_path(params.draft, "draft"))
-        except (ModelRefError, BackendError) as exc:
+            draft = model.load_draft(second_model_path(params.draft, "draft"))
+        except (SecondModelError, BackendError) as exc:
             return ScenarioOutput((), artifacts, failures=(str(exc),))
         runs = list(self._runs(ctx, model, draft, prompts, params))
         warm, measured = runs[: ctx.warmup], runs[ctx.warmup :]

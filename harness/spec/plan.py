@@ -20,8 +20,8 @@ from harness.probe import ProbeError, detect_stack, probe_model
 from harness.probe.source import installed_versions
 from harness.results.ci_policy import FailOn
 from harness.scenarios import SCENARIOS
-from harness.scenarios.model_ref import ModelRef as DraftRef
-from harness.scenarios.model_ref import ModelRefError, model_ref_path
+from harness.scenarios.second_model import SecondModel as DraftRef
+from harness.scenarios.second_model import SecondModelError, second_model_path
 from harness.spec.fields import names_model
 from harness.spec.gates import parse_gate
 from harness.spec.ledger import expectation_for, ledger_entries, needs_family, needs_versions
@@ -128,8 +128,8 @@ def _draft_path(ref: DraftRef | None) -> tuple[str | None, str | None]:
     if ref is None:
         return None, None
     try:
-        return str(model_ref_path(ref, "serve draft")), None
-    except ModelRefError as exc:
+        return str(second_model_path(ref, "serve draft")), None
+    except SecondModelError as exc:
         return None, str(exc)
 
 

@@ -19,7 +19,7 @@ from harness.core.value_errors import value_error
 from harness.probe.types import Capability
 from harness.probe.types import Library as ProbeBackend
 from harness.results.ci_policy import FailOn
-from harness.scenarios.model_ref import ModelRef as DraftRef
+from harness.scenarios.second_model import SecondModel as DraftRef
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 from harness.spec.marker_names import tag_problem
 from harness.spec.pin_sets import PinSet, unique_names
