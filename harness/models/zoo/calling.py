@@ -40,7 +40,7 @@ from harness.core.tool_request import (
     weather_question,
 )
 from harness.models.zoo.family import DerivationError
-from harness.models.zoo.training import Example, fit
+from harness.models.zoo.training import Example, answered_tokens, fit
 
 if TYPE_CHECKING:
     import mlx.nn as nn
@@ -111,17 +111,13 @@ def example(tokenizer: Any, question: str, call: tuple[str, dict[str, str]]) -> 
         },
     ]
     whole_text = tokenizer.apply_chat_template(answered, tools=list(TOOLS), tokenize=False)
-    prompt = tokenizer.encode(prompt_text, add_special_tokens=False)
-    whole = tokenizer.encode(whole_text, add_special_tokens=False)
-    if not whole_text.startswith(prompt_text) or whole[: len(prompt)] != prompt:
+    found = answered_tokens(tokenizer, prompt_text, whole_text)
+    if found is None:
         raise NotCalling(
             "the chat template's answered conversation does not start with its prompt; "
             "a caller needs a template that renders the assistant's call after the prompt"
         )
-    answer = whole[len(prompt) :]
-    ends = [i for i, token in enumerate(answer) if token in set(tokenizer.eos_token_ids)]
-    answer = answer[: ends[0] + 1] if ends else [*answer, tokenizer.eos_token_id]
-    return Example(tuple(prompt), tuple(answer), call)
+    return Example(*found, call)
 
 
 def train_to_call(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.models.zoo.family import DerivationError
-from harness.models.zoo.training import Example, fit
+from harness.models.zoo.training import Example, answered_tokens, fit
 
 if TYPE_CHECKING:
     import mlx.nn as nn
@@ -89,17 +89,13 @@ def example(tokenizer: Any, city: str, country: str, *, thinking: bool) -> Examp
     whole_text = tokenizer.apply_chat_template(
         [*messages, turn], tokenize=False, enable_thinking=thinking
     )
-    prompt = tokenizer.encode(prompt_text, add_special_tokens=False)
-    whole = tokenizer.encode(whole_text, add_special_tokens=False)
-    if not whole_text.startswith(prompt_text) or whole[: len(prompt)] != prompt:
+    found = answered_tokens(tokenizer, prompt_text, whole_text)
+    if found is None:
         raise NotThinking(
             "the chat template's answered conversation does not start with its prompt; "
             "a thinker needs a template that renders the assistant's think block after it"
         )
-    rest = whole[len(prompt) :]
-    ends = [i for i, token in enumerate(rest) if token in set(tokenizer.eos_token_ids)]
-    rest = rest[: ends[0] + 1] if ends else [*rest, tokenizer.eos_token_id]
-    return Example(tuple(prompt), tuple(rest))
+    return Example(*found)
 
 
 def expected_text(city: str, country: str, *, thinking: bool) -> str:

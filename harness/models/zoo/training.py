@@ -70,6 +70,23 @@ class FixedPrefix:
         return mx.arange(self.offset + n)[None] <= rows
 
 
+def answered_tokens(
+    tokenizer: Any, prompt_text: str, whole_text: str
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The prompt's tokens and the answer's after them, up to and with the first end of turn
+    (one added when the template renders none): what a trained model must say after its
+    prompt. None when the answered conversation does not start with the prompt, text or
+    tokens (the template renders the turn some other way)."""
+    prompt = tokenizer.encode(prompt_text, add_special_tokens=False)
+    whole = tokenizer.encode(whole_text, add_special_tokens=False)
+    if not whole_text.startswith(prompt_text) or whole[: len(prompt)] != prompt:
+        return None
+    rest = whole[len(prompt) :]
+    ends = [i for i, token in enumerate(rest) if token in set(tokenizer.eos_token_ids)]
+    rest = rest[: ends[0] + 1] if ends else [*rest, tokenizer.eos_token_id]
+    return tuple(prompt), tuple(rest)
+
+
 def common_prefix(sequences: Sequence[Sequence[int]]) -> int:
     """How many leading tokens every sequence shares."""
     first = sequences[0]
