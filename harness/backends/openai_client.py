@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -734,15 +734,23 @@ class TokenArrivals:
 def token_arrivals(
     chunks: Sequence[Chunk], count_tokens: Callable[[str], int] | None
 ) -> TokenArrivals:
-    """Count the tokens each text chunk carries: the token count of all text so far, less the
-    count before it (so a token cut across chunks is not counted twice); without a tokenizer,
-    one a chunk (what other serving benchmarks always assume)."""
+    """Count the tokens each text chunk carries (its text and reasoning):
+    :func:`piece_arrivals` over the chunks."""
+    return piece_arrivals(((c.t_s, c.text + c.reasoning) for c in chunks), count_tokens)
+
+
+def piece_arrivals(
+    pieces: Iterable[tuple[float, str]], count_tokens: Callable[[str], int] | None
+) -> TokenArrivals:
+    """Count the tokens each ``(time, text)`` piece carries: the token count of all text so far,
+    less the count before it (so a token cut across pieces is not counted twice); without a
+    tokenizer, one a piece (what other serving benchmarks always assume). Empty pieces carry
+    nothing and are left out."""
     times: list[float] = []
     counts: list[int] = []
     text = ""
     before = 0
-    for chunk in chunks:
-        piece = chunk.text + chunk.reasoning
+    for t_s, piece in pieces:
         if not piece:
             continue
         text += piece
@@ -752,7 +760,7 @@ def token_arrivals(
             now = count_tokens(text)
             counts.append(max(now - before, 0))
             before = max(now, before)
-        times.append(chunk.t_s)
+        times.append(t_s)
     return TokenArrivals(
         tuple(times), tuple(counts), "chunks" if count_tokens is None else "tokenizer"
     )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from harness.backends.base import ThinkMarkers
-from harness.backends.openai_client import Chunk, TokenArrivals
+from harness.backends.openai_client import Chunk, TokenArrivals, piece_arrivals
 from harness.toolcalls.formats import THINK
 
 Counter = Callable[[str], int] | None
@@ -62,26 +62,6 @@ class Parts:
             "reasoning_tps": r(self.reasoning.decode_tps()),
             "answer_tps": r(self.answer.decode_tps()),
         }
-
-
-def _arrivals(pieces: Sequence[tuple[float, str]], count: Counter) -> TokenArrivals:
-    """Tokens each piece adds to its part's text (the count of all so far less the count
-    before it; one a piece without a tokenizer)."""
-    times: list[float] = []
-    counts: list[int] = []
-    text, before = "", 0
-    for t, piece in pieces:
-        if not piece:
-            continue
-        text += piece
-        if count is None:
-            counts.append(1)
-        else:
-            now = count(text)
-            counts.append(max(now - before, 0))
-            before = max(now, before)
-        times.append(t)
-    return TokenArrivals(tuple(times), tuple(counts), "chunks" if count is None else "tokenizer")
 
 
 def _first(pieces: Sequence[tuple[float, str]], *, visible: bool) -> float | None:
@@ -139,8 +119,8 @@ def served_parts(chunks: Sequence[Chunk], count: Counter) -> Parts:
     firsts = [t for t in (_first(reasoning_pieces, visible=False),) if t is not None]
     firsts += [t for t in (_first(answer_pieces, visible=False),) if t is not None]
     return Parts(
-        _arrivals(reasoning_pieces, count),
-        _arrivals(answer_pieces, count),
+        piece_arrivals(reasoning_pieces, count),
+        piece_arrivals(answer_pieces, count),
         min(firsts) if firsts else None,
         _first(answer_pieces, visible=True),
         split,
