@@ -11,6 +11,7 @@ import pytest
 
 from harness.backends.fake import write_fake_model
 from harness.cli import main
+from tests.quick_subset import quick_subset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,11 +120,26 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("driver", ["cli", "pytest"])
+DRIVERS = ("cli", "pytest")
+# every kind through one driver in `make test` (each driver gets exits 0 and 1, a policy line
+# and none); every kind through both drivers nightly
+QUICK = {
+    *(f"{k}-pytest" for k in ("nothing-ran", "suite-allows", "relative-gate-waits")),
+    *(f"{k}-pytest" for k in ("unjudged-gates", "not-comparable", "new-failure", "regression")),
+    "one-gate-unjudged-pytest",
+    *(f"{k}-cli" for k in ("nothing-ran-allowed", "command-line-over-suite", "unjudged-allowed")),
+    *(f"{k}-cli" for k in ("model-change-allowed", "new-failure-allowed", "all-good")),
+    *(f"{k}-cli" for k in ("regression-default", "inconclusive-gate")),
+}
+
+
 @pytest.mark.parametrize(
-    ("extra", "baseline", "changed", "args", "status", "says"),
-    [c[1:] for c in CASES],
-    ids=[c[0] for c in CASES],
+    ("driver", "extra", "baseline", "changed", "args", "status", "says"),
+    quick_subset(
+        [(d, *c[1:]) for c in CASES for d in DRIVERS],
+        [f"{c[0]}-{d}" for c in CASES for d in DRIVERS],
+        QUICK,
+    ),
 )
 def test_each_outcome_kind_through_each_driver(
     pytester: pytest.Pytester,

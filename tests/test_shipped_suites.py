@@ -184,8 +184,15 @@ def _guarded_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != ALLOW_DIRTY_ENV}
 
 
+# quick parts whose scenarios the default tests run on their own (planted servers, the zoo in
+# process: tests/scenarios/test_soak.py, test_serving.py, test_quant_sweep.py, ...): nightly,
+# with the whole suites (together 2.4 min of the default tests' CPU)
+NIGHTLY_QUICK = {"soak", "serving", "quant", "workloads"}
 SUITES = [
-    *(pytest.param(*q, id=f"{q[0]}-quick") for q in QUICK),
+    *(
+        pytest.param(*q, id=f"{q[0]}-quick", marks=[pytest.mark.nightly] * (q[0] in NIGHTLY_QUICK))
+        for q in QUICK
+    ),
     *(pytest.param(*w, id=w[0], marks=pytest.mark.nightly) for w in WHOLE),
 ]
 

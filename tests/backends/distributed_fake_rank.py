@@ -31,6 +31,10 @@ def main() -> int:
     (out_dir / f"pid-{rank}").write_text(str(os.getpid()))
     mode = os.environ.get("FAKE_RANK_MODE", "ok")
     if rank == 1 and mode == "die1":
+        # dies once rank 0 is up: on a busy machine rank 0 could start after the group was
+        # killed, and the test could not show that a started rank was stopped
+        while not (out_dir / "pid-0").exists():
+            time.sleep(0.01)
         os._exit(7)
     if mode == "hang" or (rank == 1 and mode == "hang1"):
         time.sleep(600)

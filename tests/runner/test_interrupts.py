@@ -22,6 +22,7 @@ import pytest
 from harness.backends.fake import write_fake_model
 from harness.core.types import Status
 from harness.results.store import load_run
+from tests.quick_subset import quick_subset
 from tests.runner.run_processes import (
     MARK,
     run_processes,
@@ -76,7 +77,9 @@ STOPS = [
 
 
 @pytest.mark.parametrize(
-    ("driver", "sig", "code"), STOPS, ids=[f"{d}-{s.name}" for d, s, _ in STOPS]
+    ("driver", "sig", "code"),
+    # each driver and each signal once in `make test`; all four nightly
+    quick_subset(STOPS, [f"{d}-{s.name}" for d, s, _ in STOPS], {"cli-SIGINT", "pytest-SIGTERM"}),
 )
 def test_stop_mid_case_then_resume(
     project: Path, driver: str, sig: signal.Signals, code: int

@@ -133,20 +133,14 @@ def test_every_cache_type_measures_or_says_why_not(
     assert speedup is not None and speedup.median > 0
 
 
-@pytest.mark.real_model
-def test_a_planted_wrong_reuse_is_caught(tmp_path: Path) -> None:
-    from harness.models.real import is_prepared, model_path
-
-    name = "smollm2-135m-instruct-f32"
-    if not is_prepared(name):
-        pytest.skip(f"{name} is not prepared: run `mlx-harness models prepare {name}`")
+def test_a_planted_wrong_reuse_is_caught(zoo: dict[str, Path], tmp_path: Path) -> None:
+    """On the zoo's content-bearing llama (its answer depends on the whole prompt), a warm
+    run fed the wrong prefix answers differently: the check fails it; the right prefix passes."""
     session = RunSession(tmp_path, [], run_id="r")
     try:
         common = {"shape": "shared_prefix", "prompt_tokens": 120, "gen_tokens": 12}
-        wrong = session.run_case(
-            _case(model_path(name), "smol", self_check="wrong_prefix", **common)
-        )
-        right = session.run_case(_case(model_path(name), "smol", **common))
+        wrong = session.run_case(_case(zoo["llama"], "llama", self_check="wrong_prefix", **common))
+        right = session.run_case(_case(zoo["llama"], "llama", **common))
     finally:
         session.close_worker()
     assert wrong.status is Status.FAILED
