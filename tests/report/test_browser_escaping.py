@@ -28,6 +28,7 @@ from beacon_server import BeaconServer
 from headless_chromium import Chromium, find_chromium, is_ci
 from hostile_run import EVIDENCE_SHOWN, RUN_ID, hostile_runs
 from markup_facts import DomFacts, dom_facts, extra_elements, markdown_markup
+from markupsafe import Markup
 
 from harness.core.types import RunRecord
 from harness.report import ReportPaths, default_sections, render
@@ -234,6 +235,15 @@ def test_payloads_stay_text_in_chromium(
     assert seen.facts.elements == twin.elements  # not one element or attribute more or less
 
 
+@pytest.fixture()
+def chartless(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Charts left empty: a negative control needs the report's text, not its ~150 matplotlib
+    charts (numbers and the harness's own labels only; most of a render's CPU)."""
+    from harness.report.chart_model import Chart
+
+    monkeypatch.setattr(Chart, "svg", property(lambda _: Markup('<svg class="chart-svg"></svg>')))
+
+
 # Enough rows to trip every check when escaping is off, few enough to stay quick.
 CONTROL_ROWS = ("script element", "img onerror", "img to the beacon", "javascript: link")
 
@@ -253,6 +263,7 @@ def one_safe_filter(env: jinja2.Environment) -> None:
 
 
 @pytest.mark.parametrize("hole", [autoescape_off, one_safe_filter], ids=lambda f: f.__name__)
+@pytest.mark.usefixtures("chartless")
 def test_every_check_fires_when_escaping_has_a_hole(
     chromium: Chromium,
     twin: DomFacts,
@@ -337,6 +348,7 @@ def test_evidence_shows_acting_characters_as_escapes(
     assert acting_on_page(page) == []
 
 
+@pytest.mark.usefixtures("chartless")
 def test_acting_characters_reach_the_page_when_the_escaper_is_off(
     chromium: Chromium, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,6 +24,7 @@ from harness.backends.fake import write_fake_model
 from harness.core.types import Status
 from harness.results.store import load_run
 from harness.runner.messages import RunRequest
+from tests.quick_subset import quick_subset
 
 SUITE = """\
 schema_version: 1
@@ -230,7 +231,17 @@ def _project(root: Path, fault: Fault, mp: pytest.MonkeyPatch) -> Path:
     return suite
 
 
-@pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
+# each fault through one driver in `make test` (the cheap ones, faults before any worker,
+# through both); every fault through both drivers nightly
+BEFORE_WORKER = {"probe", "policy", "probe-record"}
+QUICK_CLI = {"none", "result-serialization", "reply-shape", "load", *BEFORE_WORKER}
+QUICK_PYTEST = {"worker-protocol", "judge", "scenario", "report-section", *BEFORE_WORKER}
+assert {f.name for f in FAULTS} == QUICK_CLI | QUICK_PYTEST
+
+
+@pytest.mark.parametrize(
+    "fault", quick_subset([(f,) for f in FAULTS], [f.name for f in FAULTS], QUICK_CLI)
+)
 def test_cli_counts_agree_under_fault(
     fault: Fault,
     tmp_path: Path,
@@ -257,7 +268,9 @@ def test_cli_counts_agree_under_fault(
         assert "planted section fault" in (reports / "r" / "report.md").read_text()
 
 
-@pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
+@pytest.mark.parametrize(
+    "fault", quick_subset([(f,) for f in FAULTS], [f.name for f in FAULTS], QUICK_PYTEST)
+)
 def test_pytest_counts_agree_under_fault(
     fault: Fault, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

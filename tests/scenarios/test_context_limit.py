@@ -184,6 +184,7 @@ def test_a_window_given_by_params_and_nothing_enforcing_it() -> None:
 
 @pytest.mark.real_model
 @pytest.mark.slow
+@pytest.mark.nightly  # a real llama-server generating past its window: 45-110 s here
 def test_llama_server_context_shift_is_caught(tmp_path: Path) -> None:
     """llama-server -c 256: the long prompt is refused (HTTP 400); with --context-shift the
     generation goes on past its window, and the case fails naming it."""

@@ -230,6 +230,7 @@ def test_bad_params(params: dict[str, object], match: str) -> None:
 
 
 @pytest.mark.real_model
+@pytest.mark.nightly  # real Whisper on espeak-ng speech: 20-50 s of CPU here
 def test_round_trip_of_real_speech_scores_near_zero(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -70,6 +70,7 @@ def cache(wheel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
+@pytest.mark.nightly  # the whole wheel imported again into an empty cache: 20-55 s of CPU here
 def test_imported_once_with_a_stamp(cache: Path) -> None:
     assert not bfcl_data.is_imported()
     folder = bfcl_data.ensure_imported()
