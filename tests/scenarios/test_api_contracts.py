@@ -8,7 +8,7 @@ servers at once (one module fixture), and the clean server also through the real
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -131,7 +131,18 @@ OTHER_SCENARIOS = {
 }
 
 
-def _run(key: str) -> tuple[str, tuple[CheckResult, ...]]:
+def _targeted(key: str) -> list[str]:
+    """The checks run on ``key`` in `make test`: every one on the clean servers and the
+    prompt-blind one; on a planted bug, the checks that must catch it (and those it leaves
+    unable to judge). Every check on every plant runs nightly (:func:`everything`)."""
+    if key in (CLEAN, COMPLETIONS, Plant.PROMPT_BLIND.value):
+        return list(CHECK_NAMES)
+    plant = Plant(key)
+    wanted = {*_caught_by(plant), *CANNOT_JUDGE.get(plant, ())}
+    return [n for n in CHECK_NAMES if n in wanted]
+
+
+def _run(key: str, checks: list[str]) -> tuple[str, tuple[CheckResult, ...]]:
     plant = None if key in (CLEAN, COMPLETIONS) else Plant(key)
     api = Api.COMPLETIONS if key == COMPLETIONS else Api.CHAT
     delay_ms = 20.0 if plant in OVERLAPPING else 1.0
@@ -140,15 +151,28 @@ def _run(key: str) -> tuple[str, tuple[CheckResult, ...]]:
         sync_client(LIMITS.timeout_s) as client,
     ):
         ctx = CheckContext(client, Endpoint(url), api, LIMITS, key, renderer=ToyRenderer())
-        return key, run_checks(ctx, list(CHECK_NAMES))
+        return key, run_checks(ctx, checks)
+
+
+def _run_all(keys: list[str], checks: Callable[[str], list[str]]) -> Verdicts:
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(pool.map(lambda key: _run(key, checks(key)), keys))
+
+
+PLANTED = [p.value for p in Plant if p not in OTHER_SCENARIOS]
 
 
 @pytest.fixture(scope="module")
 def verdicts() -> Verdicts:
-    """Every check against the clean server (both APIs) and each planted one, 4 at a time."""
-    keys = [CLEAN, COMPLETIONS, *(p.value for p in Plant if p not in OTHER_SCENARIOS)]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(_run, keys))
+    """Every check against the clean server (both APIs) and the prompt-blind one; each other
+    planted server with the checks that must catch it; 4 servers at a time."""
+    return _run_all([CLEAN, COMPLETIONS, *PLANTED], _targeted)
+
+
+@pytest.fixture(scope="module")
+def everything() -> Verdicts:
+    """Every check against every planted server (nightly: 20 checks x 35 servers)."""
+    return _run_all([p for p in PLANTED if p != Plant.PROMPT_BLIND.value], lambda _: CHECK_NAMES)
 
 
 def _not_passed(results: tuple[CheckResult, ...]) -> dict[str, str]:
@@ -219,8 +243,17 @@ CANNOT_JUDGE: Mapping[Plant, frozenset[str]] = {
 
 
 @pytest.mark.parametrize("plant", list(CAUGHT_BY), ids=[p.value for p in CAUGHT_BY])
-def test_each_planted_bug_fails_exactly_its_check(verdicts: Verdicts, plant: Plant) -> None:
-    results = verdicts[plant.value]
+def test_each_planted_bug_fails_its_check(verdicts: Verdicts, plant: Plant) -> None:
+    _fails_exactly_its_check(verdicts[plant.value], plant)
+
+
+@pytest.mark.nightly  # every check on every planted server: 60-90 s of CPU here
+@pytest.mark.parametrize("plant", list(CAUGHT_BY), ids=[p.value for p in CAUGHT_BY])
+def test_each_planted_bug_fails_exactly_its_check(everything: Verdicts, plant: Plant) -> None:
+    _fails_exactly_its_check(everything[plant.value], plant)
+
+
+def _fails_exactly_its_check(results: tuple[CheckResult, ...], plant: Plant) -> None:
     blind = CANNOT_JUDGE.get(plant, frozenset())
     assert all(r.verdict is Verdict.NOT_APPLICABLE for r in results if r.name in blind)
     not_passed = {k: v for k, v in _not_passed(results).items() if k not in blind}

@@ -401,6 +401,7 @@ REAL_SUITE = REAL_SUITE_HEAD + json.dumps(CITY.json_schema) + "\n"
 
 @pytest.mark.real_model
 @pytest.mark.slow
+@pytest.mark.nightly  # a real llama-server on SmolLM2: 12-30 s here
 def test_llama_server_honours_a_json_schema(tmp_path: Path) -> None:
     from harness.cli import main
     from harness.core.types import Status
