@@ -11,16 +11,16 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-setup bytecode test test-nightly setup system-deps system-deps-demo models llama-server lint typecheck fidelity readme-params lock mutation bfcl-agreement
+.PHONY: demo demo-setup bytecode demo-bytecode test test-nightly setup system-deps system-deps-demo models llama-server lint typecheck fidelity readme-params lock mutation bfcl-agreement
 
-demo: demo-setup bytecode
+demo: demo-setup demo-bytecode
 	$(PYTEST_ENV) $(PY) -m pytest suites/smoke.suite.yaml $(PYTEST_ARGS)
 
 # The demo's set-up is what the smoke suite needs, nothing more: the locked environment, OpenBLAS
 # and the embedded models the suite names. No llama-server build, browser or BFCL data: the
 # tests' set-up (`make models`) adds those, and a suite that serves with llama-server builds it
 # on its first such case (a line per step, and the build's time).
-demo-setup: system-deps-demo $(STAMP)
+demo-setup: system-deps-demo $(DEMO_STAMP)
 	$(VENV)/bin/mlx-harness models prepare --suite suites/smoke.suite.yaml
 
 # The lint comes first: a finding stops `make test` in seconds, with its output, before the models
@@ -41,6 +41,17 @@ test-nightly: models bytecode
 
 setup: system-deps $(STAMP)
 
+# The demo's environment: the project and its own dependencies from uv.lock, no extras (no
+# mlx-vlm, mlx-audio or dev tools: 0.6 GB, not 1.4 GB). --inexact keeps what a full set-up
+# installed; after a full set-up (newer than the lock) there is nothing to do.
+DEMO_STAMP := $(VENV)/.demo-stamp
+$(DEMO_STAMP): pyproject.toml uv.lock
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -x $(UV) || $(PY) -m pip install --quiet "uv==$(UV_VERSION)"
+	if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt uv.lock ]; then :; else \
+	  UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact --quiet --compile-bytecode; fi
+	touch $(DEMO_STAMP)
+
 # The environment is the lock: uv (its version read from uv.lock) installs exactly what uv.lock
 # holds for this platform, the project editable, and removes anything else. Whatever PyPI has
 # released since, a set-up gets the same versions; `make lock` moves them on purpose.
@@ -60,6 +71,8 @@ $(STAMP): pyproject.toml uv.lock
 # Only what changed is compiled again (a second or two).
 bytecode: $(STAMP)
 	$(PY) -m compileall -q harness tests conftest.py >/dev/null
+demo-bytecode: $(DEMO_STAMP)
+	$(PY) -m compileall -q harness conftest.py >/dev/null
 
 # Refresh the lock on purpose: every dependency to its newest release (macOS and Linux), then
 # `make test`; commit uv.lock when it passes. What fails is a finding about the new releases
