@@ -28,7 +28,6 @@ from beacon_server import BeaconServer
 from headless_chromium import Chromium, find_chromium, is_ci
 from hostile_run import EVIDENCE_SHOWN, RUN_ID, hostile_runs
 from markup_facts import DomFacts, dom_facts, extra_elements, markdown_markup
-from markupsafe import Markup
 
 from harness.core.types import RunRecord
 from harness.report import ReportPaths, default_sections, render
@@ -233,15 +232,6 @@ def test_payloads_stay_text_in_chromium(
     problems = {check: found for check, found in judge(seen, twin).items() if found}
     assert problems == {}
     assert seen.facts.elements == twin.elements  # not one element or attribute more or less
-
-
-@pytest.fixture()
-def chartless(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Charts left empty: a negative control needs the report's text, not its ~150 matplotlib
-    charts (numbers and the harness's own labels only; most of a render's CPU)."""
-    from harness.report.chart_model import Chart
-
-    monkeypatch.setattr(Chart, "svg", property(lambda _: Markup('<svg class="chart-svg"></svg>')))
 
 
 # Enough rows to trip every check when escaping is off, few enough to stay quick.

@@ -249,6 +249,7 @@ def test_a_run_folder_and_its_written_reports(
     }
 
 
+@pytest.mark.usefixtures("chartless")
 def test_the_evidence_block_shows_its_escapes_and_keeps_its_lines(
     runs: tuple[RunRecord, RunRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -263,6 +264,7 @@ def test_the_evidence_block_shows_its_escapes_and_keeps_its_lines(
     assert r"abc\u202edcba" in html.unescape(report_html)  # a model name, shown not obeyed
 
 
+@pytest.mark.usefixtures("chartless")
 def test_the_check_fires_when_the_html_escaper_is_off(
     runs: tuple[RunRecord, RunRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
