@@ -30,6 +30,11 @@ SHARES: Mapping[str, str] = {  # ceiling_invalid's kinds -> the share metric eac
     "decode": throughput.SHARE.name,
     "prefill": throughput.PREFILL_SHARE.name,
 }
+# an older record's shares of MLX's kernel speed (no ceiling_invalid was recorded then)
+KERNEL_SHARES: tuple[str, ...] = (
+    throughput.KERNEL_SHARE.name,
+    throughput.PREFILL_KERNEL_SHARE.name,
+)
 
 
 def _number(value: object) -> float | None:
@@ -169,13 +174,13 @@ def invalid_shares(result: CaseResult) -> dict[str, str]:
                 found[name] = str(reason or f"a {kind} run passed the measured ceiling")
     bandwidth = result.artifacts.get("bandwidth")
     older = isinstance(bandwidth, dict) and not is_hardware(bandwidth)
-    for name in SHARES.values():
+    for name in (*SHARES.values(), *KERNEL_SHARES):
         metric = result.metric(name)
         top = share_over_limit([*metric.samples, *metric.warmup_samples]) if metric else None
         if top is not None and name not in found:
             found[name] = f"a run reached {top:.0%} of a ceiling no run can pass" + (
                 ": an older record, whose ceiling was MLX's kernel speed, not the hardware's"
-                if older
+                if older or name in KERNEL_SHARES
                 else ""
             )
     return found
