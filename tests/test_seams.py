@@ -46,7 +46,6 @@ STRING_ARTIFACT_READS_LEFT = frozenset(
         "quality.py",
         "quant_sweep.py",
         "reasoning.py",
-        "saturation.py",
         "serving.py",
         "session.py",
         "soak.py",

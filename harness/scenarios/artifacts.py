@@ -10,7 +10,8 @@ and its typed fields, never ``result.artifacts["key"]`` (``tests/test_seams.py``
 A record of an older format is brought to today's shape as it loads
 (:mod:`harness.results.migrations`), so :meth:`ScenarioArtifacts.from_record` reads today's
 shape only. A value that does not fit its field's type (a hand-edited or damaged record) reads
-as the field's default: a section shows it as missing, never fails on it.
+as the field's default: a section shows it as missing, never fails on it; in a list field
+(``tuple[X, ...]``) only the entries that do not fit are left out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Self
 
@@ -41,11 +42,14 @@ class ScenarioArtifacts:
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             if f.name not in artifacts or artifacts[f.name] is None:
                 continue
+            value = artifacts[f.name]
             try:
-                checker = _adapter(typing.cast(Any, cls), f.name)
-                found[f.name] = checker.validate_python(artifacts[f.name])
+                found[f.name] = _adapter(typing.cast(Any, cls), f.name).validate_python(value)
             except ValidationError:
-                continue  # not this field's type: its default
+                entries = _entries(typing.cast(Any, cls), f.name)
+                if entries is not None and isinstance(value, list):
+                    found[f.name] = tuple(_fitting(entries, value))
+                # else: not this field's type, its default
         return cls(**found)
 
     @classmethod
@@ -69,6 +73,28 @@ def _adapter(cls: Any, name: str) -> TypeAdapter[Any]:
     from pydantic import TypeAdapter
 
     return TypeAdapter(typing.get_type_hints(cls)[name])
+
+
+@functools.cache
+def _entries(cls: Any, name: str) -> TypeAdapter[Any] | None:
+    """The validator of one entry of a ``tuple[X, ...]`` field; None for another field."""
+    from pydantic import TypeAdapter
+
+    hint = typing.get_type_hints(cls)[name]
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return TypeAdapter(args[0])
+    return None
+
+
+def _fitting(entries: TypeAdapter[Any], values: list[Any]) -> Iterator[Any]:
+    from pydantic import ValidationError
+
+    for value in values:
+        try:
+            yield entries.validate_python(value)
+        except ValidationError:
+            continue
 
 
 def _plain(value: Any) -> Any:
