@@ -51,7 +51,6 @@ STRING_ARTIFACT_READS_LEFT = frozenset(
         "soak.py",
         "stall.py",
         "structured_output.py",
-        "tool_calls.py",
         "trace_replay.py",
     }
 )
