@@ -31,8 +31,6 @@ RUNNER = HARNESS / "runner"
 STRING_ARTIFACT_READS_LEFT = frozenset(
     {
         "api_contracts.py",
-        "audio.py",
-        "batch_generate.py",
         "cancellation.py",
         "ceilings.py",
         "charts.py",
