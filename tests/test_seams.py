@@ -31,7 +31,6 @@ RUNNER = HARNESS / "runner"
 STRING_ARTIFACT_READS_LEFT = frozenset(
     {
         "api_contracts.py",
-        "cancellation.py",
         "ceilings.py",
         "charts.py",
         "check_records.py",
@@ -44,10 +43,8 @@ STRING_ARTIFACT_READS_LEFT = frozenset(
         "quant_sweep.py",
         "serving.py",
         "session.py",
-        "soak.py",
         "stall.py",
         "structured_output.py",
-        "trace_replay.py",
     }
 )
 
@@ -63,9 +60,12 @@ def _is_text(node: ast.expr) -> bool:
 
 
 def string_artifact_reads(tree: ast.AST) -> Iterator[int]:
-    """Lines of ``<x>.artifacts["key"]`` and ``<x>.artifacts.get("key", ...)``."""
+    """Lines of ``<x>.artifacts["key"]``, ``<x>.artifacts.get("key", ...)`` and of a name bound
+    to the mapping (``a = result.artifacts``: read by key under another name)."""
     for node in ast.walk(tree):
-        if (
+        if isinstance(node, ast.Assign) and _ends_in_artifacts(node.value):
+            yield node.lineno
+        elif (
             isinstance(node, ast.Subscript)
             and _ends_in_artifacts(node.value)
             and _is_text(node.slice)
@@ -183,6 +183,7 @@ PLANTED: list[tuple[Callable[[ast.AST], Iterator[int]], str, str]] = [
     (string_artifact_reads, 'x = result.artifacts["engine"]', "x = found.engine"),
     (string_artifact_reads, 'x = r.artifacts.get("points", [])', "x = r.artifacts.get(KEY)"),
     (string_artifact_reads, 'x = artifacts.get("slo")', 'x = params.get("slo")'),
+    (string_artifact_reads, "a = result.artifacts", "a = Found.of(result)"),
     (getattr_on_scenarios, 'f = getattr(scenario, "headline_metrics", ())', "f = s.headline()"),
     (getattr_on_scenarios, "m = getattr(specs[r.scenario], attr)", "m = getattr(tokenizer, a)"),
     (getattr_on_scenarios, 'ok = hasattr(self.scenario, "prepare")', "ok = hasattr(sys, 'x')"),

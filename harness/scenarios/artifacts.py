@@ -77,10 +77,14 @@ def _adapter(cls: Any, name: str) -> TypeAdapter[Any]:
 
 @functools.cache
 def _entries(cls: Any, name: str) -> TypeAdapter[Any] | None:
-    """The validator of one entry of a ``tuple[X, ...]`` field; None for another field."""
+    """The validator of one entry of a ``tuple[X, ...]`` (or ``... | None``) field; None for
+    another field."""
     from pydantic import TypeAdapter
 
     hint = typing.get_type_hints(cls)[name]
+    options = [a for a in typing.get_args(hint) if a is not type(None)]
+    if len(options) == 1 and type(None) in typing.get_args(hint):  # X | None: X
+        hint = options[0]
     args = typing.get_args(hint)
     if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
         return TypeAdapter(args[0])
