@@ -10,8 +10,8 @@ and its typed fields, never ``result.artifacts["key"]`` (``tests/test_seams.py``
 A record of an older format is brought to today's shape as it loads
 (:mod:`harness.results.migrations`), so :meth:`ScenarioArtifacts.from_record` reads today's
 shape only. A value that does not fit its field's type (a hand-edited or damaged record) reads
-as the field's default: a section shows it as missing, never fails on it; in a list field
-(``tuple[X, ...]``) only the entries that do not fit are left out.
+as the field's default, at every depth: a section shows it as missing, never fails on it; in a
+list field (``tuple[X, ...]``) only the entries that do not fit are left out.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Self
 
@@ -36,21 +36,8 @@ class ScenarioArtifacts:
     def from_record(cls, artifacts: Mapping[str, Any]) -> Self:
         """The typed artifacts of a case's recorded ``artifacts``: each field from its key,
         checked against the field's type; absent or not fitting: the field's default."""
-        from pydantic import ValidationError
-
-        found: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.name not in artifacts or artifacts[f.name] is None:
-                continue
-            value = artifacts[f.name]
-            try:
-                found[f.name] = _adapter(typing.cast(Any, cls), f.name).validate_python(value)
-            except ValidationError:
-                entries = _entries(typing.cast(Any, cls), f.name)
-                if entries is not None and isinstance(value, list):
-                    found[f.name] = tuple(_fitting(entries, value))
-                # else: not this field's type, its default
-        return cls(**found)
+        found = _dataclass(cls, artifacts)
+        return found if isinstance(found, cls) else cls()
 
     @classmethod
     def of(cls, result: CaseResult) -> Self:
@@ -67,38 +54,68 @@ class ScenarioArtifacts:
         }
 
 
-@functools.cache
-def _adapter(cls: Any, name: str) -> TypeAdapter[Any]:
-    """The validator of one field's type (built once per field: pydantic advises reuse)."""
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(typing.get_type_hints(cls)[name])
+class _Unfit:
+    """A recorded value that does not fit its field's type."""
 
 
-@functools.cache
-def _entries(cls: Any, name: str) -> TypeAdapter[Any] | None:
-    """The validator of one entry of a ``tuple[X, ...]`` (or ``... | None``) field; None for
-    another field."""
-    from pydantic import TypeAdapter
-
-    hint = typing.get_type_hints(cls)[name]
-    options = [a for a in typing.get_args(hint) if a is not type(None)]
-    if len(options) == 1 and type(None) in typing.get_args(hint):  # X | None: X
-        hint = options[0]
-    args = typing.get_args(hint)
-    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return TypeAdapter(args[0])
-    return None
+UNFIT = _Unfit()
 
 
-def _fitting(entries: TypeAdapter[Any], values: list[Any]) -> Iterator[Any]:
+def _fitted(hint: Any, value: Any) -> Any:
+    """``value`` as type ``hint``, or :data:`UNFIT`: a dataclass field by field (a field that
+    does not fit takes its default), ``tuple[X, ...]`` entry by entry (an entry that does not
+    fit is left out), anything else checked by pydantic (lax: a list for a tuple, an int for
+    a float)."""
     from pydantic import ValidationError
 
-    for value in values:
-        try:
-            yield entries.validate_python(value)
-        except ValidationError:
+    args = typing.get_args(hint)
+    if type(None) in args:  # X | None
+        if value is None:
+            return None
+        rest = tuple(a for a in args if a is not type(None))
+        if len(rest) == 1:
+            return _fitted(rest[0], value)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _dataclass(hint, value)
+    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        if not isinstance(value, list | tuple):
+            return UNFIT
+        entries = (_fitted(args[0], v) for v in value)
+        return tuple(e for e in entries if e is not UNFIT)
+    try:
+        return _adapter(hint).validate_python(value)
+    except ValidationError:
+        return UNFIT
+
+
+def _dataclass(kind: type, value: Any) -> Any:
+    if not isinstance(value, Mapping):
+        return UNFIT
+    hints = _hints(kind)
+    found: dict[str, Any] = {}
+    for f in dataclasses.fields(kind):  # type: ignore[arg-type]
+        if f.name not in value:
             continue
+        fitted = _fitted(hints[f.name], value[f.name])
+        if fitted is not UNFIT:
+            found[f.name] = fitted
+    try:
+        return kind(**found)
+    except TypeError:  # a field without a default did not fit
+        return UNFIT
+
+
+@functools.cache
+def _hints(kind: type) -> dict[str, Any]:
+    return typing.get_type_hints(kind)
+
+
+@functools.cache
+def _adapter(hint: Any) -> TypeAdapter[Any]:
+    """The validator of one type (built once: pydantic advises reuse)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(hint)
 
 
 def _plain(value: Any) -> Any:

@@ -1,5 +1,5 @@
 """The cancellation section from a case's typed artifacts (CancellationArtifacts) and its
-checks: each cancel's row, the note, and a trial whose record is damaged left out."""
+checks: each cancel's row, the note, and a damaged field of a trial read as missing."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ TRIALS = [
         "after_same": False,
         "after_differs": "token 3: 'a' != 'b'",
     },
-    {"received_tokens": "eight", "after_same": True},  # damaged: left out
+    {"received_tokens": "eight", "after_same": True},  # damaged: its count reads as missing
 ]
 
 
@@ -55,7 +55,7 @@ def test_each_cancel_is_a_row_and_each_check_its_verdict() -> None:
     rows = [[c.text for c in row] for row in shown.trials.rows]
     assert rows[0] == ["1", "8", "2.500", "0.120", "3", "unchanged"]
     assert rows[1][3:] == ["not within 5.0", "≈40", "token 3: 'a' != 'b'"]
-    assert len(rows) == 2  # the damaged trial left out, never shown as a guess
+    assert rows[2][:2] == ["3", "—"] and rows[2][-1] == "unchanged"  # never a guess
     checks = [[c.text for c in row] for row in shown.checks.rows]
     assert checks == [["stops", "fail", "one cancel ran on"], ["next_answer", "pass", ""]]
     assert [r[0].text for r in built.not_passed.rows] == ["zoo-llama"]
