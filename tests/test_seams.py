@@ -41,7 +41,6 @@ STRING_ARTIFACT_READS_LEFT = frozenset(
         "quality.py",
         "quant_sweep.py",
         "serving.py",
-        "session.py",
         "stall.py",
         "structured_output.py",
     }
