@@ -34,8 +34,6 @@ STRING_ARTIFACT_READS_LEFT = frozenset(
         "ceilings.py",
         "charts.py",
         "check_records.py",
-        "engine_cells.py",
-        "engines.py",
         "kv_sweep.py",
         "prompt_cache.py",
         "quality.py",
