@@ -32,13 +32,8 @@ STRING_ARTIFACT_READS_LEFT = frozenset(
     {
         "api_contracts.py",
         "ceilings.py",
-        "charts.py",
         "check_records.py",
-        "kv_sweep.py",
-        "prompt_cache.py",
         "quality.py",
-        "quant_sweep.py",
-        "serving.py",
         "stall.py",
         "structured_output.py",
     }
@@ -55,25 +50,30 @@ def _is_text(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
+def _bound_to_artifacts(node: ast.AST) -> bool:
+    """``a = result.artifacts``: the mapping read by key under another name."""
+    return isinstance(node, ast.Assign) and _ends_in_artifacts(node.value)
+
+
+def _read_by_key(node: ast.AST) -> bool:
+    """``<x>.artifacts["key"]`` or ``<x>.artifacts.get("key", ...)``."""
+    if isinstance(node, ast.Subscript):
+        return _ends_in_artifacts(node.value) and _is_text(node.slice)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and _ends_in_artifacts(node.func.value)
+        and bool(node.args)
+        and _is_text(node.args[0])
+    )
+
+
 def string_artifact_reads(tree: ast.AST) -> Iterator[int]:
-    """Lines of ``<x>.artifacts["key"]``, ``<x>.artifacts.get("key", ...)`` and of a name bound
-    to the mapping (``a = result.artifacts``: read by key under another name)."""
+    """Lines that read a case's artifacts by string key, or bind the mapping to a name."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and _ends_in_artifacts(node.value):
-            yield node.lineno
-        elif (
-            isinstance(node, ast.Subscript)
-            and _ends_in_artifacts(node.value)
-            and _is_text(node.slice)
-        ) or (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get"
-            and _ends_in_artifacts(node.func.value)
-            and node.args
-            and _is_text(node.args[0])
-        ):
-            yield node.lineno
+        if _bound_to_artifacts(node) or _read_by_key(node):
+            yield getattr(node, "lineno", 0)
 
 
 def getattr_on_scenarios(tree: ast.AST) -> Iterator[int]:
