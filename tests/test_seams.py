@@ -34,7 +34,6 @@ STRING_ARTIFACT_READS_LEFT = frozenset(
         "ceilings.py",
         "check_records.py",
         "quality.py",
-        "structured_output.py",
     }
 )
 
