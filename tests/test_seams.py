@@ -33,7 +33,6 @@ STRING_ARTIFACT_READS_LEFT = frozenset(
         "api_contracts.py",
         "ceilings.py",
         "check_records.py",
-        "quality.py",
     }
 )
 
