@@ -25,15 +25,6 @@ HARNESS = Path(__file__).resolve().parent.parent / "harness"
 REPORT = HARNESS / "report"
 RUNNER = HARNESS / "runner"
 
-# Report modules that still read artifacts by string key, each to be converted to its
-# scenario's typed artifact. The list only shrinks: a module that no longer reads by key must
-# leave it (test_the_allow_list_only_shrinks), and no module may join it.
-STRING_ARTIFACT_READS_LEFT = frozenset(
-    {
-        "ceilings.py",
-    }
-)
-
 
 def _ends_in_artifacts(node: ast.expr) -> bool:
     return (isinstance(node, ast.Attribute) and node.attr == "artifacts") or (
@@ -140,16 +131,10 @@ def _found(paths: list[Path], rule: Callable[[ast.AST], Iterator[int]]) -> list[
 
 
 def test_no_report_module_reads_artifacts_by_string_key() -> None:
-    checked = [p for p in sorted(REPORT.rglob("*.py")) if p.name not in STRING_ARTIFACT_READS_LEFT]
+    checked = sorted(REPORT.rglob("*.py"))
     assert _found(checked, string_artifact_reads) == [], (
         "read the scenario's typed artifact (<Scenario>Artifacts.of(result)), not a string key"
     )
-
-
-def test_the_allow_list_only_shrinks() -> None:
-    still = {p.name for p in REPORT.glob("*.py") if any(string_artifact_reads(_tree(p)))}
-    converted = sorted(STRING_ARTIFACT_READS_LEFT - still)
-    assert converted == [], f"no string reads left: remove {converted} from the allow-list"
 
 
 def test_no_getattr_on_a_scenario() -> None:
