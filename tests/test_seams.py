@@ -1,8 +1,10 @@
 """The typed seams stay typed (issue 38): an AST lint over harness/, fast.
 
 - No report module reads a case's artifacts by string key (``artifacts["x"]``,
-  ``artifacts.get("x")``): a section reads its scenario's typed artifact
-  (``<Scenario>Artifacts.of(result)``, declared next to the scenario).
+  ``artifacts.get("x")``, or the mapping under another name): a section reads its scenario's
+  typed artifact (``<Scenario>Artifacts.of(result)``, declared next to the scenario). A key held
+  by a constant is allowed only for the runner's own artifacts, listed in
+  ``RUNNER_ARTIFACT_READS``, a list that only shrinks.
 - No ``getattr``/``hasattr`` on a scenario object anywhere: every optional hook is declared on
   :class:`harness.scenarios.base.BaseScenario`.
 - No dict literal as a message between the runner and its worker: ``request``/``reply`` take
@@ -53,6 +55,24 @@ def _read_by_key(node: ast.AST) -> bool:
         and bool(node.args)
         and _is_text(node.args[0])
     )
+
+
+def named_key_reads(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """``<x>.artifacts.get(NAME)`` / ``<x>.artifacts[NAME]``: a key held by a constant."""
+    for node in ast.walk(tree):
+        key: ast.expr | None = None
+        if isinstance(node, ast.Subscript) and _ends_in_artifacts(node.value):
+            key = node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and _ends_in_artifacts(node.func.value)
+            and node.args
+        ):
+            key = node.args[0]
+        if isinstance(key, ast.Name):
+            yield node.lineno, key.id
 
 
 def string_artifact_reads(tree: ast.AST) -> Iterator[int]:
@@ -137,6 +157,37 @@ def test_no_report_module_reads_artifacts_by_string_key() -> None:
     )
 
 
+# The artifacts the runner writes for every case (not a scenario's): repeats: auto's stop,
+# the time inside backend calls, the machine's state. Read by a constant key in these modules
+# until they get typed readers next to their writers in harness/runner/; the list only shrinks
+# (test_the_runner_artifact_reads_only_shrink), and no other keyed read may join it.
+RUNNER_ARTIFACT_READS = frozenset(
+    {
+        ("machine_state.py", "ARTIFACT"),  # harness.results.machine_flags: machine_state
+        ("overhead.py", "MACHINE_STATE"),
+        ("overhead.py", "TIMING_ARTIFACT"),  # harness.runner.worker: timing
+        ("performance.py", "REPEATS"),  # harness.runner.repeat_loop: repeats
+    }
+)
+
+
+def _named_reads() -> set[tuple[str, str]]:
+    return {
+        (p.name, key) for p in sorted(REPORT.rglob("*.py")) for _, key in named_key_reads(_tree(p))
+    }
+
+
+def test_no_report_module_reads_artifacts_by_a_named_key() -> None:
+    assert sorted(_named_reads() - RUNNER_ARTIFACT_READS) == [], (
+        "read the scenario's typed artifact (<Scenario>Artifacts.of(result)), not a keyed read"
+    )
+
+
+def test_the_runner_artifact_reads_only_shrink() -> None:
+    gone = sorted(RUNNER_ARTIFACT_READS - _named_reads())
+    assert gone == [], f"no longer read by key: remove {gone} from RUNNER_ARTIFACT_READS"
+
+
 def test_no_getattr_on_a_scenario() -> None:
     calling = [  # parsed only where the text could hold one (the tree is 460 modules)
         p
@@ -160,6 +211,7 @@ PLANTED: list[tuple[Callable[[ast.AST], Iterator[int]], str, str]] = [
     (string_artifact_reads, 'x = r.artifacts.get("points", [])', "x = r.artifacts.get(KEY)"),
     (string_artifact_reads, 'x = artifacts.get("slo")', 'x = params.get("slo")'),
     (string_artifact_reads, "a = result.artifacts", "a = Found.of(result)"),
+    (lambda t: (n for n, _ in named_key_reads(t)), "x = r.artifacts.get(KEY)", "x = r.get(KEY)"),
     (getattr_on_scenarios, 'f = getattr(scenario, "headline_metrics", ())', "f = s.headline()"),
     (getattr_on_scenarios, "m = getattr(specs[r.scenario], attr)", "m = getattr(tokenizer, a)"),
     (getattr_on_scenarios, 'ok = hasattr(self.scenario, "prepare")', "ok = hasattr(sys, 'x')"),

@@ -5,8 +5,8 @@ why a point over-saturated the server), and a chart per search entry: TTFT p90 a
 offered load, one line per model, the SLO's threshold dotted (the knee curve).
 
 Figures come from the case's typed artifacts (:class:`SaturationArtifacts`: what the points
-measured) and its knee metrics (what
-compare compares). Reasons are ours; model names are escaped by the templates.
+measured) and its knee metrics (what compare compares). Reasons are ours; model names are
+escaped by the templates.
 """
 
 from __future__ import annotations
