@@ -157,16 +157,14 @@ def test_no_report_module_reads_artifacts_by_string_key() -> None:
     )
 
 
-# The artifacts the runner writes for every case (not a scenario's): repeats: auto's stop,
-# the time inside backend calls, the machine's state. Read by a constant key in these modules
-# until they get typed readers next to their writers in harness/runner/; the list only shrinks
+# The machine's state, which the runner writes for every case (not a scenario's artifact): read
+# by a constant key here and in harness.results.machine_flags until it gets a typed reader like
+# harness.runner.case_artifacts (repeats, timing); the list only shrinks
 # (test_the_runner_artifact_reads_only_shrink), and no other keyed read may join it.
 RUNNER_ARTIFACT_READS = frozenset(
     {
         ("machine_state.py", "ARTIFACT"),  # harness.results.machine_flags: machine_state
         ("overhead.py", "MACHINE_STATE"),
-        ("overhead.py", "TIMING_ARTIFACT"),  # harness.runner.worker: timing
-        ("performance.py", "REPEATS"),  # harness.runner.repeat_loop: repeats
     }
 )
 

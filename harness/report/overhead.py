@@ -26,7 +26,7 @@ from datetime import datetime
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.results.machine_flags import ARTIFACT as MACHINE_STATE
 from harness.results.machine_flags import remeasured
-from harness.runner.worker import TIMING_ARTIFACT
+from harness.runner.case_artifacts import CaseArtifacts
 
 GOAL = 0.02  # models loaded once per worker: the harness should take under 2%
 
@@ -101,15 +101,12 @@ def overhead(run: RunRecord) -> Overhead | None:
             continue
         cases += result.duration_s  # a case skipped before its worker: all of it is overhead
         waits += _waits_s(result)
-        timing = result.artifacts.get(TIMING_ARTIFACT)
-        if not isinstance(timing, dict):
-            continue
-        values = [timing.get("load_s"), timing.get("scenario_s")]
-        if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):
+        timing = CaseArtifacts.of(result).timing
+        if timing is None or not timing.known:
             continue
         found = True
-        load += float(timing["load_s"])
-        scenario += float(timing["scenario_s"])
+        load += timing.load_s or 0.0
+        scenario += timing.scenario_s or 0.0
     if not found:
         return None
     return Overhead(

@@ -28,7 +28,7 @@ from harness.report.table import (
     metric_label,
 )
 from harness.results.stats import coefficient_of_variation
-from harness.runner.repeat_loop import ARTIFACT as REPEATS
+from harness.runner.case_artifacts import CaseArtifacts
 from harness.scenarios import throughput
 
 PREFIX = "throughput."
@@ -156,10 +156,10 @@ def noise_cell(result: CaseResult) -> Cell:
         for m in result.metrics
         if len(m.samples) > 1
     )
-    stop = result.artifacts.get(REPEATS)
+    stop = CaseArtifacts.of(result).repeats
     note = None
-    if isinstance(stop, dict) and stop.get("mode") == "auto":
-        note = f"auto: {stop.get('taken')} runs, {stop.get('reason', '')}"
+    if stop is not None and stop.mode == "auto":
+        note = f"auto: {stop.taken} runs, {stop.reason or ''}"
     return Cell(" · ".join(shown) or "—", sort=worst, note=note, title=tip or None)
 
 
