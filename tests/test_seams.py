@@ -2,9 +2,9 @@
 
 - No report module reads a case's artifacts by string key (``artifacts["x"]``,
   ``artifacts.get("x")``, or the mapping under another name): a section reads its scenario's
-  typed artifact (``<Scenario>Artifacts.of(result)``, declared next to the scenario). A key held
-  by a constant is allowed only for the runner's own artifacts, listed in
-  ``RUNNER_ARTIFACT_READS``, a list that only shrinks.
+  typed artifact (``<Scenario>Artifacts.of(result)``, declared next to the scenario), the
+  runner's own through ``harness.runner.case_artifacts``; a key held by a constant is flagged
+  as a string is.
 - No ``getattr``/``hasattr`` on a scenario object anywhere: every optional hook is declared on
   :class:`harness.scenarios.base.BaseScenario`.
 - No dict literal as a message between the runner and its worker: ``request``/``reply`` take
@@ -157,33 +157,13 @@ def test_no_report_module_reads_artifacts_by_string_key() -> None:
     )
 
 
-# The machine's state, which the runner writes for every case (not a scenario's artifact): read
-# by a constant key here and in harness.results.machine_flags until it gets a typed reader like
-# harness.runner.case_artifacts (repeats, timing); the list only shrinks
-# (test_the_runner_artifact_reads_only_shrink), and no other keyed read may join it.
-RUNNER_ARTIFACT_READS = frozenset(
-    {
-        ("machine_state.py", "ARTIFACT"),  # harness.results.machine_flags: machine_state
-        ("overhead.py", "MACHINE_STATE"),
-    }
-)
-
-
-def _named_reads() -> set[tuple[str, str]]:
-    return {
-        (p.name, key) for p in sorted(REPORT.rglob("*.py")) for _, key in named_key_reads(_tree(p))
-    }
-
-
 def test_no_report_module_reads_artifacts_by_a_named_key() -> None:
-    assert sorted(_named_reads() - RUNNER_ARTIFACT_READS) == [], (
-        "read the scenario's typed artifact (<Scenario>Artifacts.of(result)), not a keyed read"
-    )
-
-
-def test_the_runner_artifact_reads_only_shrink() -> None:
-    gone = sorted(RUNNER_ARTIFACT_READS - _named_reads())
-    assert gone == [], f"no longer read by key: remove {gone} from RUNNER_ARTIFACT_READS"
+    found = [
+        f"{p.relative_to(HARNESS.parent)}:{line} ({key})"
+        for p in sorted(REPORT.rglob("*.py"))
+        for line, key in named_key_reads(_tree(p))
+    ]
+    assert found == [], "read the case's typed artifacts (<Name>Artifacts.of(result)), not a key"
 
 
 def test_no_getattr_on_a_scenario() -> None:

@@ -19,14 +19,12 @@ shown next to the share, never in it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from harness.core.types import CaseResult, RunRecord, Status
-from harness.results.machine_flags import ARTIFACT as MACHINE_STATE
 from harness.results.machine_flags import remeasured
-from harness.runner.case_artifacts import CaseArtifacts
+from harness.runner.case_artifacts import CaseArtifacts, MachineStateRecord
 
 GOAL = 0.02  # models loaded once per worker: the harness should take under 2%
 
@@ -118,19 +116,9 @@ def _waits_s(result: CaseResult) -> float:
     """The case's cooldown and wait for quiet, as its worker recorded them, and the wait for
     quiet before a re-measure (0 when none)."""
     again = remeasured(result)
-    states = [result.artifacts.get(MACHINE_STATE)]
+    states = [CaseArtifacts.of(result).machine_state]
     total = 0.0
     if again is not None:  # the wait before it, and the first measurement's own waits
-        total, states = again.waited_s, [*states, again.first_state]
-    return total + sum(_state_waits_s(s) for s in states)
-
-
-def _state_waits_s(state: object) -> float:
-    if not isinstance(state, Mapping):
-        return 0.0
-    total = 0.0
-    for key in ("cooldown_s", "waited_for_quiet_s"):
-        value = state.get(key)
-        if isinstance(value, int | float) and math.isfinite(value) and value > 0:
-            total += float(value)
-    return total
+        first = MachineStateRecord.from_record(again.first_state or {})
+        total, states = again.waited_s, [*states, first]
+    return total + sum(s.waits_s() for s in states if s is not None)
