@@ -19,7 +19,7 @@ from harness.report.formatting import MISSING, choose_scale, status_css, status_
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios import stall as sc
-from harness.scenarios.stall.record import StallArtifacts
+from harness.scenarios.stall.artifacts import StallArtifacts
 
 SCENARIO = "stall"
 FIGURES = (
