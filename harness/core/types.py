@@ -293,7 +293,7 @@ class CaseResult:
     preflight: PreflightRecord | None = None
     # each named check's own verdict (api_contracts, template_contracts), in the order run;
     # empty for a scenario without named checks. Older records carry only the ``checks``
-    # artifact: the codec reads these from it (harness.results.legacy_checks)
+    # artifact: a record migration reads these from it (harness.results.migrations)
     checks: tuple[CheckVerdict, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
     # a skipped case's cause (None: not skipped, or a record from before causes were kept)
     skip_cause: SkipCause | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)

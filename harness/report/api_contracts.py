@@ -9,14 +9,13 @@ raw text in the data and is escaped by the templates like every other value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import CaseResult, RunRecord
 from harness.report.check_records import check_names, checks_by_name, verdict_of
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
+from harness.scenarios.api_contracts.artifacts import ApiCheckRecord, ApiContractsArtifacts
 from harness.scenarios.api_contracts.catalog import CHECKS
 from harness.scenarios.api_contracts.verdicts import Verdict
 
@@ -61,33 +60,37 @@ def _clip(text: str, limit: int = EVIDENCE_CHARS) -> str:
 
 def _server(result: CaseResult) -> str:
     case = result.case_id.rsplit("::", 1)[-1]
-    engine = result.artifacts.get("engine")
+    engine = ApiContractsArtifacts.of(result).engine
     label = result.model if case == "api_contracts" else f"{result.model} · {case}"
-    return f"{label} ({engine})" if isinstance(engine, str) and engine else label
+    return f"{label} ({engine})" if engine else label
 
 
-def _cell(entry: Mapping[str, Any] | None) -> Cell:
+def _cell(entry: ApiCheckRecord | None) -> Cell:
     verdict = verdict_of(entry, Verdict)
     if entry is None or verdict is None:
         return Cell("—")
-    return Cell(verdict.label, css=VERDICT_CSS[verdict], title=str(entry.get("reason", "")))
+    return Cell(verdict.label, css=VERDICT_CSS[verdict], title=entry.reason)
 
 
-def _finding(server: str, entry: Mapping[str, Any]) -> Finding:
+def _finding(server: str, entry: ApiCheckRecord) -> Finding:
     evidence = tuple(
-        Evidence(_clip(str(e.get("request", ""))), _clip(str(e.get("response", ""))))
-        for e in (entry.get("evidence") or ())[:EVIDENCE_PER_FAILURE]
-        if isinstance(e, Mapping)
+        Evidence(_clip(e.request), _clip(e.response)) for e in entry.evidence[:EVIDENCE_PER_FAILURE]
     )
-    return Finding(server, str(entry["name"]), str(entry.get("reason", "")), evidence)
+    return Finding(server, entry.name, entry.reason, evidence)
 
 
 def build(run: RunRecord) -> ApiContracts | None:
-    cases = [r for r in run.results if r.scenario == "api_contracts" and checks_by_name(r)]
-    if not cases:
+    found = [
+        (r, checks_by_name(ApiContractsArtifacts.of(r).checks))
+        for r in run.results
+        if r.scenario == "api_contracts"
+    ]
+    found = [(r, checks) for r, checks in found if checks]
+    if not found:
         return None
+    cases = [r for r, _ in found]
     servers = [_server(r) for r in cases]
-    per_case = [checks_by_name(r) for r in cases]
+    per_case = [checks for _, checks in found]
     names = check_names(per_case, CHECKS)
     columns = (
         Column("check", css="nowrap"),
@@ -110,9 +113,9 @@ def build(run: RunRecord) -> ApiContracts | None:
             if entry is not None and verdict is Verdict.FAIL:
                 failures.append(_finding(server, entry))
             elif entry is not None and verdict is Verdict.NOT_APPLICABLE:
-                skipped.append(Finding(server, name, str(entry.get("reason", "")), ()))
+                skipped.append(Finding(server, name, entry.reason, ()))
             elif entry is not None and verdict is Verdict.UNJUDGED:
-                unjudged.append(Finding(server, name, str(entry.get("reason", "")), ()))
+                unjudged.append(Finding(server, name, entry.reason, ()))
     return ApiContracts(Table(columns, rows), tuple(failures), tuple(skipped), tuple(unjudged))
 
 

@@ -7,9 +7,7 @@ audio, output rate and the round-trip WER of ``text_to_speech`` cases."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.formatting import MISSING, choose_scale
@@ -43,22 +41,6 @@ def percent(value: float | None) -> Cell:
     return Cell(f"{100 * value:.1f}%", sort=value)
 
 
-def _items(result: CaseResult) -> list[Mapping[str, Any]]:
-    items = result.artifacts.get("items")
-    if not isinstance(items, list):
-        return []
-    return [i for i in items if isinstance(i, Mapping)]
-
-
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _long_form_wer(result: CaseResult) -> float | None:
-    rates = [_number(i.get("wer")) for i in _items(result) if i.get("long_form") is True]
-    return rates[0] if rates else None
-
-
 def _single(result: CaseResult, name: str) -> float | None:
     metric = result.metric(name)
     return metric.samples[0] if metric is not None and metric.samples else None
@@ -78,16 +60,17 @@ def summary_table(results: list[CaseResult]) -> Table:
     rtf_scale = choose_scale(Unit.RATIO, [])
     rows = []
     for result in results:
+        found = stt.SpeechToTextArtifacts.of(result)
         audio = _single(result, stt.AUDIO.name)
         rows.append(
             (
                 *case_cells(result),
-                Cell(str(len(_items(result))), sort=len(_items(result))),
+                Cell(str(len(found.items)), sort=len(found.items)),
                 Cell(f"{audio:.1f} s", sort=audio) if audio is not None else Cell(MISSING),
                 metric_cell(find_metric(result, (stt.RTF.name,)), rtf_scale),
                 percent(_single(result, stt.CORPUS_WER.name)),
                 percent(_single(result, stt.CORPUS_CER.name)),
-                percent(_long_form_wer(result)),
+                percent(found.long_form_wer()),
             )
         )
     return Table((*CASE_COLUMNS, *SUMMARY_COLUMNS), tuple(rows))
@@ -96,18 +79,18 @@ def summary_table(results: list[CaseResult]) -> Table:
 def misses_table(results: list[CaseResult]) -> Table:
     rows = []
     for result in results:
-        for item in _items(result):
-            wer = _number(item.get("wer"))
-            if wer is None or wer == 0:
+        found = stt.SpeechToTextArtifacts.of(result)
+        for item in found.items:
+            if item.wer is None or item.wer == 0:
                 continue
             rows.append(
                 (
                     Cell(result.model),
-                    Cell(str(result.artifacts.get("clip_set", MISSING))),
-                    Cell(str(item.get("id", MISSING))),
-                    percent(wer),
-                    Cell(str(item.get("reference", ""))),
-                    Cell(str(item.get("hypothesis", ""))),
+                    Cell(found.clip_set or MISSING),
+                    Cell(item.id or MISSING),
+                    percent(item.wer),
+                    Cell(item.reference),
+                    Cell(item.hypothesis),
                 )
             )
     columns = (
@@ -145,16 +128,14 @@ def synthesis_table(results: list[CaseResult]) -> Table:
     for result in results:
         audio = result.metric(tts.AUDIO.name)
         seconds = sum(audio.samples) if audio is not None else None
-        rate = _number(result.artifacts.get("sample_rate"))
-        streams = result.artifacts.get("streams")
+        found = tts.TextToSpeechArtifacts.of(result)
+        rate = found.sample_rate
         rows.append(
             (
                 *case_cells(result),
-                Cell(str(len(_items(result))), sort=len(_items(result))),
+                Cell(str(len(found.items)), sort=len(found.items)),
                 Cell(f"{rate:.0f} Hz", sort=rate) if rate else Cell(MISSING),
-                Cell({True: "yes", False: "no"}.get(streams, MISSING))
-                if isinstance(streams, bool)
-                else Cell(MISSING),
+                Cell(MISSING if found.streams is None else "yes" if found.streams else "no"),
                 Cell(f"{seconds:.1f} s", sort=seconds) if seconds is not None else Cell(MISSING),
                 metric_cell(find_metric(result, (tts.RTF.name,)), rtf_scale),
                 metric_cell(find_metric(result, (tts.TTFA.name,)), ttfa_scale),

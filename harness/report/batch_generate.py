@@ -29,20 +29,23 @@ class BatchGenerate:
 
 def batch_sizes(result: CaseResult) -> list[int]:
     """The batch sizes a case measured or was asked for (artifacts first, then params)."""
-    found = result.artifacts.get("batch_sizes", result.params.get("batch_sizes"))
-    if not isinstance(found, list | tuple):
+    measured = scenario.BatchGenerateArtifacts.of(result).batch_sizes
+    if measured:
+        return list(measured)
+    asked = result.params.get("batch_sizes")
+    if not isinstance(asked, list | tuple):
         return []
-    return [s for s in found if isinstance(s, int) and not isinstance(s, bool)]
+    return [s for s in asked if isinstance(s, int) and not isinstance(s, bool)]
 
 
 def _same(result: CaseResult, size: int) -> Cell:
-    identical = result.artifacts.get("identical")
-    same = identical.get(str(size)) if isinstance(identical, dict) else None
+    found = scenario.BatchGenerateArtifacts.of(result)
+    same = found.same(size)
     if same is None:
         return Cell(MISSING)
     if not same:
-        return Cell("❌ no", css="st-failed", title=str(result.artifacts.get("first_mismatch")))
-    if result.artifacts.get("prompt_dependence") == "blind":
+        return Cell("❌ no", css="st-failed", title=str(found.first_mismatch))
+    if found.prompt_dependence == "blind":
         return Cell("not judged", css="dim", title=PROMPT_INDEPENDENT)
     return Cell("✅ yes")
 

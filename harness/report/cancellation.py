@@ -7,14 +7,13 @@ not pass. Reasons are the scenario's own lines; templates escape them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.formatting import MISSING, status_css, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
+from harness.scenarios.cancellation.artifacts import CancellationArtifacts, Trial
 
 SCENARIO = "cancellation"
 
@@ -33,20 +32,15 @@ class Cancellations:
     not_passed: Table
 
 
-def _seconds(value: Any) -> Cell:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return Cell(f"{value:.3f}", sort=float(value))
-    return Cell(MISSING)
+def _seconds(value: float | None) -> Cell:
+    return Cell(MISSING) if value is None else Cell(f"{value:.3f}", sort=value)
 
 
-def _int(value: Any) -> Cell:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return Cell(str(value), sort=value)
-    return Cell(MISSING)
+def _int(value: int | None) -> Cell:
+    return Cell(MISSING) if value is None else Cell(str(value), sort=value)
 
 
-def _trials(result: CaseResult) -> Table:
-    trials = result.artifacts.get("trials")
+def _trials(trials: tuple[Trial, ...]) -> Table:
     columns = (
         Column("cancel", numeric=True),
         Column("tokens read", numeric=True, title="tokens the client read before hanging up"),
@@ -62,23 +56,20 @@ def _trials(result: CaseResult) -> Table:
         Column("next answer"),
     )
     rows = []
-    for i, t in enumerate(trials if isinstance(trials, list) else []):
-        if not isinstance(t, Mapping):
-            continue
-        stop = _seconds(t.get("stop_s"))
-        if t.get("stop_s") is None and isinstance(t.get("watched_s"), (int, float)):
-            stop = Cell(f"not within {t['watched_s']:.1f}", css="fail")
-        same = t.get("after_same")
+    for i, t in enumerate(trials):
+        stop = _seconds(t.stop_s)
+        if t.stop_s is None and t.watched_s is not None:
+            stop = Cell(f"not within {t.watched_s:.1f}", css="fail")
         answer = (
             Cell("unchanged")
-            if same
-            else Cell(str(t.get("after_error") or t.get("after_differs") or "changed"), css="fail")
+            if t.after_same
+            else Cell(t.after_error or t.after_differs or "changed", css="fail")
         )
         rows.append(
             (
                 Cell(str(i + 1), sort=i + 1),
-                _int(t.get("received_tokens")),
-                _seconds(t.get("remaining_s")),
+                _int(t.received_tokens),
+                _seconds(t.remaining_s),
                 stop,
                 _after(t),
                 answer,
@@ -87,39 +78,32 @@ def _trials(result: CaseResult) -> Table:
     return Table(columns, tuple(rows))
 
 
-def _after(trial: Mapping[str, Any]) -> Cell:
-    if isinstance(trial.get("decoded_after"), int):
-        return _int(trial["decoded_after"])
-    estimate = trial.get("tokens_after_est")
-    if isinstance(estimate, (int, float)) and not isinstance(estimate, bool):
-        return Cell(f"≈{estimate:g}", sort=float(estimate), title="stop time x the known pace")
+def _after(trial: Trial) -> Cell:
+    if trial.decoded_after is not None:
+        return _int(trial.decoded_after)
+    estimate = trial.tokens_after_est
+    if estimate is not None:
+        return Cell(f"≈{estimate:g}", sort=estimate, title="stop time x the known pace")
     return Cell(MISSING)
 
 
 def checks_table(result: CaseResult) -> Table:
-    """Each check of a case's ``checks`` artifact: its name, verdict and reason."""
-    checks = result.artifacts.get("checks")
-    rows = tuple(
-        (Cell(str(c.get("name"))), Cell(str(c.get("status"))), Cell(str(c.get("reason", ""))))
-        for c in (checks if isinstance(checks, list) else [])
-        if isinstance(c, Mapping)
-    )
+    """Each of a case's checks (``CaseResult.checks``): its name, verdict and reason."""
+    rows = tuple((Cell(c.name), Cell(c.status.value), Cell(c.reason)) for c in result.checks)
     return Table((Column("check"), Column("verdict"), Column("why")), rows)
 
 
-def _note(result: CaseResult) -> str:
-    a = result.artifacts
-    parts = [f"engine {a.get('engine', MISSING)}", f"seen by {a.get('route', MISSING)}"]
-    known = a.get("known_load")
-    if isinstance(known, Mapping) and isinstance(known.get("tokens_per_s"), (int, float)):
+def _note(found: CancellationArtifacts) -> str:
+    parts = [f"engine {found.engine or MISSING}", f"seen by {found.route or MISSING}"]
+    known = found.known_load
+    if known is not None and known.tokens_per_s is not None:
         parts.append(
-            f"known load: {known.get('tokens')} tokens in {known.get('seconds')} s "
-            f"({known['tokens_per_s']:g} tok/s)"
+            f"known load: {known.tokens} tokens in {known.seconds} s ({known.tokens_per_s:g} tok/s)"
         )
-    if isinstance(a.get("max_stop_s"), (int, float)):
-        parts.append(f"bound {a['max_stop_s']:g} s")
-    if a.get("cold_warm_drift"):
-        parts.append(str(a["cold_warm_drift"]))
+    if found.max_stop_s is not None:
+        parts.append(f"bound {found.max_stop_s:g} s")
+    if found.cold_warm_drift:
+        parts.append(found.cold_warm_drift)
     return "; ".join(parts)
 
 
@@ -143,12 +127,16 @@ def build(run: RunRecord) -> Cancellations | None:
     )
     if not results:
         return None
+    found = [(r, CancellationArtifacts.of(r)) for r in results]
     cases = tuple(
         CancelCase(
-            f"{r.model} · {r.case_id.rsplit('::', 1)[-1]}", _note(r), _trials(r), checks_table(r)
+            f"{r.model} · {r.case_id.rsplit('::', 1)[-1]}",
+            _note(a),
+            _trials(a.trials),
+            checks_table(r),
         )
-        for r in results
-        if isinstance(r.artifacts.get("trials"), list)
+        for r, a in found
+        if a.trials is not None
     )
     return Cancellations(cases, not_passed_table(results))
 

@@ -24,7 +24,9 @@ from harness.results.preflight_record import peak_check
 from harness.scenarios import batch_generate, throughput
 from harness.scenarios import prompt_cache as pc
 from harness.scenarios.quant_sweep import metrics as quant
+from harness.scenarios.quant_sweep.artifacts import QuantSweepArtifacts
 from harness.scenarios.serving.metrics import PREFIX as SERVING_PREFIX
+from harness.scenarios.serving.record import ServingArtifacts
 from harness.scenarios.serving.stats import QUANTILES
 
 MAX_LOAD_CHARTS = 6  # served cases drawn; the Serving section's tables hold every one
@@ -174,18 +176,16 @@ def _load_charts(results: Sequence[CaseResult]) -> list[Chart]:
     charts = []
     served = sorted((r for r in results if r.scenario == "serving"), key=lambda r: r.case_id)
     for index, r in enumerate(served[:MAX_LOAD_CHARTS]):
-        points = r.artifacts.get("points")
-        if not isinstance(points, list):
-            continue
-        kinds = {p.get("kind") for p in points if isinstance(p, dict)}
+        points = ServingArtifacts.of(r).points
+        kinds = {p.kind for p in points}
         groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for p in points:
-            if not isinstance(p, dict) or not isinstance(p.get("value"), int | float):
+            if p.value is None:
                 continue
             for q in QUANTILES:
-                found = median(r.metric(f"{SERVING_PREFIX}.{p.get('key')}.ttft_p{q}_s"))
+                found = median(r.metric(f"{SERVING_PREFIX}.{p.key}.ttft_p{q}_s"))
                 if found is not None:
-                    groups[f"TTFT p{q}"].append((float(p["value"]), found))
+                    groups[f"TTFT p{q}"].append((p.value, found))
         if not groups:
             continue
         kind = kinds.pop() if len(kinds) == 1 else None
@@ -244,7 +244,7 @@ def _quant_chart(results: Sequence[CaseResult]) -> list[Chart]:
         if r.scenario != "quant_sweep":
             continue
         kept, kl = median(r.metric(quant.WEIGHT_RATIO.name)), median(r.metric(quant.KL.name))
-        label = r.artifacts.get("quant", r.params.get("quant"))
+        label = QuantSweepArtifacts.of(r).quant or r.params.get("quant")
         if kept is not None and kl is not None and isinstance(label, str) and label != "none":
             groups[label].append((kept, kl))
     if not groups:

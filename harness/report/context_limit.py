@@ -5,7 +5,6 @@ window nothing enforces. The numbers behind each outcome are one hover away."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.core.types import CaseResult, RunRecord
@@ -26,15 +25,12 @@ class ContextLimits:
     findings: tuple[str, ...]  # the cases' findings and reasons, one line each (untrusted)
 
 
-def _outcome(result: CaseResult, probe: Probe) -> Cell:
-    outcomes = result.artifacts.get("outcomes")
-    probes = result.artifacts.get("probes")
-    value = outcomes.get(probe.value) if isinstance(outcomes, Mapping) else None
-    if not isinstance(value, str):
+def _outcome(found: cl.ContextLimitArtifacts, probe: Probe) -> Cell:
+    value, detail = found.outcome(probe.value)
+    if value is None:
         return Cell(MISSING)
-    detail = probes.get(probe.value) if isinstance(probes, Mapping) else None
     css = "st-failed" if value in LOST else None if value in SAFE else "st-skipped"
-    return Cell(value, title=str(detail) if detail else None, css=css)
+    return Cell(value, title=detail or None, css=css)
 
 
 def _window(result: CaseResult) -> Cell:
@@ -58,22 +54,23 @@ def build(run: RunRecord) -> ContextLimits | None:
         Column("past the window", title="a prompt past the window: it must be refused"),
         Column("answer past it", title="a prompt inside whose answer runs past the window"),
     )
+    found = {r.case_id: cl.ContextLimitArtifacts.of(r) for r in results}
     rows = tuple(
         (
             Cell(r.model),
-            Cell(str(r.artifacts.get("engine") or MISSING)),
+            Cell(found[r.case_id].engine or MISSING),
             _window(r),
             Cell(status_label(r.status), css=status_css(r.status)),
-            _outcome(r, Probe.INSIDE),
-            _outcome(r, Probe.PAST),
-            _outcome(r, Probe.GENERATION),
+            _outcome(found[r.case_id], Probe.INSIDE),
+            _outcome(found[r.case_id], Probe.PAST),
+            _outcome(found[r.case_id], Probe.GENERATION),
         )
         for r in sorted(results, key=lambda r: r.model)
     )
     findings = []
     for r in results:
-        for line in (r.artifacts.get("finding"), r.reason):
-            if isinstance(line, str) and line:
+        for line in (found[r.case_id].finding, r.reason):
+            if line:
                 findings.append(f"{r.model}: {line}")
     return ContextLimits(Table(columns, rows), tuple(dict.fromkeys(findings)))
 

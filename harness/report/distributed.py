@@ -15,6 +15,7 @@ from harness.report.formatting import MISSING, choose_scale, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell
 from harness.scenarios.distributed import metrics as dm
+from harness.scenarios.distributed.artifacts import DistributedArtifacts
 from harness.scenarios.distributed.outputs import CHECK
 from harness.scenarios.distributed.scenario import SCENARIO
 
@@ -38,10 +39,7 @@ class DistributedSection:
 
 
 def _split(result: CaseResult) -> str:
-    split, world = result.artifacts.get("split"), result.artifacts.get("world_size")
-    if split is None or world is None:
-        return MISSING
-    return f"{split} x{world}"
+    return DistributedArtifacts.of(result).split_line() or MISSING
 
 
 def _check_cell(result: CaseResult) -> Cell:
@@ -71,27 +69,15 @@ def _size(value: int) -> str:
     return f"{value} B"
 
 
-def _ranks(result: CaseResult) -> list[Mapping[str, Any]]:
-    found = result.artifacts.get("ranks")
-    return [r for r in found if isinstance(r, Mapping)] if isinstance(found, list) else []
-
-
 def _sizes(results: Sequence[CaseResult]) -> list[int]:
     sizes = {
-        int(f["size_bytes"])
+        f.size_bytes
         for r in results
-        for rank in _ranks(r)
-        for f in rank.get("link") or ()
-        if isinstance(f, Mapping) and isinstance(f.get("size_bytes"), int)
+        for rank in DistributedArtifacts.of(r).ranks
+        for f in rank.link
+        if f.size_bytes is not None
     }
     return sorted(sizes)
-
-
-def _link(rank: Mapping[str, Any], op: str, size: int) -> str:
-    for f in rank.get("link") or ():
-        if isinstance(f, Mapping) and f.get("op") == op and f.get("size_bytes") == size:
-            return _rate(f.get("bytes_per_s"))
-    return MISSING
 
 
 def _case_row(result: CaseResult, scales: Mapping[str, Any]) -> tuple[Cell, ...]:
@@ -99,7 +85,7 @@ def _case_row(result: CaseResult, scales: Mapping[str, Any]) -> tuple[Cell, ...]
     reason = result.reason if result.status is not Status.PASSED else None
     return (
         Cell(result.model, note=result.case_id.rsplit("::", 1)[-1] + status, title=reason),
-        Cell(_split(result), note=str(result.artifacts.get("hosts", "")) or None),
+        Cell(_split(result), note=DistributedArtifacts.of(result).hosts or None),
         *(
             metric_cell(result.metric(spec.name), scales[spec.name], spread=False)
             for spec, _ in FIGURES
@@ -113,17 +99,15 @@ def _case_row(result: CaseResult, scales: Mapping[str, Any]) -> tuple[Cell, ...]
 def _rank_rows(results: Sequence[CaseResult], sizes: list[int]) -> list[tuple[Cell, ...]]:
     rows = []
     for result in results:
-        for rank in _ranks(result):
+        for rank in DistributedArtifacts.of(result).ranks:
             rows.append(
                 (
                     Cell(result.model, note=_split(result)),
-                    Cell(str(rank.get("rank", MISSING)), note=str(rank.get("host", "")) or None),
-                    Cell(
-                        str(rank.get("status", MISSING)), title=str(rank.get("reason", "")) or None
-                    ),
-                    Cell(_bytes(rank.get("peak_memory_bytes"))),
-                    Cell(_bytes(rank.get("rss_bytes"))),
-                    *(Cell(_link(rank, op, size)) for op in LINK_OPS for size in sizes),
+                    Cell(MISSING if rank.rank is None else str(rank.rank), note=rank.host or None),
+                    Cell(rank.status or MISSING, title=rank.reason or None),
+                    Cell(_bytes(rank.peak_memory_bytes)),
+                    Cell(_bytes(rank.rss_bytes)),
+                    *(Cell(_rate(rank.rate(op, size))) for op in LINK_OPS for size in sizes),
                 )
             )
     return rows

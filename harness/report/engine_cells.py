@@ -66,15 +66,15 @@ def _http(result: CaseResult, served: frozenset[str]) -> bool:
 
 
 def _reason(result: CaseResult) -> str:
-    note = result.artifacts.get("server_memory")
-    if isinstance(note, str) and note.startswith("n/a"):
+    note = http.ServedArtifacts.of(result).server_memory
+    if note is not None and note.startswith("n/a"):
         return note
     return NOT_RECORDED
 
 
 def _server_note(result: CaseResult) -> str | None:
-    note = result.artifacts.get("server_memory")
-    return note if isinstance(note, str) and "resident" in note else None  # no peak: say so
+    note = http.ServedArtifacts.of(result).server_memory
+    return note if note is not None and "resident" in note else None  # no peak: say so
 
 
 COUNTED_COLUMN = Column(
@@ -87,6 +87,6 @@ COUNTED_COLUMN = Column(
 def counted_by_cell(result: CaseResult, served: frozenset[str]) -> Cell:
     if not _http(result, served):
         return Cell("token ids", title="in process: the generated token ids themselves")
-    how = result.artifacts.get("counted_by")
+    how = http.ServedArtifacts.of(result).counted_by
     text, title = COUNTED.get(str(how), (MISSING, "not recorded"))
     return Cell(text, title=title)

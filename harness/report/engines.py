@@ -143,9 +143,9 @@ def speed_table(rows: Sequence[CaseResult], served: frozenset[str]) -> Table:
 def _answers(results: Sequence[CaseResult]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for result in results:
-        outputs = result.artifacts.get("outputs")
-        if isinstance(outputs, list):
-            out[result.model] = [str(o) for o in outputs]
+        outputs = greedy_text.GreedyTextArtifacts.of(result).outputs
+        if outputs is not None:
+            out[result.model] = list(outputs)
     return out
 
 

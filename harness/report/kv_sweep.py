@@ -50,7 +50,10 @@ def _bits(result: CaseResult) -> int | None:
 
 
 def _depth(result: CaseResult) -> int:
-    value = result.artifacts.get("context_tokens", result.params.get("context_tokens"))
+    found = kv.KVSweepArtifacts.of(result).context_tokens
+    if found is not None:
+        return found
+    value = result.params.get("context_tokens")  # a case that measured nothing: as asked
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -74,7 +77,7 @@ def _same(result: CaseResult) -> Cell:
     if metric is None:
         return Cell("")
     at = stats(metric).median
-    gen = result.artifacts.get("gen_tokens", result.params.get("gen_tokens"))
+    gen = kv.KVSweepArtifacts.of(result).gen_tokens or result.params.get("gen_tokens")
     if not math.isfinite(at):
         return Cell(MISSING)
     text = f"{at:.0f}/{gen}" if isinstance(gen, int) else f"{at:.0f}"

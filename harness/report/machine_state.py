@@ -15,9 +15,7 @@ judged, and compare calls them not comparable, unless the run said ``--allow-dir
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import CaseResult, RunRecord
 from harness.report.escape import plain
@@ -25,12 +23,12 @@ from harness.report.formatting import MISSING
 from harness.report.sections import CLOSING, Section
 from harness.report.table import Cell, Column, Table
 from harness.results.machine_flags import (
-    ARTIFACT,
     dirty_line,
     dirty_reasons,
     flagged_runs,
     remeasured,
 )
+from harness.runner.case_artifacts import CaseArtifacts, MachineStateRecord
 
 SHOWN = 3  # dirty cases named on the terminal line
 
@@ -43,24 +41,18 @@ class MachineStates:
     state_line: str  # the machine as the first case found it: governor, clock, heat, power
 
 
-def _state(result: CaseResult) -> Mapping[str, Any] | None:
-    found = result.artifacts.get(ARTIFACT)
-    return found if isinstance(found, Mapping) else None
+def _state(result: CaseResult) -> MachineStateRecord | None:
+    return CaseArtifacts.of(result).machine_state
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _pct(value: float | None) -> Cell:
+    return Cell(MISSING) if value is None else Cell(f"{value:.0f}%", sort=value)
 
 
-def _pct(value: object) -> Cell:
-    number = _number(value)
-    return Cell(MISSING) if number is None else Cell(f"{number:.0f}%", sort=number)
-
-
-def _why(result: CaseResult, state: Mapping[str, Any]) -> str:
+def _why(result: CaseResult, state: MachineStateRecord) -> str:
     """Why the samples cannot be trusted (or why busy is not judged), then the re-measure."""
     reasons = dirty_reasons(result)
-    why = dirty_line(reasons) if reasons else str(state.get("busy_not_judged") or "")
+    why = dirty_line(reasons) if reasons else state.busy_not_judged or ""
     again = remeasured(result)
     if again is None:
         return why
@@ -69,16 +61,15 @@ def _why(result: CaseResult, state: Mapping[str, Any]) -> str:
     return f"{again.line(reasons)}; the first measurement: {dirty_line(again.first_dirty)}"
 
 
-def _row(result: CaseResult, state: Mapping[str, Any]) -> tuple[Cell, ...]:
+def _row(result: CaseResult, state: MachineStateRecord) -> tuple[Cell, ...]:
     reasons = dirty_reasons(result)
-    energy = state.get("energy")
-    per_token = _number(energy.get("joules_per_token")) if isinstance(energy, Mapping) else None
-    load = _number(state.get("load1"))
+    per_token = state.energy.joules_per_token if state.energy is not None else None
+    load = state.load1
     runs = flagged_runs(result)
     return (
         Cell(result.case_id),
         Cell("dirty", css="st-failed") if reasons else Cell("clean", css="st-passed"),
-        _pct(state.get("others_pct")),
+        _pct(state.others_pct),
         Cell(MISSING) if load is None else Cell(f"{load:.1f}", sort=load),
         Cell(", ".join(str(n) for n in runs) if runs else MISSING),
         Cell(MISSING) if per_token is None else Cell(f"{per_token:.3g} J", sort=per_token),
@@ -86,40 +77,37 @@ def _row(result: CaseResult, state: Mapping[str, Any]) -> tuple[Cell, ...]:
     )
 
 
-def _waited(state: Mapping[str, Any]) -> Cell:
+def _waited(state: MachineStateRecord) -> Cell:
     """How long the case waited for other processes to go quiet, and whether they did."""
-    waited = _number(state.get("waited_for_quiet_s"))
+    waited = state.waited_for_quiet_s
     if waited is None:
         return Cell(MISSING)
-    outcome = "quiet" if state.get("quiet") is True else "still busy"
+    outcome = "quiet" if state.quiet is True else "still busy"
     return Cell(f"{waited:.1f} s ({outcome})", sort=waited)
 
 
-def _state_line(state: Mapping[str, Any]) -> str:
-    before = state.get("before")
-    if not isinstance(before, Mapping):
+def _state_line(state: MachineStateRecord) -> str:
+    before = state.before
+    if before is None:
         return ""
     parts = []
-    mhz, top = _number(before.get("cpu_mhz")), _number(before.get("cpu_max_mhz"))
+    mhz, top = before.cpu_mhz, before.cpu_max_mhz
     if mhz is not None:
         parts.append(f"CPU {mhz:.0f} MHz" + (f" of {top:.0f}" if top is not None else ""))
-    if isinstance(before.get("governor"), str):
-        parts.append(f"governor {before['governor']}")
-    limit = _number(before.get("cpu_speed_limit_pct"))
-    if limit is not None:
-        parts.append(f"CPU speed limit {limit:.0f}%")
-    hottest = _number(before.get("hottest_c"))
-    if hottest is not None:
-        parts.append(f"hottest {hottest:.0f} °C")
-    if isinstance(before.get("on_battery"), bool):
-        parts.append("on battery" if before["on_battery"] else "on mains power")
-    if before.get("low_power_mode") is True:
+    if before.governor is not None:
+        parts.append(f"governor {before.governor}")
+    if before.cpu_speed_limit_pct is not None:
+        parts.append(f"CPU speed limit {before.cpu_speed_limit_pct:.0f}%")
+    if before.hottest_c is not None:
+        parts.append(f"hottest {before.hottest_c:.0f} °C")
+    if before.on_battery is not None:
+        parts.append("on battery" if before.on_battery else "on mains power")
+    if before.low_power_mode is True:
         parts.append("Low Power Mode")
-    swap = _number(before.get("swap_used_bytes"))
-    if swap is not None:
-        parts.append(f"swap in use {swap / 2**20:.0f} MiB")
-    if isinstance(before.get("memory_pressure"), str):
-        parts.append(f"memory pressure {before['memory_pressure']}")
+    if before.swap_used_bytes is not None:
+        parts.append(f"swap in use {before.swap_used_bytes / 2**20:.0f} MiB")
+    if before.memory_pressure is not None:
+        parts.append(f"memory pressure {before.memory_pressure}")
     return " · ".join(parts)
 
 
@@ -140,7 +128,7 @@ def build(run: RunRecord) -> MachineStates | None:
         Column("why"),
     )
     rows = tuple(_row(r, s) for r, s in found)
-    if any("waited_for_quiet_s" in s for _, s in found):  # the suite's wait_for_quiet_s
+    if any(s.waited_for_quiet_s is not None for _, s in found):  # the suite's wait_for_quiet_s
         title = "before the case, the wait for other processes to go quiet (wait_for_quiet_s)"
         columns = (
             *columns[:-1],
@@ -174,10 +162,9 @@ def machine_lines(run: RunRecord) -> list[str]:
 def _wait_lines(run: RunRecord) -> list[str]:
     """``machine: waited for quiet before 3 cases, 42 s in all; 1 still busy after its wait``."""
     waits = [
-        (waited, state.get("quiet") is True)
+        (waited, state.quiet is True)
         for r in run.results
-        if (state := _state(r)) is not None
-        and (waited := _number(state.get("waited_for_quiet_s"))) is not None
+        if (state := _state(r)) is not None and (waited := state.waited_for_quiet_s) is not None
     ]
     if not waits:
         return []

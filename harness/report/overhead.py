@@ -19,14 +19,12 @@ shown next to the share, never in it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from harness.core.types import CaseResult, RunRecord, Status
-from harness.results.machine_flags import ARTIFACT as MACHINE_STATE
 from harness.results.machine_flags import remeasured
-from harness.runner.worker import TIMING_ARTIFACT
+from harness.runner.case_artifacts import CaseArtifacts, MachineStateRecord
 
 GOAL = 0.02  # models loaded once per worker: the harness should take under 2%
 
@@ -101,15 +99,12 @@ def overhead(run: RunRecord) -> Overhead | None:
             continue
         cases += result.duration_s  # a case skipped before its worker: all of it is overhead
         waits += _waits_s(result)
-        timing = result.artifacts.get(TIMING_ARTIFACT)
-        if not isinstance(timing, dict):
-            continue
-        values = [timing.get("load_s"), timing.get("scenario_s")]
-        if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):
+        timing = CaseArtifacts.of(result).timing
+        if timing is None or not timing.known:
             continue
         found = True
-        load += float(timing["load_s"])
-        scenario += float(timing["scenario_s"])
+        load += timing.load_s or 0.0
+        scenario += timing.scenario_s or 0.0
     if not found:
         return None
     return Overhead(
@@ -121,19 +116,9 @@ def _waits_s(result: CaseResult) -> float:
     """The case's cooldown and wait for quiet, as its worker recorded them, and the wait for
     quiet before a re-measure (0 when none)."""
     again = remeasured(result)
-    states = [result.artifacts.get(MACHINE_STATE)]
+    states = [CaseArtifacts.of(result).machine_state]
     total = 0.0
     if again is not None:  # the wait before it, and the first measurement's own waits
-        total, states = again.waited_s, [*states, again.first_state]
-    return total + sum(_state_waits_s(s) for s in states)
-
-
-def _state_waits_s(state: object) -> float:
-    if not isinstance(state, Mapping):
-        return 0.0
-    total = 0.0
-    for key in ("cooldown_s", "waited_for_quiet_s"):
-        value = state.get(key)
-        if isinstance(value, int | float) and math.isfinite(value) and value > 0:
-            total += float(value)
-    return total
+        first = MachineStateRecord.from_record(again.first_state or {})
+        total, states = again.waited_s, [*states, first]
+    return total + sum(s.waits_s() for s in states if s is not None)

@@ -10,7 +10,6 @@ with, under ``repeats: auto``, the runs taken and why they stopped."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from harness.core.metrics import MLX_PEAK, PROCESS_PEAK_RSS, MetricSpec
@@ -29,7 +28,7 @@ from harness.report.table import (
     metric_label,
 )
 from harness.results.stats import coefficient_of_variation
-from harness.runner.repeat_loop import ARTIFACT as REPEATS
+from harness.runner.case_artifacts import CaseArtifacts
 from harness.scenarios import throughput
 
 PREFIX = "throughput."
@@ -55,17 +54,19 @@ MEMORY: tuple[MetricColumn, ...] = (
 )
 
 
-def _spec_column(label: str, spec: MetricSpec) -> MetricColumn:
-    """The column of one metric, described and in the unit its spec gives."""
-    return MetricColumn(label, (spec.name,), spec.description, spec.unit)
+def _spec_column(label: str, spec: MetricSpec, older: MetricSpec | None = None) -> MetricColumn:
+    """The column of one metric, described and in the unit its spec gives; ``older``: what an
+    older record measured in its place (MLX's kernel speed, which the bandwidth line names)."""
+    names = (spec.name,) if older is None else (spec.name, older.name)
+    return MetricColumn(label, names, spec.description, spec.unit)
 
 
 ROOFLINE: tuple[MetricColumn, ...] = (
-    _spec_column("ceiling", throughput.CEILING),
-    _spec_column("share", throughput.SHARE),
+    _spec_column("ceiling", throughput.CEILING, throughput.KERNEL_CEILING),
+    _spec_column("share", throughput.SHARE, throughput.KERNEL_SHARE),
     _spec_column("kernel efficiency", throughput.KERNEL_EFFICIENCY),
-    _spec_column("prefill ceiling", throughput.PREFILL_CEILING),
-    _spec_column("prefill share", throughput.PREFILL_SHARE),
+    _spec_column("prefill ceiling", throughput.PREFILL_CEILING, throughput.PREFILL_KERNEL_CEILING),
+    _spec_column("prefill share", throughput.PREFILL_SHARE, throughput.PREFILL_KERNEL_SHARE),
 )
 COLUMNS: tuple[MetricColumn, ...] = (*SPEED, *LATENCY, BYTES_PER_TOKEN, *ROOFLINE)
 MIB_SCALE = Scale(MIB, 1, "MiB")
@@ -109,9 +110,7 @@ def extra_columns(run: RunRecord) -> tuple[MetricColumn, ...]:
             m.name
             for r in run.results
             for m in r.metrics
-            if m.name.startswith(PREFIX)
-            and m.name not in known
-            and m.name not in throughput.RENAMED  # shown under today's name
+            if m.name.startswith(PREFIX) and m.name not in known
         }
     )
     return tuple(MetricColumn(metric_label(name), (name,), name) for name in extra)
@@ -157,10 +156,10 @@ def noise_cell(result: CaseResult) -> Cell:
         for m in result.metrics
         if len(m.samples) > 1
     )
-    stop = result.artifacts.get(REPEATS)
+    stop = CaseArtifacts.of(result).repeats
     note = None
-    if isinstance(stop, dict) and stop.get("mode") == "auto":
-        note = f"auto: {stop.get('taken')} runs, {stop.get('reason', '')}"
+    if stop is not None and stop.mode == "auto":
+        note = f"auto: {stop.taken} runs, {stop.reason or ''}"
     return Cell(" · ".join(shown) or "—", sort=worst, note=note, title=tip or None)
 
 
@@ -168,17 +167,6 @@ def with_noise(table: Table, results: list[CaseResult]) -> Table:
     """``table`` with a CV column; ``results`` are its rows' cases, in order."""
     rows = tuple((*row, noise_cell(r)) for row, r in zip(table.rows, results, strict=True))
     return Table((*table.columns, CV_COLUMN), rows, table.css)
-
-
-def _current_names(result: CaseResult) -> CaseResult:
-    """``result`` with a record from before the hardware ceiling read under today's names
-    (its header line says what that ceiling was: MLX's own kernel)."""
-    if not any(m.name in throughput.RENAMED for m in result.metrics):
-        return result
-    metrics = tuple(
-        dataclasses.replace(m, name=throughput.RENAMED.get(m.name, m.name)) for m in result.metrics
-    )
-    return dataclasses.replace(result, metrics=metrics)
 
 
 def ceiling_invalid(result: CaseResult, column: MetricColumn) -> StandIn | None:
@@ -216,22 +204,19 @@ def _one_scenario(table: Table) -> tuple[Table, str | None]:
 
 
 def _part(
-    shown: list[CaseResult], cases: list[CaseResult], columns: tuple[MetricColumn, ...], n: bool
+    shown: list[CaseResult], columns: tuple[MetricColumn, ...], n: bool
 ) -> tuple[Table, list[CaseResult]]:
-    """The table of ``columns`` over ``shown`` (``cases`` as recorded), and its rows' cases."""
+    """The table of ``columns`` over ``shown``, and its rows' cases."""
     table = case_metric_table(
         shown, columns, scale_for=scale, sample_count=n, stand_in=ceiling_invalid
     )
-    kept = [r for s, r in zip(shown, cases, strict=True) if _shows(s, columns)]
-    return table, kept
+    return table, [r for r in shown if _shows(r, columns)]
 
 
 def build(run: RunRecord) -> Performance | None:
     columns = columns_for(run)
-    pairs = [(_current_names(r), r) for r in run.results]
     # the throughput cases: those with a throughput metric (a load case's memory stays out)
-    pairs = [(s, r) for s, r in pairs if _shows(s, columns)]
-    shown, cases = [s for s, _ in pairs], [r for _, r in pairs]
+    shown = [r for r in run.results if _shows(r, columns)]
     built: dict[str, tuple[str, Table, list[CaseResult]]] = {}
     for key, title, part_columns in (
         ("speed", "Speed", SPEED),
@@ -240,7 +225,7 @@ def build(run: RunRecord) -> Performance | None:
         ("roofline", "Roofline", ROOFLINE),
         ("more", "Other throughput metrics", extra_columns(run)),
     ):
-        table, kept = _part(shown, cases, part_columns, n=key != "memory")
+        table, kept = _part(shown, part_columns, n=key != "memory")
         if table:
             built[key] = (title, table, kept)
     # the noise of decode and prefill: beside the latencies (the speed table stays narrow)

@@ -32,7 +32,7 @@ class PromptCache:
     not_reusable: Table
 
 
-def _equivalence(status: Status, equivalent: object) -> Cell:
+def _equivalence(status: Status, equivalent: bool | None) -> Cell:
     if equivalent is True:
         return Cell("✅ identical", sort=1)
     if status is Status.FAILED:
@@ -46,13 +46,14 @@ def build(run: RunRecord) -> PromptCache | None:
     table = case_metric_table(measured, COLUMNS, sample_count=False)
     if table:
         extra = (Column("cache types"), Column("warm = cold"))
+        found = [pc.PromptCacheArtifacts.of(r) for r in measured]
         rows = tuple(
             (
                 *row,
-                Cell(", ".join(r.artifacts.get("cache_types", [])) or "—"),
-                _equivalence(r.status, r.artifacts.get("equivalent")),
+                Cell(", ".join(a.cache_types) or "—"),
+                _equivalence(r.status, a.equivalent),
             )
-            for row, r in zip(table.rows, measured, strict=True)
+            for row, r, a in zip(table.rows, measured, found, strict=True)
         )
         table = Table(table.columns + extra, rows, table.css)
     skipped = tuple(

@@ -46,11 +46,15 @@ def build(run: RunRecord) -> Quality | None:
     table = case_metric_table(run.results, COLUMNS, scale_for=significant_scale)
     if not table:
         return None
-    references = tuple(
-        f"{r.model}: {r.artifacts['reference']} ({r.artifacts.get('items', '?')} items of "
-        f"{r.artifacts.get('text', '?')})"
+    found = [
+        (r, quality.QualityArtifacts.of(r))
         for r in run.results
-        if r.scenario == quality.SCENARIO.name and isinstance(r.artifacts.get("reference"), str)
+        if r.scenario == quality.SCENARIO.name
+    ]
+    references = tuple(
+        f"{r.model}: {a.reference} ({'?' if a.items is None else a.items} items of {a.text or '?'})"
+        for r, a in found
+        if a.reference is not None
     )
     return Quality(table, references)
 

@@ -17,6 +17,7 @@ from harness.report.quality import significant_scale
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
 from harness.scenarios.quant_sweep import metrics as qm
+from harness.scenarios.quant_sweep.artifacts import QuantSweepArtifacts
 from harness.scenarios.quant_sweep.params import MODES
 from harness.scenarios.quant_sweep.scenario import SCENARIO
 
@@ -68,9 +69,8 @@ def _order(result: CaseResult) -> tuple[str, int]:
 
 
 def _label(result: CaseResult) -> Cell:
-    shown = result.artifacts.get("quant")
     quant = _quant(result)
-    text = shown if isinstance(shown, str) else quant
+    text = QuantSweepArtifacts.of(result).quant or quant
     return Cell(text, sort=ORDER.index(quant) if quant in ORDER else len(ORDER))
 
 
@@ -84,7 +84,7 @@ def _saved(metric: Metric | None) -> Cell:
 
 
 def _gen(result: CaseResult) -> object:
-    return result.artifacts.get("gen_tokens", result.params.get("gen_tokens"))
+    return QuantSweepArtifacts.of(result).gen_tokens or result.params.get("gen_tokens")
 
 
 def _same(result: CaseResult, spec: MetricSpec, against: str) -> Cell:

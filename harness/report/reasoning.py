@@ -20,6 +20,7 @@ from harness.report.formatting import MISSING, choose_scale, status_css, status_
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios import reasoning as sc
+from harness.scenarios.reasoning.artifacts import ReasoningArtifacts
 
 SCENARIO = "reasoning"
 TIMES = (("first token", sc.FIRST_ANY), ("first answer token", sc.FIRST_ANSWER))
@@ -35,15 +36,6 @@ class Reasoning:
 def _median(result: CaseResult, name: str) -> float | None:
     found = result.metric(name)
     return statistics.median(found.samples) if found is not None and found.samples else None
-
-
-def _split(result: CaseResult) -> str:
-    how = result.artifacts.get("split")
-    if not isinstance(how, list) or not how:
-        return MISSING
-    field = result.artifacts.get("reasoning_field")
-    words = ", ".join(str(h) for h in how)
-    return f"{words} ({field})" if isinstance(field, str) and field else words
 
 
 def _summary(results: Sequence[CaseResult]) -> Table:
@@ -67,6 +59,7 @@ def _summary(results: Sequence[CaseResult]) -> Table:
     )
     rows = []
     for r in results:
+        found = ReasoningArtifacts.of(r)
         cells = []
         for _, spec in TIMES:
             v = _median(r, spec.name)
@@ -80,10 +73,10 @@ def _summary(results: Sequence[CaseResult]) -> Table:
                 Cell(r.model),
                 Cell(r.case_id.rsplit("::", 1)[-1]),
                 Cell(status_label(r.status), css=status_css(r.status)),
-                Cell(str(r.artifacts.get("surface", MISSING))),
-                Cell(_split(r)),
+                Cell(found.surface or MISSING),
+                Cell(found.split_line() or MISSING),
                 *cells,
-                Cell(str(r.reason or r.artifacts.get("thinks_because") or MISSING)),
+                Cell(r.reason or found.thinks_because or MISSING),
             )
         )
     return Table(columns, tuple(rows))

@@ -4,16 +4,16 @@ what completed, the p90s with their intervals, the share of resamples meeting th
 why a point over-saturated the server), and a chart per search entry: TTFT p90 against the
 offered load, one line per model, the SLO's threshold dotted (the knee curve).
 
-Figures come from the case's artifacts (what the points measured) and its knee metrics (what
-compare compares). Reasons are ours; model names are escaped by the templates.
+Figures come from the case's typed artifacts (:class:`SaturationArtifacts`: what the points
+measured) and its knee metrics (what compare compares). Reasons are ours; model names are
+escaped by the templates.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
@@ -22,6 +22,7 @@ from harness.report.formatting import MISSING, choose_scale, status_css, status_
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.saturation import PREFIX
+from harness.scenarios.saturation.artifacts import Point, SaturationArtifacts
 
 SCENARIO = "saturation"
 
@@ -40,44 +41,21 @@ class Knees:
     charts: tuple[Chart, ...]
 
 
-def _points(result: CaseResult) -> list[Mapping[str, Any]]:
-    points = result.artifacts.get("points")
-    if not isinstance(points, list):
-        return []
-    return [p for p in points if isinstance(p, Mapping) and isinstance(p.get("value"), int | float)]
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _unit(result: CaseResult) -> str:
-    return "req/s" if result.artifacts.get("loop", "rate") == "rate" else "concurrent"
-
-
-def _knee_cell(result: CaseResult) -> Cell:
-    found = result.artifacts.get("knee")
-    if not isinstance(found, Mapping):
+def _knee_cell(found: SaturationArtifacts) -> Cell:
+    knee = found.knee
+    if knee is None:
         return Cell(MISSING)
-    value, low, high = _num(found.get("value")), _num(found.get("low")), _num(found.get("high"))
-    if value is None:
+    if knee.value is None:
         return Cell("none", title="no point met the SLO")
-    note = f"{low:g}–{high:g}" if low is not None and high is not None else "no interval"
-    if found.get("at_ceiling"):
+    has_interval = knee.low is not None and knee.high is not None
+    note = f"{knee.low:g}–{knee.high:g}" if has_interval else "no interval"
+    if knee.at_ceiling:
         note += "; at the ceiling"
-    return Cell(f"≥ {value:g}" if found.get("at_ceiling") else f"{value:g}", sort=value, note=note)
+    shown = f"≥ {knee.value:g}" if knee.at_ceiling else f"{knee.value:g}"
+    return Cell(shown, sort=knee.value, note=note)
 
 
-def _slo(result: CaseResult) -> str:
-    slo = result.artifacts.get("slo")
-    if not isinstance(slo, Mapping):
-        return MISSING
-    return ", ".join(
-        f"{k.removesuffix('_s')} ≤ {v:g} s" for k, v in slo.items() if isinstance(v, int | float)
-    )
-
-
-def _summary(results: Sequence[CaseResult]) -> Table:
+def _summary(results: Sequence[tuple[CaseResult, SaturationArtifacts]]) -> Table:
     columns = (
         Column("model", css="nowrap"),
         Column("case"),
@@ -98,44 +76,44 @@ def _summary(results: Sequence[CaseResult]) -> Table:
             Cell(r.model),
             Cell(r.case_id.rsplit("::", 1)[-1]),
             Cell(status_label(r.status), css=status_css(r.status)),
-            Cell(str(r.artifacts.get("engine", MISSING))),
-            _knee_cell(r),
-            Cell(_unit(r)),
-            Cell(_slo(r)),
-            Cell(str(len(_points(r))), sort=len(_points(r))),
-            Cell(str(r.artifacts.get("stop_reason") or r.reason or MISSING)),
+            Cell(found.engine or MISSING),
+            _knee_cell(found),
+            Cell(found.load_unit),
+            Cell(found.slo_line() or MISSING),
+            Cell(str(len(found.points)), sort=len(found.points)),
+            Cell(found.stop_reason or r.reason or MISSING),
         )
-        for r in results
+        for r, found in results
     )
     return Table(columns, rows)
 
 
-def _p90(point: Mapping[str, Any], kind: str) -> Cell:
-    spread = point.get(f"{kind}_s")
-    value = _num(spread.get("p90")) if isinstance(spread, Mapping) else None
+def _p90(point: Point, kind: str) -> Cell:
+    value = point.p90(kind)
     if value is None:
         return Cell("n/a", title="fewer than 10 completed requests")
     scale = choose_scale(Unit.SECONDS, [value])
-    intervals = point.get("p90_interval_s")
-    interval = intervals.get(kind) if isinstance(intervals, Mapping) else None
+    interval = point.interval(kind)
     note = None
-    if isinstance(interval, list) and len(interval) == 2:
+    if interval is not None:
         note = f"{scale.number(interval[0])}–{scale.number(interval[1])} {scale.label}"
     return Cell(f"{scale.number(value)} {scale.label}", sort=value, note=note)
 
 
-def _verdict(point: Mapping[str, Any]) -> Cell:
-    verdict = str(point.get("slo_verdict", MISSING))
-    share = _num(point.get("met_share"))
+def _verdict(point: Point) -> Cell:
+    share = point.met_share
     note = f"{share:.0%} of resamples met it" if share is not None else None
-    css = "st-passed" if point.get("good") else "st-failed"
-    return Cell(verdict, note=note, css=css)
+    css = "st-passed" if point.good else "st-failed"
+    return Cell(point.slo_verdict or MISSING, note=note, css=css)
 
 
-def _points_table(result: CaseResult) -> Table:
-    unit = _unit(result)
+def _shown(value: int | None) -> str:
+    return MISSING if value is None else str(value)
+
+
+def _points_table(found: SaturationArtifacts) -> Table:
     columns = (
-        Column(f"load ({unit})", numeric=True),
+        Column(f"load ({found.load_unit})", numeric=True),
         Column("order", numeric=True, title="when the search measured it (0: first)"),
         Column("sent", numeric=True),
         Column("done", numeric=True),
@@ -148,65 +126,60 @@ def _points_table(result: CaseResult) -> Table:
         Column("over-saturated"),
     )
     rows = []
-    for p in _points(result):
+    for p in found.points:
         rows.append(
             (
-                Cell(f"{p['value']:g}", sort=p["value"]),
-                Cell(str(p.get("order", MISSING)), sort=_num(p.get("order"))),
-                Cell(str(p.get("sent", MISSING))),
-                Cell(str(p.get("completed", MISSING))),
-                Cell(str(p.get("errors", MISSING))),
-                Cell(str(p.get("cut", MISSING))),
+                Cell(f"{p.value:g}", sort=p.value),
+                Cell(_shown(p.order), sort=p.order),
+                Cell(_shown(p.sent)),
+                Cell(_shown(p.completed)),
+                Cell(_shown(p.errors)),
+                Cell(_shown(p.cut)),
                 _p90(p, "ttft"),
                 _p90(p, "tpot"),
                 _p90(p, "e2e"),
                 _verdict(p),
-                Cell(str(p.get("oversaturated") or "no")),
+                Cell(p.oversaturated or "no"),
             )
         )
     return Table(columns, tuple(rows))
 
 
-def _note(result: CaseResult) -> str:
-    a = result.artifacts
-    parts = [f"engine {a.get('engine', MISSING)}", f"endpoint {a.get('endpoint', MISSING)}"]
-    if isinstance(a.get("prompt_tokens_counted"), int):
-        parts.append(f"prompt {a['prompt_tokens_counted']} tokens")
-    parts.append(f"SLO {_slo(result)}")
-    if isinstance(a.get("finding"), str):
-        parts.append(a["finding"])
+def _note(found: SaturationArtifacts) -> str:
+    parts = [f"engine {found.engine or MISSING}", f"endpoint {found.endpoint or MISSING}"]
+    if found.prompt_tokens_counted is not None:
+        parts.append(f"prompt {found.prompt_tokens_counted} tokens")
+    parts.append(f"SLO {found.slo_line() or MISSING}")
+    if found.finding is not None:
+        parts.append(found.finding)
     return "; ".join(parts)
 
 
-def _threshold(results: Sequence[CaseResult]) -> tuple[str, float | None]:
+def _threshold(results: Sequence[SaturationArtifacts]) -> tuple[str, float | None]:
     """Which p90 the chart draws (TTFT when the SLO sets it, else e2e) and its threshold."""
-    for r in results:
-        slo = r.artifacts.get("slo")
-        if isinstance(slo, Mapping) and _num(slo.get("ttft_p90_s")) is not None:
-            return "ttft", _num(slo.get("ttft_p90_s"))
-    for r in results:
-        slo = r.artifacts.get("slo")
-        if isinstance(slo, Mapping) and _num(slo.get("e2e_p90_s")) is not None:
-            return "e2e", _num(slo.get("e2e_p90_s"))
+    for kind in ("ttft", "e2e"):
+        for found in results:
+            limit = found.threshold(f"{kind}_p90_s")
+            if limit is not None:
+                return kind, limit
     return "ttft", None
 
 
-def _charts(results: Sequence[CaseResult]) -> tuple[Chart, ...]:
-    entries: dict[str, list[CaseResult]] = defaultdict(list)
-    for r in results:
-        entries[r.case_id.rsplit("::", 1)[-1]].append(r)
+def _charts(results: Sequence[tuple[CaseResult, SaturationArtifacts]]) -> tuple[Chart, ...]:
+    entries: dict[str, list[tuple[CaseResult, SaturationArtifacts]]] = defaultdict(list)
+    for r, found in results:
+        entries[r.case_id.rsplit("::", 1)[-1]].append((r, found))
     charts = []
     for index, (entry, group) in enumerate(sorted(entries.items())):
-        kind, limit = _threshold(group)
+        kind, limit = _threshold([found for _, found in group])
         lines = []
         xs: list[float] = []
-        for r in group:
+        for r, found in group:
             points = []
-            for p in _points(r):
-                spread = p.get(f"{kind}_s")
-                y = _num(spread.get("p90")) if isinstance(spread, Mapping) else None
+            for p in found.points:
+                y = p.p90(kind)
                 if y is not None:
-                    points.append((float(p["value"]), y))
+                    points.append((p.value, y))
             if points:
                 lines.append(Line(r.model, tuple(sorted(points))))
                 xs.extend(x for x, _ in points)
@@ -214,7 +187,7 @@ def _charts(results: Sequence[CaseResult]) -> tuple[Chart, ...]:
             continue
         guides = (Guide((min(xs), max(xs)), (limit, limit)),) if limit is not None else ()
         label = "TTFT" if kind == "ttft" else "e2e"
-        unit = _unit(group[0])
+        unit = group[0][1].load_unit
         charts.append(
             xy_chart(
                 f"knee-{index}",
@@ -236,17 +209,20 @@ def _charts(results: Sequence[CaseResult]) -> tuple[Chart, ...]:
 
 
 def build(run: RunRecord) -> Knees | None:
-    results = sorted(
-        (r for r in run.results if r.scenario == SCENARIO), key=lambda r: (r.case_id, r.model)
-    )
+    results = [
+        (r, SaturationArtifacts.of(r))
+        for r in sorted(
+            (r for r in run.results if r.scenario == SCENARIO), key=lambda r: (r.case_id, r.model)
+        )
+    ]
     if not results:
         return None
+    measured = [(r, found) for r, found in results if found.points]
     cases = tuple(
-        KneeCase(f"{r.model} · {r.case_id.rsplit('::', 1)[-1]}", _note(r), _points_table(r))
-        for r in results
-        if _points(r)
+        KneeCase(f"{r.model} · {r.case_id.rsplit('::', 1)[-1]}", _note(found), _points_table(found))
+        for r, found in measured
     )
-    return Knees(_summary(results), cases, _charts([r for r in results if _points(r)]))
+    return Knees(_summary(results), cases, _charts(measured))
 
 
 SECTION = Section(

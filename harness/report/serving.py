@@ -11,15 +11,15 @@ Reasons are the server's words: they stay raw here and the templates escape them
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios.serving.metrics import LATENCIES, PREFIX
+from harness.scenarios.serving.record import PointRecord, ServingArtifacts
 from harness.scenarios.serving.stats import MIN_FINISHED, QUANTILES, needed_n
 
 SCENARIO = "serving"
@@ -40,11 +40,8 @@ class Load:
     not_passed: Table
 
 
-def _points(result: CaseResult) -> list[Mapping[str, Any]]:
-    points = result.artifacts.get("points")
-    if not isinstance(points, list):
-        return []
-    return [p for p in points if isinstance(p, Mapping) and isinstance(p.get("key"), str)]
+def _points(result: CaseResult) -> tuple[PointRecord, ...]:
+    return ServingArtifacts.of(result).points
 
 
 def _value(result: CaseResult, key: str, suffix: str) -> float | None:
@@ -54,50 +51,38 @@ def _value(result: CaseResult, key: str, suffix: str) -> float | None:
     return found.samples[0]
 
 
-def _int(point: Mapping[str, Any], key: str) -> int:
-    value = point.get(key)
-    return value if isinstance(value, int) else 0
+def _count(value: int | None) -> Cell:
+    return Cell(MISSING) if value is None else Cell(str(value), sort=value)
 
 
-def _count(point: Mapping[str, Any], key: str) -> Cell:
-    value = point.get(key)
-    return Cell(str(value), sort=value) if isinstance(value, int) else Cell(MISSING)
-
-
-def _point_cell(point: Mapping[str, Any]) -> Cell:
-    finished = _int(point, "completed") + _int(point, "errors")
+def _point_cell(point: PointRecord) -> Cell:
+    finished = point.finished
     note = None
     if finished < MIN_FINISHED:
         note = f"inconclusive: {finished} finished requests (needs {MIN_FINISHED})"
-    elif point.get("hit_deadline"):
+    elif point.hit_deadline:
         note = "stopped at max_seconds_per_point"
-    value = point.get("value")
-    return Cell(
-        str(point.get("label", point["key"])),
-        sort=value if isinstance(value, (int, float)) else None,
-        note=note,
-    )
+    return Cell(point.shown, sort=point.value, note=note)
 
 
-def _latency_n(point: Mapping[str, Any], kind: str) -> int:
-    spread = point.get(f"{kind}_s")
-    n = spread.get("n") if isinstance(spread, Mapping) else None
-    return n if isinstance(n, int) else 0
+def _latency_n(point: PointRecord, kind: str) -> int:
+    spread = point.spread(kind)
+    return spread.n or 0 if spread is not None else 0
 
 
-def _latency_cell(result: CaseResult, point: Mapping[str, Any], kind: str, scale: Scale) -> Cell:
+def _latency_cell(result: CaseResult, point: PointRecord, kind: str, scale: Scale) -> Cell:
     """``p50 / p90 / p99`` in the column's unit; ``n/a`` where too few values."""
     n = _latency_n(point, kind)
     parts, missing = [], []
     for q in QUANTILES:
-        value = _value(result, point["key"], f"{kind}_p{q}_s")
+        value = _value(result, point.key, f"{kind}_p{q}_s")
         if value is None:
             parts.append("n/a")
             missing.append(f"p{q} needs n ≥ {needed_n(q)}")
         else:
             parts.append(scale.number(value))
     title = f"n={n}" + (f"; {', '.join(missing)}" if missing else "")
-    p50 = _value(result, point["key"], f"{kind}_p50_s")
+    p50 = _value(result, point.key, f"{kind}_p50_s")
     return Cell(" / ".join(parts), sort=p50, title=title)
 
 
@@ -108,14 +93,14 @@ def _rate_cell(value: float | None, unit: Unit) -> Cell:
     return Cell(scale.number(value), sort=value)
 
 
-def _goodput_cell(result: CaseResult, point: Mapping[str, Any], slo: bool) -> Cell:
+def _goodput_cell(result: CaseResult, point: PointRecord, slo: bool) -> Cell:
     if not slo:
         return Cell("no SLO", title="set slo: in the scenario's params for goodput")
-    goodput = _value(result, point["key"], "goodput_rps")
-    share = _value(result, point["key"], "slo_share")
-    verdict = str(point.get("slo_verdict", ""))
+    goodput = _value(result, point.key, "goodput_rps")
+    share = _value(result, point.key, "slo_share")
+    verdict = point.slo_verdict or ""
     if goodput is None:
-        finished = _int(point, "completed") + _int(point, "errors")
+        finished = point.finished
         return Cell(
             "inconclusive",
             title=f"{finished} finished requests; goodput needs {MIN_FINISHED}",
@@ -126,20 +111,18 @@ def _goodput_cell(result: CaseResult, point: Mapping[str, Any], slo: bool) -> Ce
     return Cell(f"{goodput:.2f}", sort=goodput, note=note)
 
 
-def _scales(result: CaseResult, points: Sequence[Mapping[str, Any]]) -> dict[str, Scale]:
+def _scales(result: CaseResult, points: Sequence[PointRecord]) -> dict[str, Scale]:
     """Each latency column's unit, chosen from its medians (a slow p99 does not turn 12 ms
     medians into 0.01 s)."""
     return {
-        kind: choose_scale(
-            Unit.SECONDS, [_value(result, p["key"], f"{kind}_p50_s") for p in points]
-        )
+        kind: choose_scale(Unit.SECONDS, [_value(result, p.key, f"{kind}_p50_s") for p in points])
         for kind, _ in LATENCIES
     }
 
 
 def _points_table(result: CaseResult) -> Table:
     points = _points(result)
-    slo = isinstance(result.artifacts.get("slo"), Mapping)
+    slo = ServingArtifacts.of(result).slo is not None
     scales = _scales(result, points)
     columns = (
         Column("point", css="nowrap"),
@@ -165,12 +148,12 @@ def _points_table(result: CaseResult) -> Table:
         rows.append(
             (
                 _point_cell(p),
-                _count(p, "sent"),
-                _count(p, "completed"),
-                _count(p, "errors"),
-                _count(p, "cut"),
-                _rate_cell(_value(result, p["key"], "request_rps"), Unit.REQUESTS_PER_SECOND),
-                _rate_cell(_value(result, p["key"], "output_tps"), Unit.TOKENS_PER_SECOND),
+                _count(p.sent),
+                _count(p.completed),
+                _count(p.errors),
+                _count(p.cut),
+                _rate_cell(_value(result, p.key, "request_rps"), Unit.REQUESTS_PER_SECOND),
+                _rate_cell(_value(result, p.key, "output_tps"), Unit.TOKENS_PER_SECOND),
                 *(_latency_cell(result, p, kind, scales[kind]) for kind, _ in LATENCIES),
                 _goodput_cell(result, p, slo),
             )
@@ -181,34 +164,23 @@ def _points_table(result: CaseResult) -> Table:
 def _errors_table(result: CaseResult) -> Table:
     rows = []
     for p in _points(result):
-        kinds = p.get("error_kinds")
-        for kind in kinds if isinstance(kinds, list) else []:
-            if isinstance(kind, list) and len(kind) == 2 and isinstance(kind[1], int):
-                rows.append(
-                    (
-                        Cell(str(p.get("label", p["key"]))),
-                        Cell(str(kind[1]), sort=kind[1]),
-                        Cell(str(kind[0])),
-                    )
-                )
+        for reason, requests in p.error_kinds:
+            rows.append((Cell(p.shown), Cell(str(requests), sort=requests), Cell(reason)))
     return Table((Column("point"), Column("requests", numeric=True), Column("reason")), tuple(rows))
 
 
 def _note(result: CaseResult) -> str:
-    a = result.artifacts
-    parts = [f"engine {a.get('engine', MISSING)}", f"endpoint {a.get('endpoint', MISSING)}"]
-    if a.get("counted_by") == "chunks":
+    found = ServingArtifacts.of(result)
+    parts = [f"engine {found.engine or MISSING}", f"endpoint {found.endpoint or MISSING}"]
+    if found.counted_by == "chunks":
         parts.append("tokens counted one a chunk (no local tokenizer)")
     else:
         parts.append("tokens counted by the model's tokenizer")
-    if isinstance(a.get("prompt_tokens_counted"), int):
-        parts.append(f"prompt {a['prompt_tokens_counted']} tokens")
-    slo = a.get("slo")
-    if isinstance(slo, Mapping):
+    if found.prompt_tokens_counted is not None:
+        parts.append(f"prompt {found.prompt_tokens_counted} tokens")
+    if found.slo is not None:
         limits = [
-            f"{k.removesuffix('_s')} ≤ {v:g} s"
-            for k, v in slo.items()
-            if isinstance(v, (int, float))
+            f"{k.removesuffix('_s')} ≤ {v:g} s" for k, v in found.slo.items() if v is not None
         ]
         parts.append("SLO " + ", ".join(limits))
     return "; ".join(parts)

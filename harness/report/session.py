@@ -6,9 +6,8 @@ that climbs."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
@@ -37,48 +36,44 @@ class Sessions:
     cases: tuple[SessionCase, ...]
 
 
-def _median(values: Any) -> float | None:
-    found = [v for v in values or () if isinstance(v, int | float) and v == v]
+def _median(values: tuple[float | None, ...]) -> float | None:
+    found = [v for v in values if v is not None and v == v]
     return statistics.median(found) if found else None
 
 
-def _rows(result: CaseResult) -> list[Mapping[str, Any]]:
-    sessions = result.artifacts.get("turns")
-    if not isinstance(sessions, list) or not sessions or not isinstance(sessions[0], list):
-        return []
-    return [row for row in sessions[0] if isinstance(row, Mapping)]
+def _rows(found: sc.SessionArtifacts) -> tuple[sc.TurnRow, ...]:
+    return found.turns[0] if found.turns else ()
 
 
-def _number(value: Any) -> Cell:
-    return Cell(str(value), sort=value) if isinstance(value, int) else Cell(MISSING)
+def _number(value: int | None) -> Cell:
+    return Cell(MISSING) if value is None else Cell(str(value), sort=value)
 
 
-def _same(row: Mapping[str, Any]) -> Cell:
-    identical = row.get("identical")
-    if identical is True:
+def _same(row: sc.TurnRow) -> Cell:
+    if row.identical is True:
         return Cell("✅ same", title="the same greedy answer without the cache")
-    if identical is False:
-        return Cell("❌ differs", css="st-failed", title=str(row.get("differs_at") or ""))
+    if row.identical is False:
+        return Cell("❌ differs", css="st-failed", title=row.differs_at or "")
     return Cell("not checked", css="dim", title="the engine cannot skip its cache for a request")
 
 
-def _note(row: Mapping[str, Any]) -> Cell:
+def _note(row: sc.TurnRow) -> Cell:
     parts = []
-    if row.get("missed"):
-        parts.append("cache miss" + (f": {row['miss_reason']}" if row.get("miss_reason") else ""))
-    if row.get("history_rewritten_at"):
-        parts.append(f"history rewritten at {row['history_rewritten_at']}")
-    if row.get("cache_fault"):
-        parts.append(f"cache fault: {row['cache_fault']}")
-    return Cell("; ".join(str(p) for p in parts), css="st-failed" if row.get("missed") else None)
+    if row.missed:
+        parts.append("cache miss" + (f": {row.miss_reason}" if row.miss_reason else ""))
+    if row.history_rewritten_at:
+        parts.append(f"history rewritten at {row.history_rewritten_at}")
+    if row.cache_fault:
+        parts.append(f"cache fault: {row.cache_fault}")
+    return Cell("; ".join(parts), css="st-failed" if row.missed else None)
 
 
-def _turn_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+def _turn_table(rows: Sequence[sc.TurnRow]) -> Table:
     seconds = choose_scale(
         Unit.SECONDS,
-        [_median(r.get("ttft_s")) for r in rows] + [_median(r.get("cold_ttft_s")) for r in rows],
+        [_median(r.ttft_s) for r in rows] + [_median(r.cold_ttft_s) for r in rows],
     )
-    rate = choose_scale(Unit.TOKENS_PER_SECOND, [_median(r.get("prefill_tps")) for r in rows])
+    rate = choose_scale(Unit.TOKENS_PER_SECOND, [_median(r.prefill_tps) for r in rows])
     columns = (
         Column("turn", numeric=True),
         Column("answers", title="what the turn answers: a user message or a tool result"),
@@ -94,15 +89,15 @@ def _turn_table(rows: Sequence[Mapping[str, Any]]) -> Table:
     )
     body = tuple(
         (
-            _number(row.get("turn")),
-            Cell(str(row.get("kind", ""))),
-            _number(row.get("prompt_tokens")),
-            _number(row.get("reusable_tokens")),
-            _number(row.get("reused_tokens")),
-            _number(row.get("new_tokens")),
-            _scaled(_median(row.get("ttft_s")), seconds),
-            _scaled(_median(row.get("cold_ttft_s")), seconds),
-            _scaled(_median(row.get("prefill_tps")), rate),
+            _number(row.turn),
+            Cell(row.kind),
+            _number(row.prompt_tokens),
+            _number(row.reusable_tokens),
+            _number(row.reused_tokens),
+            _number(row.new_tokens),
+            _scaled(_median(row.ttft_s), seconds),
+            _scaled(_median(row.cold_ttft_s), seconds),
+            _scaled(_median(row.prefill_tps), rate),
             _same(row),
             _note(row),
         )
@@ -115,16 +110,16 @@ def _scaled(value: float | None, scale: Scale) -> Cell:
     return Cell(MISSING) if value is None else Cell(scale.number(value), sort=value)
 
 
-def _chart(result: CaseResult, rows: Sequence[Mapping[str, Any]], key: str) -> Chart | None:
+def _chart(result: CaseResult, rows: Sequence[sc.TurnRow], key: str) -> Chart | None:
     lines = []
-    for label, field, dashed in (
-        ("with the cache", "ttft_s", False),
-        ("without the cache", "cold_ttft_s", True),
+    for label, times, dashed in (
+        ("with the cache", lambda row: row.ttft_s, False),
+        ("without the cache", lambda row: row.cold_ttft_s, True),
     ):
         points = tuple(
-            (float(row["turn"]), value)
+            (float(row.turn), value)
             for row in rows
-            if isinstance(row.get("turn"), int) and (value := _median(row.get(field))) is not None
+            if row.turn is not None and (value := _median(times(row))) is not None
         )
         if points:
             lines.append(Line(label, points, dashed=dashed))
@@ -145,21 +140,23 @@ def _chart(result: CaseResult, rows: Sequence[Mapping[str, Any]], key: str) -> C
     )
 
 
-def _notes(result: CaseResult, rows: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+def _notes(
+    result: CaseResult, found: sc.SessionArtifacts, rows: Sequence[sc.TurnRow]
+) -> tuple[str, ...]:
     notes = list(result.reason.split("\n")) if result.reason else []
-    reference = result.artifacts.get("reference")
-    if rows and all(row.get("identical") is None for row in rows):
-        why = reference if isinstance(reference, str) else "no cache-less answer to compare"
+    reference = found.reference
+    if rows and all(row.identical is None for row in rows):
+        why = reference or "no cache-less answer to compare"
         notes.append(f"answers with and without the cache not compared ({why})")
-    elif isinstance(reference, str):
+    elif reference is not None:
         notes.append(f"answers without the cache from {reference}")
-    rewritten = [row for row in rows if row.get("history_rewritten_at")]
+    rewritten = [row for row in rows if row.history_rewritten_at]
     if rewritten:
         first = rewritten[0]
         notes.append(
             f"the chat template rendered the history differently in {len(rewritten)} "
             f"turn{'s' if len(rewritten) > 1 else ''} "
-            f"(first turn {first.get('turn')}, {first.get('history_rewritten_at')}): no prefix "
+            f"(first turn {first.turn}, {first.history_rewritten_at}): no prefix "
             "cache can reuse past that token"
         )
     return tuple(notes)
@@ -195,7 +192,8 @@ def build(run: RunRecord) -> Sessions | None:
     summary = []
     cases = []
     for index, result in enumerate(results):
-        rows = _rows(result)
+        found = sc.SessionArtifacts.of(result)
+        rows = _rows(found)
         summary.append(
             (
                 Cell(result.model),
@@ -209,8 +207,8 @@ def build(run: RunRecord) -> Sessions | None:
                 result.model,
                 result.case_id,
                 status_label(result.status),
-                str(result.artifacts.get("engine", "")),
-                _notes(result, rows),
+                found.engine or "",
+                _notes(result, found, rows),
                 _turn_table(rows),
                 _chart(result, rows, f"session-{index}"),
             )

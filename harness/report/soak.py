@@ -7,7 +7,7 @@ check's verdict, and the cases that did not pass.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from harness.report.chart_model import Chart, Line, xy_chart
 from harness.report.formatting import MIB, MISSING, Scale
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
-from harness.scenarios.serving.stats import QUANTILES
+from harness.scenarios.soak.artifacts import MemorySeries, SoakArtifacts
 
 SCENARIO = "soak"
 CHART_POINTS = 400  # readings a chart draws (its data table holds the same)
@@ -49,29 +49,20 @@ def _mib(value: Any) -> str:
     return f"{value / MIB:.1f} MiB" if isinstance(value, (int, float)) else MISSING
 
 
-def _column(series: Mapping[str, Any], key: str) -> list[Any]:
-    values = series.get(key)
-    return values if isinstance(values, list) else []
-
-
-def memory_chart(result: CaseResult, index: int) -> Chart | None:
+def memory_chart(result: CaseResult, found: SoakArtifacts, index: int) -> Chart | None:
     """The server's memory against seconds into the soak (each series only where every
     reading has it)."""
-    series = result.artifacts.get("memory")
-    if not isinstance(series, Mapping):
+    series = found.memory
+    if series is None:
         return None
-    times = _column(series, "t_s")
+    times = series.t_s
     step = max(1, len(times) // CHART_POINTS)
     lines = []
     for key, label in SERIES:
-        values = _column(series, key)
-        if (
-            len(values) != len(times)
-            or not values
-            or any(not isinstance(v, (int, float)) for v in values)
-        ):
+        values = series.column(key)
+        if len(values) != len(times) or not values or any(v is None for v in values):
             continue
-        points = tuple((float(times[i]), float(values[i])) for i in range(0, len(times), step))
+        points = tuple((times[i], float(values[i] or 0)) for i in range(0, len(times), step))
         lines.append(Line(label, points))
     if not lines:
         return None
@@ -90,61 +81,59 @@ def memory_chart(result: CaseResult, index: int) -> Chart | None:
     )
 
 
-def _growth_text(a: Mapping[str, Any]) -> str:
-    growth = a.get("growth")
-    if not isinstance(growth, Mapping):
-        return f"n/a: {a.get('memory_why_not') or 'too few readings'}"
+def _shown(value: object) -> str:
+    return MISSING if value is None else str(value)
+
+
+def _growth_text(found: SoakArtifacts) -> str:
+    growth = found.growth
+    if growth is None:
+        return f"n/a: {found.memory_why_not or 'too few readings'}"
     per = [
-        growth[k] * 1000 / MIB if isinstance(growth.get(k), (int, float)) else float("nan")
-        for k in ("bytes_per_request", "low", "high")
+        v * 1000 / MIB if v is not None else float("nan")
+        for v in (growth.bytes_per_request, growth.low, growth.high)
     ]
     return (
         f"{per[0]:.1f} MiB per 1,000 requests (95% interval {per[1]:.1f} to {per[2]:.1f}; "
-        f"bound {a.get('bound_mib_per_1000', MISSING)})"
+        f"bound {_shown(found.bound_mib_per_1000)})"
     )
 
 
-def _pressure(series: Mapping[str, Any]) -> str:
-    words = [w for w in _column(series, "pressure") if isinstance(w, str)]
+def _pressure(series: MemorySeries) -> str:
+    words = [w for w in series.pressure if w is not None]
     order = {"normal": 0, "warning": 1, "critical": 2}
     if words:
         return "worst " + max(words, key=lambda w: order.get(w, 3))
-    stalls = [v for v in _column(series, "stall_pct") if isinstance(v, (int, float))]
+    stalls = [v for v in series.stall_pct if v is not None]
     if stalls:
         return f"memory stall (PSI some avg10) up to {max(stalls):.2f}%"
     return MISSING
 
 
-def _summary(result: CaseResult) -> Table:
-    a = result.artifacts
-    found = a.get("memory")
-    series: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    memory = _column(
-        series, "footprint_bytes" if a.get("measure") == "phys_footprint" else "rss_bytes"
-    )
-    swap = _column(series, "swap_used_bytes")
-    drift = a.get("drift")
+def _ends(values: tuple[float | None, ...]) -> str:
+    """``first → last`` reading, in MiB."""
+    return f"{_mib(values[0]) if values else MISSING} → {_mib(values[-1]) if values else MISSING}"
+
+
+def _summary(found: SoakArtifacts) -> Table:
+    series = found.memory or MemorySeries()
+    memory = series.column("footprint_bytes" if found.measure == "phys_footprint" else "rss_bytes")
+    drift = found.drift
     drift_text = MISSING
-    if isinstance(drift, Mapping) and isinstance(drift.get("first_s"), (int, float)):
-        first, last = drift["first_s"], drift.get("last_s", 0.0)
+    if drift is not None and drift.first_s is not None:
+        first, last = drift.first_s, drift.last_s or 0.0
         ratio = last / first if first else float("inf")
-        drift_text = f"e2e p{drift.get('quantile')}: {first:.3f} s → {last:.3f} s ({ratio:.2f}x)"
-    wired = a.get("wired_limit_bytes")
+        drift_text = f"e2e p{drift.quantile}: {first:.3f} s → {last:.3f} s ({ratio:.2f}x)"
+    wired = found.wired_limit_bytes
     rows = [
         (
             "requests",
-            f"{a.get('completed', MISSING)} completed, {a.get('errors', MISSING)} failed, "
-            f"{a.get('cut', MISSING)} cut, in {a.get('duration_s', MISSING)} s",
+            f"{_shown(found.completed)} completed, {_shown(found.errors)} failed, "
+            f"{_shown(found.cut)} cut, in {_shown(found.duration_s)} s",
         ),
-        (
-            f"server memory ({a.get('measure', MISSING)})",
-            f"{_mib(memory[0]) if memory else MISSING} → {_mib(memory[-1]) if memory else MISSING}",
-        ),
-        ("growth", _growth_text(a)),
-        (
-            "swap used",
-            f"{_mib(swap[0]) if swap else MISSING} → {_mib(swap[-1]) if swap else MISSING}",
-        ),
+        (f"server memory ({_shown(found.measure)})", _ends(memory)),
+        ("growth", _growth_text(found)),
+        ("swap used", _ends(series.swap_used_bytes)),
         ("memory pressure", _pressure(series)),
         (
             "Metal wired limit",
@@ -157,18 +146,12 @@ def _summary(result: CaseResult) -> Table:
     return Table((Column("figure"), Column("value")), tuple((Cell(k), Cell(v)) for k, v in rows))
 
 
-def _windows(result: CaseResult) -> Table:
+def _windows(found: SoakArtifacts) -> Table:
     rows = []
-    found = result.artifacts.get("windows")
-    for w in found if isinstance(found, list) else []:
-        if not isinstance(w, Mapping):
-            continue
-        cells = [Cell(f"{w.get('first')}–{w.get('last')}")]
+    for w in found.windows:
+        cells = [Cell(f"{w.first}–{w.last}")]
         for kind in ("e2e", "ttft"):
-            parts = []
-            for q in QUANTILES:
-                v = w.get(f"{kind}_p{q}_s")
-                parts.append(f"{v:.3f}" if isinstance(v, (int, float)) else "n/a")
+            parts = [f"{v:.3f}" if v is not None else "n/a" for v in w.percentiles(kind)]
             cells.append(Cell(" / ".join(parts)))
         rows.append(tuple(cells))
     columns = (
@@ -179,29 +162,29 @@ def _windows(result: CaseResult) -> Table:
     return Table(columns, tuple(rows))
 
 
-def _note(result: CaseResult) -> str:
-    a = result.artifacts
+def _note(found: SoakArtifacts) -> str:
     return "; ".join(
         [
-            f"engine {a.get('engine', MISSING)}",
-            f"endpoint {a.get('endpoint', MISSING)}",
-            f"slope fitted from request {a.get('settle_from_request', MISSING)} on",
+            f"engine {found.engine or MISSING}",
+            f"endpoint {found.endpoint or MISSING}",
+            f"slope fitted from request {_shown(found.settle_from_request)} on",
         ]
     )
 
 
 def _cases(results: Sequence[CaseResult]) -> tuple[SoakCase, ...]:
+    found = [(r, SoakArtifacts.of(r)) for r in results]
     return tuple(
         SoakCase(
             f"{r.model} · {r.case_id.rsplit('::', 1)[-1]}",
-            _note(r),
-            _summary(r),
-            _windows(r),
+            _note(a),
+            _summary(a),
+            _windows(a),
             checks_table(r),
-            memory_chart(r, i),
+            memory_chart(r, a, i),
         )
-        for i, r in enumerate(results)
-        if isinstance(r.artifacts.get("memory"), Mapping)
+        for i, (r, a) in enumerate(found)
+        if a.memory is not None
     )
 
 

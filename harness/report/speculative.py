@@ -6,14 +6,17 @@ without, and whether greedy output stayed the same (a changed token fails the ca
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from harness.core.metrics import MetricSpec
 from harness.core.types import CaseResult, RunRecord, Status
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
 from harness.scenarios import http_speculative as served
 from harness.scenarios import speculative as local
+from harness.scenarios.draft_checks import SpeculativeArtifacts
 
 SCENARIOS = (local.SCENARIO.name, served.SCENARIO.name)
 
@@ -23,41 +26,63 @@ class Speculative:
     table: Table
 
 
-def _counts(values: object) -> int | None:
-    if not isinstance(values, list):
-        return None
-    found = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
-    return sum(found) if found else None
-
-
-def _acceptance(result: CaseResult, spec_name: str) -> Cell:
-    accepted = _counts(result.artifacts.get("accepted_tokens"))
-    drafted = _counts(result.artifacts.get("drafted_tokens"))
+def _acceptance(result: CaseResult, found: SpeculativeArtifacts, spec_name: str) -> Cell:
+    accepted = found.total(found.accepted_tokens)
+    drafted = found.total(found.drafted_tokens)
     metric = result.metric(spec_name)
     if metric is None or accepted is None or drafted is None:
-        source = result.artifacts.get("acceptance_source")
-        why = str(source) if isinstance(source, str) else "not measured"
-        return Cell("not reported" if source else MISSING, title=why)
+        source = found.acceptance_source
+        return Cell("not reported" if source else MISSING, title=source or "not measured")
     rate = stats(metric).median
     shown = f"{rate:.2f}" if math.isfinite(rate) else MISSING
     return Cell(shown, sort=rate, note=f"{accepted} of {drafted} drafted")
 
 
-def _same(result: CaseResult) -> Cell:
-    mismatch = result.artifacts.get("first_mismatch")
-    if result.status is Status.FAILED and mismatch:
-        return Cell("❌ changed", css="st-failed", title=str(mismatch))
+def _same(result: CaseResult, found: SpeculativeArtifacts) -> Cell:
+    if result.status is Status.FAILED and found.first_mismatch:
+        return Cell("❌ changed", css="st-failed", title=str(found.first_mismatch))
     if not result.metrics:
         return Cell(MISSING)
-    baseline = result.artifacts.get("baseline")
-    if isinstance(baseline, str) and baseline.startswith("none"):
-        return Cell("not checked", css="dim", title=baseline)
+    if found.unchecked_baseline is not None:
+        return Cell("not checked", css="dim", title=found.unchecked_baseline)
     return Cell("✅ same")
 
 
-def _where(result: CaseResult) -> str:
-    engine = result.artifacts.get("engine")
-    return str(engine) if result.scenario == served.SCENARIO.name and engine else "in process"
+def _where(result: CaseResult, found: SpeculativeArtifacts) -> str:
+    engine = found.engine
+    return engine if result.scenario == served.SCENARIO.name and engine else "in process"
+
+
+@dataclass(frozen=True)
+class Specs:
+    """The metrics a speculative scenario measures, by role."""
+
+    acceptance: MetricSpec
+    speedup: MetricSpec
+    decode: MetricSpec
+    baseline_decode: MetricSpec
+    ttft: MetricSpec
+    baseline_ttft: MetricSpec
+
+
+SPECS: Mapping[str, Specs] = {
+    local.SCENARIO.name: Specs(
+        local.ACCEPTANCE,
+        local.SPEEDUP,
+        local.DECODE,
+        local.BASELINE_DECODE,
+        local.TTFT,
+        local.BASELINE_TTFT,
+    ),
+    served.SCENARIO.name: Specs(
+        served.ACCEPTANCE,
+        served.SPEEDUP,
+        served.DECODE,
+        served.BASELINE_DECODE,
+        served.TTFT,
+        served.BASELINE_TTFT,
+    ),
+}
 
 
 def _pair(result: CaseResult, names: tuple[str, str], scale: Scale) -> Cell:
@@ -72,18 +97,22 @@ def build(run: RunRecord) -> Speculative | None:
     results = [r for r in run.results if r.scenario in SCENARIOS]
     if not results:
         return None
-    specs = {local.SCENARIO.name: local, served.SCENARIO.name: served}
 
-    def found(attr: str) -> list[float]:
+    def medians(role: Callable[[Specs], MetricSpec]) -> list[float]:
         out = []
         for r in results:
-            metric = r.metric(getattr(specs[r.scenario], attr).name)
+            metric = r.metric(role(SPECS[r.scenario]).name)
             if metric is not None:
                 out.append(stats(metric).median)
         return out
 
-    decode = choose_scale(local.DECODE.unit, found("DECODE") + found("BASELINE_DECODE"))
-    ttft = choose_scale(local.TTFT.unit, found("TTFT") + found("BASELINE_TTFT"))
+    decode = choose_scale(
+        local.DECODE.unit,
+        medians(lambda s: s.decode) + medians(lambda s: s.baseline_decode),
+    )
+    ttft = choose_scale(
+        local.TTFT.unit, medians(lambda s: s.ttft) + medians(lambda s: s.baseline_ttft)
+    )
     columns = (
         Column("model", css="nowrap"),
         Column("engine"),
@@ -102,24 +131,25 @@ def build(run: RunRecord) -> Speculative | None:
     )
     rows = []
     for result in sorted(results, key=lambda r: (r.model, r.scenario)):
-        spec = specs[result.scenario]
-        draft = result.artifacts.get("draft")
-        tokens = result.params.get("num_draft_tokens") or result.artifacts.get("num_draft_tokens")
+        spec = SPECS[result.scenario]
+        found = SpeculativeArtifacts.of(result)
+        draft = found.draft
+        tokens = result.params.get("num_draft_tokens") or found.num_draft_tokens
         rows.append(
             (
                 Cell(result.model),
-                Cell(_where(result)),
+                Cell(_where(result, found)),
                 Cell(
-                    str(draft).rsplit("/", 1)[-1] if draft else MISSING,
-                    title=str(draft or ""),
+                    draft.rsplit("/", 1)[-1] if draft else MISSING,
+                    title=draft or "",
                     note=f"{tokens} a round" if isinstance(tokens, int) else None,
                 ),
                 Cell(status_label(result.status), css=status_css(result.status)),
-                _acceptance(result, spec.ACCEPTANCE.name),
-                metric_cell(result.metric(spec.SPEEDUP.name), choose_scale(spec.SPEEDUP.unit, [])),
-                _pair(result, (spec.DECODE.name, spec.BASELINE_DECODE.name), decode),
-                _pair(result, (spec.TTFT.name, spec.BASELINE_TTFT.name), ttft),
-                _same(result),
+                _acceptance(result, found, spec.acceptance.name),
+                metric_cell(result.metric(spec.speedup.name), choose_scale(spec.speedup.unit, [])),
+                _pair(result, (spec.decode.name, spec.baseline_decode.name), decode),
+                _pair(result, (spec.ttft.name, spec.baseline_ttft.name), ttft),
+                _same(result, found),
             )
         )
     return Speculative(Table(columns, tuple(rows)))

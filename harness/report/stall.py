@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
@@ -20,6 +19,7 @@ from harness.report.formatting import MISSING, choose_scale, status_css, status_
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
 from harness.scenarios import stall as sc
+from harness.scenarios.stall.artifacts import StallArtifacts
 
 SCENARIO = "stall"
 FIGURES = (
@@ -64,7 +64,7 @@ def _summary(results: Sequence[CaseResult]) -> Table:
     )
     rows = []
     for r in results:
-        a = r.artifacts
+        found = StallArtifacts.of(r)
         cells = []
         for _, spec in FIGURES:
             v = _value(r, spec.name)
@@ -75,37 +75,32 @@ def _summary(results: Sequence[CaseResult]) -> Table:
                 Cell(r.model),
                 Cell(r.case_id.rsplit("::", 1)[-1]),
                 Cell(status_label(r.status), css=status_css(r.status)),
-                Cell(str(a.get("engine", MISSING))),
-                Cell(str(a.get("streams", MISSING))),
-                Cell(str(a.get("long_prompt_tokens", MISSING))),
+                Cell(found.engine or MISSING),
+                Cell(MISSING if found.streams is None else str(found.streams)),
+                Cell(
+                    MISSING if found.long_prompt_tokens is None else str(found.long_prompt_tokens)
+                ),
                 *cells,
                 Cell(MISSING) if lost is None else Cell(f"{lost:.0f}", sort=lost),
-                Cell(str(a.get("finding") or r.reason or MISSING)),
+                Cell(found.finding or r.reason or MISSING),
             )
         )
     return Table(columns, tuple(rows))
 
 
 def _chart(result: CaseResult, index: int) -> Chart | None:
-    streams: Any = result.artifacts.get("timeline")
-    if not isinstance(streams, list):
-        return None
+    found = StallArtifacts.of(result)
     lines = []
-    for i, points in enumerate(streams):
-        pairs = tuple(
-            (float(p[0]), float(p[1]))
-            for p in points
-            if isinstance(p, list) and len(p) == 2 and all(isinstance(v, int | float) for v in p)
-        )
-        if pairs:
-            lines.append(Line(f"stream {i + 1}", tuple(sorted(pairs))))
+    for i, points in enumerate(found.timeline):
+        if points:
+            lines.append(Line(f"stream {i + 1}", tuple(sorted(points))))
     if not lines:
         return None
     top = max(y for line in lines for _, y in line.points)
-    window = result.artifacts.get("window_s")
+    window = found.window_s
     guides = [Guide((0.0, 0.0), (0.0, top))]
-    if isinstance(window, int | float) and window > 0:
-        guides.append(Guide((float(window), float(window)), (0.0, top)))
+    if window is not None and window > 0:
+        guides.append(Guide((window, window), (0.0, top)))
     return xy_chart(
         f"stall-{index}",
         f"ITL around the long prompt's arrival: {result.model} · "

@@ -33,11 +33,12 @@ class StructuredOutput:
     engines: tuple[EngineTable, ...]
 
 
-def _counts(result: CaseResult, key: str) -> Mapping[str, int]:
-    found = result.artifacts.get(key)
-    if not isinstance(found, Mapping):
-        return {}
-    return {str(k): v for k, v in found.items() if isinstance(v, int)}
+def _verdicts(result: CaseResult) -> Mapping[str, int]:
+    return so.StructuredOutputArtifacts.of(result).verdicts or {}
+
+
+def _honour(result: CaseResult) -> Mapping[str, int]:
+    return so.StructuredOutputArtifacts.of(result).honour or {}
 
 
 def _share(count: int, total: int, *, bad: bool = False) -> Cell:
@@ -49,12 +50,12 @@ def _share(count: int, total: int, *, bad: bool = False) -> Cell:
 
 
 def _row(result: CaseResult, served: bool, scales: Sequence[Scale]) -> tuple[Cell, ...]:
-    verdicts = _counts(result, "verdicts")
+    verdicts = _verdicts(result)
     judged = sum(verdicts.values())
     parsed = sum(verdicts.get(v.value, 0) for v in Verdict if v.parsed)
     conforms = sum(verdicts.get(v.value, 0) for v in Verdict if v.conforms)
-    requests = result.artifacts.get("requests")
-    total = requests if isinstance(requests, int) else judged
+    requests = so.StructuredOutputArtifacts.of(result).requests
+    total = requests if requests is not None else judged
     cells = [
         Cell(result.model),
         Cell(status_label(result.status), css=status_css(result.status)),
@@ -65,7 +66,7 @@ def _row(result: CaseResult, served: bool, scales: Sequence[Scale]) -> tuple[Cel
         _share(verdicts.get(Verdict.TRUNCATED.value, 0), judged, bad=True),
     ]
     if served:
-        honour = _counts(result, "honour")
+        honour = _honour(result)
         cells += [
             _share(honour.get(Honour.HONOURED.value, 0), total),
             _share(honour.get(Honour.REJECTED.value, 0), total, bad=True),
@@ -108,11 +109,11 @@ def build(run: RunRecord) -> StructuredOutput | None:
         return None
     by_engine: dict[str, list[CaseResult]] = {}
     for result in rows:
-        engine = result.artifacts.get("engine")
-        by_engine.setdefault(engine if isinstance(engine, str) else "?", []).append(result)
+        engine = so.StructuredOutputArtifacts.of(result).engine
+        by_engine.setdefault(engine or "?", []).append(result)
     tables = []
     for engine, results in sorted(by_engine.items()):
-        served = any(_counts(r, "honour") for r in results)
+        served = any(_honour(r) for r in results)
         ordered = sorted(results, key=lambda r: r.model)
         tables.append(EngineTable(engine, _engine_table(ordered, served)))
     return StructuredOutput(tuple(tables))

@@ -2,21 +2,24 @@
 verdict and its one-word outcome (supported, folded, dropped, ignored, ...), then every
 failure and warning with its evidence (the rendered prompt, shortened).
 
-Everything comes from the cases' ``checks`` artifact. Evidence is rendered template output:
-raw text in the data, escaped by the templates like every other value.
+Everything comes from the cases' check records (:class:`TemplateContractsArtifacts`).
+Evidence is rendered template output: raw text in the data, escaped by the templates like every
+other value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.types import RunRecord
 from harness.report.check_records import check_names, checks_by_name, verdict_of
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
-from harness.scenarios.template_contracts import CheckVerdict
+from harness.scenarios.template_contracts import (
+    CheckVerdict,
+    TemplateCheckRecord,
+    TemplateContractsArtifacts,
+)
 
 PREFIXES = ("template_contracts.",)
 ORDER = ("double_bos", "system_role", "alternation", "tools_kwarg", "enable_thinking_kwarg")
@@ -43,11 +46,11 @@ class TemplateContracts:
     findings: tuple[Finding, ...]  # every fail, then every warn
 
 
-def _cell(entry: Mapping[str, Any] | None) -> Cell:
+def _cell(entry: TemplateCheckRecord | None) -> Cell:
     verdict = verdict_of(entry, CheckVerdict)
     if entry is None or verdict is None:
         return Cell("—")
-    outcome = str(entry.get("outcome", ""))
+    outcome = entry.outcome
     text = (
         verdict.value
         if verdict in (CheckVerdict.PASS, CheckVerdict.NOT_APPLICABLE)
@@ -56,16 +59,22 @@ def _cell(entry: Mapping[str, Any] | None) -> Cell:
     return Cell(
         text,
         note=outcome or None,
-        title=str(entry.get("evidence", "")) or None,
+        title=entry.evidence or None,
         css=VERDICT_CSS[verdict],
     )
 
 
 def build(run: RunRecord) -> TemplateContracts | None:
-    cases = [r for r in run.results if r.scenario == "template_contracts" and checks_by_name(r)]
-    if not cases:
+    found = [
+        (r, checks_by_name(TemplateContractsArtifacts.of(r).checks))
+        for r in run.results
+        if r.scenario == "template_contracts"
+    ]
+    found = [(r, checks) for r, checks in found if checks]
+    if not found:
         return None
-    per_case = [checks_by_name(r) for r in cases]
+    cases = [r for r, _ in found]
+    per_case = [checks for _, checks in found]
     names = check_names(per_case, ORDER)
     columns = (Column("check", css="nowrap"), *(Column(r.model) for r in cases))
     rows = tuple((Cell(name), *(_cell(checks.get(name)) for checks in per_case)) for name in names)
@@ -74,8 +83,8 @@ def build(run: RunRecord) -> TemplateContracts | None:
             result.model,
             name,
             verdict.value,
-            str(entry.get("outcome", "")),
-            str(entry.get("evidence", "")),
+            entry.outcome,
+            entry.evidence,
         )
         for wanted in (CheckVerdict.FAIL, CheckVerdict.WARN)
         for result, checks in zip(cases, per_case, strict=True)

@@ -2,16 +2,16 @@
 ``tool_calls`` cases, each miss with the raw output and what the parser made of it, and the
 corpus layer's accuracy per parser implementation (``toolcalls_corpus`` cases).
 
-Everything here comes from the cases' artifacts; model output stays raw text in the data and
+Everything here comes from the cases' typed artifacts (``ToolCallsArtifacts``,
+``CorpusArtifacts``); model output stays raw text in the data and
 is escaped by the templates like every other value.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core.metrics import MetricSpec
 from harness.core.types import CaseResult, RunRecord
@@ -19,6 +19,7 @@ from harness.report.formatting import status_css, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, find_metric, stats
 from harness.scenarios import tool_calls as tc
+from harness.scenarios.toolcalls_corpus import CorpusArtifacts
 from harness.toolcalls.classify import CallFailure
 from harness.toolcalls.live import Category
 
@@ -84,24 +85,29 @@ def _label(result: CaseResult) -> str:
     return f"{result.model} · {_case(result)}"
 
 
-def _template_cell(artifacts: Mapping[str, Any]) -> Cell:
-    name = str(artifacts.get("chat_template") or "model")
-    sha = artifacts.get("chat_template_sha256")
-    return Cell(name, note=f"sha256 {str(sha)[:12]}" if sha else None, title=str(sha or ""))
+def _template_cell(found: tc.ToolCallsArtifacts) -> Cell:
+    sha = found.chat_template_sha256
+    return Cell(
+        found.chat_template or "model", note=f"sha256 {sha[:12]}" if sha else None, title=sha or ""
+    )
+
+
+def _fewshot(found: tc.ToolCallsArtifacts) -> str:
+    return "—" if found.fewshot is None else "yes" if found.fewshot else "no"
 
 
 def _parser_row(result: CaseResult) -> tuple[Cell, ...]:
-    a = result.artifacts
-    parser = a.get("parser")
+    found = tc.ToolCallsArtifacts.of(result)
+    parser = found.parser
     prompts = _value(result, tc.PROMPTS)
     markup = _value(result, tc.MARKUP)
     n = int(prompts) if prompts is not None else None
     return (
         Cell(result.model),
         Cell(_case(result)),
-        _template_cell(a),
-        Cell("yes" if a.get("fewshot") else "no" if "fewshot" in a else "—"),
-        Cell(str(parser) if parser else "none inferred", css=None if parser else "st-skipped"),
+        _template_cell(found),
+        Cell(_fewshot(found)),
+        Cell(parser or "none inferred", css=None if parser else "st-skipped"),
         _count(result, tc.PROMPTS),
         _count(result, tc.MARKUP),
         _share(_value(result, tc.PARSE_SHARE), int(markup) if markup is not None else None),
@@ -133,17 +139,17 @@ PARSER_COLUMNS = (
 
 
 def _category_row(result: CaseResult) -> tuple[Cell, ...]:
-    scores = result.artifacts.get("categories") or {}
+    scores = tc.ToolCallsArtifacts.of(result).categories or {}
     cells = []
     for category in Category:
         entry = scores.get(category.value)
-        if not isinstance(entry, Mapping) or not entry.get("prompts"):
+        if entry is None or not entry.prompts:
             cells.append(Cell("—"))
             continue
-        ok, n = int(entry.get("ok", 0)), int(entry["prompts"])
+        ok, n = entry.ok, entry.prompts
         cells.append(Cell(f"{ok}/{n}", sort=ok / n, note=f"{ok / n:.0%}"))
-    total = sum(int(e.get("prompts", 0)) for e in scores.values() if isinstance(e, Mapping))
-    ok = sum(int(e.get("ok", 0)) for e in scores.values() if isinstance(e, Mapping))
+    total = sum(e.prompts for e in scores.values())
+    ok = sum(e.ok for e in scores.values())
     overall = (
         Cell(f"{ok}/{total}", sort=ok / total, note=f"{ok / total:.0%}") if total else Cell("—")
     )
@@ -161,10 +167,8 @@ CLASSES = tuple(f for f in CallFailure if f is not CallFailure.OK)
 
 
 def _classes_row(result: CaseResult) -> tuple[Cell, ...]:
-    counts = result.artifacts.get("failure_counts") or {}
-    cells = [
-        Cell(str(int(counts.get(f.value, 0))), sort=int(counts.get(f.value, 0))) for f in CLASSES
-    ]
+    counts = tc.ToolCallsArtifacts.of(result).failure_counts or {}
+    cells = [Cell(str(counts.get(f.value, 0)), sort=counts.get(f.value, 0)) for f in CLASSES]
     return (Cell(result.model), Cell(_case(result)), *cells)
 
 
@@ -175,26 +179,23 @@ CLASS_COLUMNS = (
 )
 
 
-def _calls_text(calls: Any) -> str:
+def _calls_text(calls: tuple[tc.RecordedCall, ...]) -> str:
     """``name({"arg": value})`` per call, ``none`` when there is none."""
-    shown = [
-        f"{c.get('name')}({json.dumps(c.get('arguments'), ensure_ascii=False)})"
-        for c in (calls if isinstance(calls, list) else [])
-        if isinstance(c, Mapping)
-    ]
+    shown = [f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})" for c in calls]
     return "; ".join(shown) or "none"
 
 
-def _parsed(record: Mapping[str, Any], prefix: str = "") -> str:
-    crash = record.get(f"{prefix}crash")
+def _parsed(record: tc.PromptRecord, *, streamed: bool = False) -> str:
+    crash = record.stream_crash if streamed else record.crash
     if crash:
         return f"request fails: {crash}"
-    lines = [f"calls: {_calls_text(record.get(f'{prefix}calls'))}"]
-    content = record.get(f"{prefix}content")
+    calls = record.stream_calls if streamed else record.calls
+    lines = [f"calls: {_calls_text(calls)}"]
+    content = record.stream_content if streamed else record.content
     if content:
         lines.append(f"content: {content}")
-    if not prefix:
-        lines += [f"dropped: {error}" for error in record.get("errors") or ()]
+    if not streamed:
+        lines += [f"dropped: {error}" for error in record.errors]
     return "\n".join(lines)
 
 
@@ -203,21 +204,20 @@ def _clip(text: str, limit: int = RAW_LIMIT) -> str:
 
 
 def _misses(result: CaseResult) -> CaseMisses | None:
-    records = [r for r in result.artifacts.get("prompts") or () if isinstance(r, Mapping)]
-    wrong = [r for r in records if r.get("failure") != CallFailure.OK.value or not r.get("parity")]
+    records = tc.ToolCallsArtifacts.of(result).prompts
+    wrong = [r for r in records if r.failure != CallFailure.OK.value or not r.parity]
     if not wrong:
         return None
     shown = tuple(
         Miss(
-            prompt=str(r.get("id", "?")),
-            category=str(r.get("category", "")),
-            failure=str(r.get("failure", "")),
-            detail=str(r.get("detail", ""))
-            + (" (cut at the token limit)" if r.get("finish_reason") == "length" else ""),
-            question=str(r.get("question", "")),
-            raw=_clip(str(r.get("raw", ""))),
+            prompt=r.id,
+            category=r.category,
+            failure=r.failure,
+            detail=r.detail + (" (cut at the token limit)" if r.finish_reason == "length" else ""),
+            question=r.question,
+            raw=_clip(r.raw),
             parsed=_clip(_parsed(r)),
-            streamed=None if r.get("parity", True) else _clip(_parsed(r, "stream_")),
+            streamed=None if r.parity else _clip(_parsed(r, streamed=True)),
         )
         for r in wrong[:FAILURES_PER_CASE]
     )
@@ -227,20 +227,18 @@ def _misses(result: CaseResult) -> CaseMisses | None:
 def _corpus_rows(results: Sequence[CaseResult]) -> tuple[tuple[Cell, ...], ...]:
     rows = []
     for result in results:
-        for entry in result.artifacts.get("implementations") or ():
-            if not isinstance(entry, Mapping):
-                continue
-            cases, ok = int(entry.get("cases", 0)), int(entry.get("ok", 0))
-            failures = entry.get("failures") or {}
+        for entry in CorpusArtifacts.of(result).implementations:
+            cases, ok = entry.cases, entry.ok
+            failures = entry.failures or {}
             top = ", ".join(f"{k} {v}" for k, v in sorted(failures.items(), key=lambda kv: -kv[1]))
             rows.append(
                 (
-                    Cell(str(entry.get("parser", "?"))),
+                    Cell(entry.parser),
                     Cell(str(cases), sort=cases),
                     Cell(str(ok), sort=ok),
                     Cell(f"{ok / cases:.1%}" if cases else "—", sort=ok / cases if cases else None),
-                    Cell(str(entry.get("known_broken", 0)), sort=int(entry.get("known_broken", 0))),
-                    Cell(str(entry.get("unexpected", 0)), sort=int(entry.get("unexpected", 0))),
+                    Cell(str(entry.known_broken), sort=entry.known_broken),
+                    Cell(str(entry.unexpected), sort=entry.unexpected),
                     Cell(top or "—"),
                 )
             )
@@ -263,7 +261,7 @@ def build(run: RunRecord) -> ToolCalls | None:
     corpus = [r for r in run.results if r.scenario == "toolcalls_corpus"]
     if not live and not corpus:
         return None
-    scored = [r for r in live if r.artifacts.get("categories")]
+    scored = [r for r in live if tc.ToolCallsArtifacts.of(r).categories]
     return ToolCalls(
         parsers=Table(PARSER_COLUMNS, tuple(_parser_row(r) for r in live)),
         categories=Table(CATEGORY_COLUMNS, tuple(_category_row(r) for r in scored)),

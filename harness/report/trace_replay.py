@@ -13,6 +13,7 @@ from harness.report.formatting import MISSING, choose_scale, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell
 from harness.scenarios import trace_replay as scenario
+from harness.scenarios.trace_replay.artifacts import TraceReplayArtifacts
 
 FIGURES: tuple[tuple[str, str, Unit], ...] = (
     ("request_rps", "requests/s", Unit.REQUESTS_PER_SECOND),
@@ -36,38 +37,29 @@ def _name(suffix: str) -> str:
     return f"{scenario.PREFIX}.{suffix}"
 
 
-def _trace(result: CaseResult) -> Mapping[str, Any]:
-    found = result.artifacts.get("trace")
-    return found if isinstance(found, Mapping) else {}
-
-
 def _count(result: CaseResult, suffix: str) -> str:
     metric = result.metric(_name(suffix))
     return f"{metric.summary.median:.0f}" if metric is not None and metric.samples else MISSING
 
 
-def _trace_cell(result: CaseResult) -> Cell:
-    trace = _trace(result)
-    if not trace:
+def _trace_cell(found: TraceReplayArtifacts) -> Cell:
+    trace = found.trace
+    if trace is None:
         return Cell(MISSING)
-    note = f"{trace.get('format')}, {trace.get('requests')} of {trace.get('of')} requests"
-    if trace.get("sessions"):
-        note += f", {trace.get('sessions')} sessions"
-    return Cell(str(trace.get("file", MISSING)), note=note)
+    return Cell(trace.file or MISSING, note=trace.line())
 
 
 def _row(result: CaseResult, scales: Mapping[str, Any]) -> tuple[Cell, ...]:
     status = "" if result.status is Status.PASSED else f" · {status_label(result.status)}"
-    speedup = result.artifacts.get("speedup")
+    found = TraceReplayArtifacts.of(result)
     finished = f"{_count(result, 'completed')} / {_count(result, 'errors')}"
-    replay = result.artifacts.get("replay")
-    cut = replay.get("cut") if isinstance(replay, Mapping) else None
-    if isinstance(cut, int) and cut > 0:
+    cut = found.replay.cut if found.replay is not None else None
+    if cut is not None and cut > 0:
         finished += f" / {cut} cut"
     return (
         Cell(result.model, note=result.case_id.rsplit("::", 1)[-1] + status),
-        _trace_cell(result),
-        Cell(f"{speedup:g}x" if isinstance(speedup, int | float) else MISSING),
+        _trace_cell(found),
+        Cell(f"{found.speedup:g}x" if found.speedup is not None else MISSING),
         Cell(finished, title="completed / failed / cut at max_seconds (still in flight)"),
         *(
             metric_cell(result.metric(_name(suffix)), scales[suffix], spread=False)

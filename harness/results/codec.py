@@ -9,9 +9,8 @@ A case's ``preflight`` record is a :class:`PreflightRecord`; a case that was not
 None, written ``{}`` as earlier versions wrote it (their readers take no null there) and read
 back as None (:func:`preflight_from_json`).
 
-A case's ``checks`` (each named check's verdict) is left out while empty; a case line without
-it, from before it existed, gets its checks from the ``checks`` artifact
-(:func:`harness.results.legacy_checks.checks_from_artifact`).
+A case's ``checks`` (each named check's verdict) is left out while empty. A line of an older
+record is brought to today's format before it is decoded (:mod:`harness.results.migrations`).
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ from harness.core.types import (
     SuiteInfo,
     Unit,
 )
-from harness.results.legacy_checks import checks_from_artifact
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
@@ -210,9 +208,8 @@ def decode_event(kind: str, text: str) -> dict[str, Any]:
     if kind == "case":
         result: CaseResult = event["result"]
         preflight = _judged(result.preflight)
-        checks = result.checks or checks_from_artifact(result.artifacts)
-        if preflight is not result.preflight or checks is not result.checks:  # else: as read
-            event["result"] = dataclasses.replace(result, preflight=preflight, checks=checks)
+        if preflight is not result.preflight:  # else: as read
+            event["result"] = dataclasses.replace(result, preflight=preflight)
     return event
 
 

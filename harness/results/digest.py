@@ -30,6 +30,7 @@ from typing import Any, TypeGuard
 from harness.core.types import CaseResult, Machine, ModelIdentity, RunRecord, Status, Unit
 from harness.results.codec import EVENT_TYPES
 from harness.results.machine_flags import dirty_reasons
+from harness.results.migrations import RECORD_VERSION, migrated_event
 from harness.results.record_lines import RecordLine
 from harness.results.report_dir import shown
 from harness.results.store import (
@@ -191,16 +192,16 @@ def digest_run(path: Path | str, keep: Callable[[str], bool] = lambda _: True) -
         if kind not in EVENT_TYPES or kind == "run_start":
             continue
         if kind == "case":
-            cases.update(_case(file, line, keep))
+            cases.update(_case(file, line, keep, head["schema_version"]))
             continue
-        event = typed_event(file, line, kind)  # few and small: checked whole
+        event = typed_event(file, line, kind, version=head["schema_version"])  # few, small
         if kind == "model":
             seen.add(event)
     notes = (f"{shown(file)}:{read.torn}",) if read.torn else ()
     for note in notes:
         warnings.warn(note, RunReadWarning, stacklevel=2)
     run = RunRecord(
-        schema_version=head["schema_version"],
+        schema_version=RECORD_VERSION,  # its cases migrated as they were read
         run_id=head["run_id"],
         started_at=head["started_at"],
         machine=seen.machine,
@@ -212,11 +213,14 @@ def digest_run(path: Path | str, keep: Callable[[str], bool] = lambda _: True) -
     return RunDigest(run, tuple(s for found in cases.values() for s in found), str(file))
 
 
-def _case(file: Path, line: RecordLine, keep: Callable[[str], bool]) -> dict[str, list[Summary]]:
-    found = _case_by_hand(line.value, keep)
+def _case(
+    file: Path, line: RecordLine, keep: Callable[[str], bool], version: int
+) -> dict[str, list[Summary]]:
+    found = _case_by_hand(migrated_event(line.value, version), keep)
     if found is not None:
         return {line.value["result"]["case_id"]: found}
-    result: CaseResult = typed_event(file, line, "case")["result"]  # raises, with the line
+    # raises, with the line
+    result: CaseResult = typed_event(file, line, "case", version=version)["result"]
     return {result.case_id: summaries_of(result, keep)}
 
 
@@ -262,7 +266,7 @@ def from_plain(data: Mapping[str, Any]) -> RunDigest:
         fields["server_models"] = tuple(fields.get("server_models", ()))
         models[key] = ModelIdentity(**fields)
     head = RunRecord(
-        1,
+        RECORD_VERSION,
         str(data["run_id"]),
         str(data["started_at"]),
         machine,

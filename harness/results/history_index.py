@@ -26,7 +26,7 @@ from harness.results.history import record_files
 from harness.results.store import RunFileError, RunReadWarning
 
 INDEX_FILE = "history-index.sqlite"
-VERSION = 2
+VERSION = 3  # 3: digests of records migrated as read (harness.results.migrations)
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS runs (file TEXT PRIMARY KEY, size INTEGER NOT NULL,"
     " mtime_ns INTEGER NOT NULL, digest BLOB NOT NULL)"

@@ -2,10 +2,10 @@
 ``CaseResult.checks`` existed get their per-check verdicts.
 
 ``api_contracts`` and ``template_contracts`` have always recorded their checks as the artifact
-``checks``, a list of ``{name, verdict, reason | outcome, ...}``; the codec reads a case line
-without ``checks`` through :func:`checks_from_artifact`, so an older record compares check by
-check with a new one. Entries without a name, or with a verdict this harness does not know,
-are left out (never guessed).
+``checks``, a list of ``{name, verdict, reason | outcome, ...}``; the record migration to
+version 2 (:func:`harness.results.migrations.update_to_2`) gives a case line without
+``checks`` these, so an older record compares check by check with a new one. Entries without
+a name, or with a verdict this harness does not know, are left out (never guessed).
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from harness.core.types import (
     SuiteInfo,
 )
 from harness.results.codec import EVENT_TYPES, DecodeError, decode_event, to_json
+from harness.results.migrations import RECORD_VERSION, migrated_event, newer_than_known
 from harness.results.record_lines import BadLine, RecordLine, RecordLines, read_record_lines
 from harness.results.report_dir import (
     ReportDirError,
@@ -64,7 +65,7 @@ __all__ = [
     "typed_event",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = RECORD_VERSION  # the format every new record is written in
 RUN_FILE = "run.jsonl"
 CORRUPT = "the run record is corrupt; repair or delete that line, or restore the file from a copy"
 NOT_A_RECORD = "pass a run folder (reports/<run-id>) or the run.jsonl mlx-harness wrote"
@@ -248,9 +249,17 @@ def _record_file(path: Path) -> Path:
     return file
 
 
-def _typed(file: Path, line: RecordLine, kind: str) -> dict[str, Any]:
+def _typed(file: Path, line: RecordLine, kind: str, version: int) -> dict[str, Any]:
+    """``line`` as a typed ``kind`` event; a case line of a record at an older ``version`` is
+    brought to today's format first (:mod:`harness.results.migrations`)."""
     try:
-        return decode_event(kind, line.text)
+        text = line.text
+        if kind == "case" and version < RECORD_VERSION:
+            text = json.dumps(migrated_event(line.value, version))
+        return decode_event(kind, text)
+    except RecursionError:
+        nested = f"{kind} event: nested too deeply"
+        raise RunFileError(f"{shown(file)}:{line.number}: {nested}; {CORRUPT}") from None
     except DecodeError as exc:
         raise RunFileError(f"{shown(file)}:{line.number}: {exc}; {CORRUPT}") from None
 
@@ -270,11 +279,9 @@ def _head(file: Path, lines: tuple[RecordLine, ...], torn: str | None) -> Record
         raise RunFileError(
             f"{shown(file)}:{head.number}: run_start has no valid schema_version; {CORRUPT}"
         )
-    if version > SCHEMA_VERSION:
-        raise RunFileError(
-            f"{shown(file)}:{head.number}: schema_version {version} is newer than this harness "
-            f"reads ({SCHEMA_VERSION}); upgrade mlx-harness"
-        )
+    newer = newer_than_known(version)
+    if newer is not None:
+        raise RunFileError(f"{shown(file)}:{head.number}: {newer}")
     return head
 
 
@@ -297,13 +304,15 @@ def read_record(path: Path | str) -> tuple[Path, RecordLines, dict[str, Any]]:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise RunFileError(f"{shown(file)}: cannot read the run record ({reason})") from None
-    return file, read, _typed(file, _head(file, read.lines, read.torn), "run_start")
+    head = _head(file, read.lines, read.torn)
+    return file, read, _typed(file, head, "run_start", head.value["schema_version"])
 
 
-def typed_event(file: Path, line: RecordLine, kind: str) -> dict[str, Any]:
-    """``line`` checked against the shared types as a ``kind`` event; a :class:`RunFileError`
-    (``file:line: what; fix``) when it is not one."""
-    return _typed(file, line, kind)
+def typed_event(file: Path, line: RecordLine, kind: str, *, version: int) -> dict[str, Any]:
+    """``line`` checked against the shared types as a ``kind`` event of a record at
+    ``version`` (its ``run_start``'s ``schema_version``), migrated to today's format; a
+    :class:`RunFileError` (``file:line: what; fix``) when it is not one."""
+    return _typed(file, line, kind, version)
 
 
 def not_an_event(file: Path, line: RecordLine) -> RunFileError:
@@ -341,6 +350,7 @@ def load_run(path: Path | str) -> RunRecord:
     result, in the order the cases first appeared. Events of an unknown kind are skipped.
     """
     file, read, head = read_record(path)
+    version = head["schema_version"]
     notes = [f"{shown(file)}:{read.torn}"] if read.torn else []
     seen = ModelEvents(head["machine"])
     packages = dict(head.get("packages") or {})
@@ -354,7 +364,7 @@ def load_run(path: Path | str) -> RunRecord:
             raise not_an_event(file, line)
         if kind not in EVENT_TYPES or kind == "run_start":
             continue  # written by a newer harness (or a second start): nothing we read
-        event = _typed(file, line, kind)
+        event = _typed(file, line, kind, version)
         if kind == "model":
             seen.add(event)
         elif kind == "probe":
@@ -377,7 +387,7 @@ def load_run(path: Path | str) -> RunRecord:
     for note in notes:
         warnings.warn(note, RunReadWarning, stacklevel=2)
     return RunRecord(
-        schema_version=head["schema_version"],
+        schema_version=RECORD_VERSION,  # migrated as it loaded
         run_id=head["run_id"],
         started_at=head["started_at"],
         machine=seen.machine,

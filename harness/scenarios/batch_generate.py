@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
@@ -37,6 +37,7 @@ from harness.backends.base import BackendCapability, BatchGenerating, LoadedMode
 from harness.core.metrics import MetricSpec, PointFigure
 from harness.core.types import Metric, Unit
 from harness.probe.types import Capability
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -252,17 +253,35 @@ class BatchGenerateScenario(BaseScenario[BatchGenerateParams]):
             failures = (found[0].line(model, len(found), checked),)
         elif blind is not None:
             failures = (blind,)
-        artifacts: dict[str, object] = {
-            "batch_sizes": list(sizes),
-            "prompt_tokens": [len(p) for p in prompts],
-            "gen_tokens": params.gen_tokens,
-            "identical": {str(size): same for size, same in identical.items()},
-            "first_mismatch": found[0].to_json() if found else None,
-            "mismatches": len(found),
-            "requests_checked": checked,
-            "prompt_dependence": "blind" if blind is not None else "depends",
-        }
-        return ScenarioOutput(metrics, artifacts, failures, timed_out=timed_out)
+        artifacts = BatchGenerateArtifacts(
+            batch_sizes=tuple(sizes),
+            prompt_tokens=tuple(len(p) for p in prompts),
+            gen_tokens=params.gen_tokens,
+            identical={str(size): same for size, same in identical.items()},
+            first_mismatch=found[0].to_json() if found else None,
+            mismatches=len(found),
+            requests_checked=checked,
+            prompt_dependence="blind" if blind is not None else "depends",
+        )
+        return ScenarioOutput(metrics, artifacts.to_record(), failures, timed_out=timed_out)
+
+
+@dataclass(frozen=True)
+class BatchGenerateArtifacts(ScenarioArtifacts):
+    """What a ``batch_generate`` case records beside its metrics."""
+
+    batch_sizes: tuple[int, ...] = ()
+    prompt_tokens: tuple[int, ...] = ()
+    gen_tokens: int | None = None
+    identical: dict[str, bool] | None = None  # batched output = alone, by batch size
+    first_mismatch: dict[str, Any] | None = None
+    mismatches: int | None = None
+    requests_checked: int | None = None
+    prompt_dependence: str | None = None  # "blind": the model ignores its prompt
+
+    def same(self, size: int) -> bool | None:
+        """Whether batch size ``size`` gave each request's output alone (None: not checked)."""
+        return (self.identical or {}).get(str(size))
 
 
 SCENARIO = BatchGenerateScenario()

@@ -26,6 +26,7 @@ enforces no window in process: a case there records ``accepted``).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal, Protocol
 
@@ -35,6 +36,7 @@ from harness.backends.base import BackendCapability, LoadedModel, Served
 from harness.core.metrics import MetricSpec
 from harness.core.types import Metric, Unit
 from harness.probe.types import ReasonCode
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -161,19 +163,21 @@ def judge(
         found = failure(probe, answer, window, outcome, require)
         if found is not None:
             failures.append(found)
-    artifacts: dict[str, object] = {
-        "window_tokens": window.tokens,
-        "window_source": window.source.value,
-        "window_detail": window.detail,
-        "require": require.value,
-        "outcomes": outcomes,
-        "probes": lines,
-    }
-    if Outcome.ACCEPTED.value in outcomes.values():
-        artifacts["finding"] = (
-            f"nothing enforces the window of {window.tokens} tokens: a request past it was "
-            "processed whole, no error"
-        )
+    finding = (
+        f"nothing enforces the window of {window.tokens} tokens: a request past it was "
+        "processed whole, no error"
+        if Outcome.ACCEPTED.value in outcomes.values()
+        else None
+    )
+    artifacts = ContextLimitArtifacts(
+        window_tokens=window.tokens,
+        window_source=window.source.value,
+        window_detail=window.detail,
+        require=require.value,
+        outcomes=outcomes,
+        probes=lines,
+        finding=finding,
+    ).to_record()
     metrics = (
         Metric(WINDOW.name, WINDOW.unit, (float(window.tokens),)),
         Metric(PAST.name, PAST.unit, (float(past_sent),)),
@@ -202,6 +206,24 @@ def _model_path(model: object) -> Path | None:
     """The folder an in-process model was loaded from (mlx-lm's model keeps it)."""
     path = getattr(model, "path", None)
     return path if isinstance(path, Path) else None
+
+
+@dataclass(frozen=True)
+class ContextLimitArtifacts(ScenarioArtifacts):
+    """What a ``context_limit`` case records beside its metrics."""
+
+    engine: str | None = None  # over HTTP: the server's engine (set by the scenario's wrapper)
+    window_tokens: int | None = None
+    window_source: str | None = None  # where the window came from
+    window_detail: str | None = None
+    require: str | None = None  # what past the window must do
+    outcomes: dict[str, str] | None = None  # each probe's Outcome value, by Probe value
+    probes: dict[str, str] | None = None  # each probe's line: what was sent, what came back
+    finding: str | None = None  # a request past the window processed whole
+
+    def outcome(self, probe: str) -> tuple[str | None, str | None]:
+        """The outcome of ``probe`` and its line (None: not probed)."""
+        return (self.outcomes or {}).get(probe), (self.probes or {}).get(probe)
 
 
 SCENARIO = ContextLimit()

@@ -1,10 +1,43 @@
 """What one speculative request is judged by: how much of the draft the model accepted, and
-where (if anywhere) its greedy output parts from the model's own."""
+where (if anywhere) its greedy output parts from the model's own; and the artifacts both
+speculative scenarios (``speculative``, ``http_speculative``) record of it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from harness.scenarios.artifacts import ScenarioArtifacts
+
+
+@dataclass(frozen=True)
+class SpeculativeArtifacts(ScenarioArtifacts):
+    """What ``speculative`` and ``http_speculative`` record beside their metrics."""
+
+    draft: str | None = None  # the draft model (its label, or the server's draft path)
+    num_draft_tokens: int | None = None  # in process: tokens the draft proposes a round
+    engine: str | None = None  # over HTTP: the server's engine
+    # over HTTP: how the undrafted baseline was measured ({"same server, per request": body})
+    # or why there was none ("none: ...")
+    baseline: str | dict[str, Any] | None = None
+    acceptance_source: str | None = None  # over HTTP: where the counts came from
+    accepted_tokens: tuple[int | None, ...] = ()  # per measured run (None: not reported)
+    drafted_tokens: tuple[int | None, ...] = ()
+    first_mismatch: dict[str, Any] | None = None  # the first run whose output changed
+
+    @staticmethod
+    def total(counts: tuple[int | None, ...]) -> int | None:
+        """The sum of the reported counts; None when none was reported."""
+        found = [c for c in counts if c is not None]
+        return sum(found) if found else None
+
+    @property
+    def unchecked_baseline(self) -> str | None:
+        """Why greedy output was not compared (no undrafted baseline), or None."""
+        if isinstance(self.baseline, str) and self.baseline.startswith("none"):
+            return self.baseline
+        return None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ output: kept raw in the record, escaped by whatever shows them.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -26,6 +27,7 @@ from harness.backends.openai_client import (
 )
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
 
 E2E = MetricSpec("greedy_text.e2e_s", Unit.SECONDS, False, "time for one greedy answer")
@@ -71,8 +73,10 @@ class GreedyText(BaseScenario[GreedyTextParams]):
             reason = f"backend {ctx.backend} has neither text generation nor an HTTP server"
             return ScenarioOutput((), skip_reason=f"capability_missing: {reason}")
         texts, seconds, failures = answer
-        artifacts = {"prompts": list(params.prompts), "outputs": texts}
-        return ScenarioOutput((metric(E2E, seconds),), artifacts, failures=tuple(failures))
+        artifacts = GreedyTextArtifacts(tuple(params.prompts), tuple(texts))
+        return ScenarioOutput(
+            (metric(E2E, seconds),), artifacts.to_record(), failures=tuple(failures)
+        )
 
 
 Answers = tuple[list[str], list[float], list[str]]
@@ -115,6 +119,14 @@ def served_answers(
             texts.append(reply.content)
             seconds.append(reply.elapsed_s)
     return texts, seconds, failures
+
+
+@dataclass(frozen=True)
+class GreedyTextArtifacts(ScenarioArtifacts):
+    """The prompts and each one's greedy answer (model output: untrusted, escaped by reports)."""
+
+    prompts: tuple[str, ...] = ()
+    outputs: tuple[str, ...] | None = None  # None: the case answered nothing
 
 
 SCENARIO = GreedyText()

@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import secrets
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -58,6 +59,7 @@ from harness.backends.openai_client import (
 from harness.backends.server_memory import memory_note
 from harness.core.metrics import MetricSpec
 from harness.core.types import Metric, Unit
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -290,6 +292,16 @@ def _with_view(measured: Metric, memory: ServerMemory | MemoryUnavailable | None
         return measured
     view = "server_peak_rss" if memory.peak_bytes else "server_rss"
     return dataclasses.replace(measured, view=view)
+
+
+@dataclass(frozen=True)
+class ServedArtifacts(ScenarioArtifacts):
+    """What ``http_throughput`` (and the other served scenarios, under the same keys) records
+    of the server that the engine tables read."""
+
+    engine: str | None = None
+    counted_by: str | None = None  # tokenizer, chunks or usage: how generated tokens were counted
+    server_memory: str | None = None  # what the server's memory reading was, or why none ("n/a")
 
 
 SCENARIO = HttpThroughput()

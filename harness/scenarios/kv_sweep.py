@@ -41,6 +41,7 @@ from harness.backends.kv_runs import KVQuantizedRuns, KVRun, KVSetting, KVUnsupp
 from harness.core.metrics import MetricSpec, VariesBy
 from harness.core.types import Metric, Unit
 from harness.probe.types import Capability, ReasonCode
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -325,6 +326,16 @@ class _Sweep:
             f"differs from the unquantized cache's at generated token {quality.divergence_token} "
             f"(require_same_tokens: {need}; KL {quality.kl:.3g} nats)",
         )
+
+
+@dataclass(frozen=True)
+class KVSweepArtifacts(ScenarioArtifacts):
+    """What a ``kv_sweep`` case records beside its metrics that the report reads."""
+
+    kv: str | None = None  # the cache setting's label
+    context_tokens: int | None = None  # the prompt's length: the depth the cache holds
+    gen_tokens: int | None = None
+    cache_types: tuple[str, ...] = ()
 
 
 SCENARIO = KVSweepScenario()

@@ -27,6 +27,7 @@ from harness.backends.base import BackendCapability, LoadedModel, PromptCaching
 from harness.core.metrics import MetricSpec
 from harness.core.types import Metric, Unit
 from harness.probe.types import Capability
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -324,6 +325,14 @@ class _Runner:
             saved = time.perf_counter()
             self.model.load_cache(path)
             return saved - start, time.perf_counter() - saved
+
+
+@dataclass(frozen=True)
+class PromptCacheArtifacts(ScenarioArtifacts):
+    """What a ``prompt_cache`` case records beside its metrics that the report reads."""
+
+    cache_types: tuple[str, ...] = ()  # the model's cache classes, per layer kind
+    equivalent: bool | None = None  # the warm answer = the cold one (None: not compared)
 
 
 SCENARIO = PromptCacheScenario()

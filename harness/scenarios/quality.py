@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -34,6 +35,7 @@ from harness.backends.scoring import Scoring
 from harness.core.metrics import MetricSpec, VariesBy
 from harness.core.types import Unit
 from harness.probe.types import Capability, ReasonCode
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -256,6 +258,15 @@ def _load_reference(
             "the same tokenizer"
         )
     return reference, None
+
+
+@dataclass(frozen=True)
+class QualityArtifacts(ScenarioArtifacts):
+    """What a ``quality`` case records beside its metrics that the report reads."""
+
+    text: str | None = None  # the file scored
+    items: int | None = None  # its windows
+    reference: str | None = None  # the reference model compared against (None: none)
 
 
 SCENARIO = QualityScenario()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,6 +42,7 @@ from harness.backends.server_twin import twin_problem, undrafted_twin
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.core.visible_text import visible
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, Workload
 from harness.scenarios.base import metric as make_metric
 from harness.scenarios.session_local import LocalReplay
@@ -386,6 +388,37 @@ def _all_or_none(values: list[bool | None]) -> bool | None:
     if any(v is None for v in values):
         return None
     return all(values)
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One turn of a session as the record holds it (:func:`_turn_rows` writes it): the counts
+    of the last measured replay, the times of every one."""
+
+    turn: int | None = None
+    kind: str = ""  # what the turn answers: a user message or a tool result
+    prompt_tokens: int | None = None
+    reusable_tokens: int | None = None  # a cache of the previous turn could serve these
+    reused_tokens: int | None = None  # the engine took these from its cache
+    new_tokens: int | None = None
+    ttft_s: tuple[float | None, ...] = ()  # per measured replay
+    cold_ttft_s: tuple[float | None, ...] = ()  # the same prompt, cache-less
+    prefill_tps: tuple[float | None, ...] = ()
+    identical: bool | None = None  # the greedy answer = without the cache (None: not checked)
+    differs_at: str | None = None
+    missed: bool = False
+    miss_reason: str | None = None
+    history_rewritten_at: str | None = None  # the template rendered the history differently
+    cache_fault: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionArtifacts(ScenarioArtifacts):
+    """What a ``session`` case records beside its metrics that the report reads."""
+
+    engine: str | None = None
+    reference: str | None = None  # where the cache-less answers came from
+    turns: tuple[tuple[TurnRow, ...], ...] = ()  # per session, per turn
 
 
 SCENARIO = SessionScenario()

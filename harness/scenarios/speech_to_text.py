@@ -27,6 +27,7 @@ from harness.backends.base import BackendCapability, Transcribing
 from harness.core.metrics import MetricSpec, VariesBy
 from harness.core.types import Unit
 from harness.probe.types import Capability
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -180,6 +181,29 @@ class SpeechToTextScenario(BaseScenario[SpeechToTextParams]):
             "items": items,
         }
         return ScenarioOutput(metrics, artifacts, failures)
+
+
+@dataclass(frozen=True)
+class ClipScore:
+    """One clip's transcript against its reference (:func:`item_row` writes it)."""
+
+    id: str | None = None
+    long_form: bool = False  # the clip over 30 s
+    reference: str = ""
+    hypothesis: str = ""  # the model's transcript (untrusted)
+    wer: float | None = None
+
+
+@dataclass(frozen=True)
+class SpeechToTextArtifacts(ScenarioArtifacts):
+    """What a ``speech_to_text`` case records beside its metrics."""
+
+    clip_set: str | None = None
+    clips_sha256: str | None = None
+    items: tuple[ClipScore, ...] = ()
+
+    def long_form_wer(self) -> float | None:
+        return next((i.wer for i in self.items if i.long_form), None)
 
 
 SCENARIO = SpeechToTextScenario()

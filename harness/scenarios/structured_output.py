@@ -38,6 +38,7 @@ from harness.backends.base import BackendCapability, BackendError, ConstrainedDe
 from harness.backends.openai_client import sync_client
 from harness.core.metrics import MetricSpec
 from harness.probe.types import ReasonCode
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -244,6 +245,16 @@ def _facts(
         "honour": {h.value: honours.get(h.value, 0) for h in Honour} if requester.served else {},
         "answers": [p.record() for p in measured[0]] if measured else [],
     }
+
+
+@dataclass(frozen=True)
+class StructuredOutputArtifacts(ScenarioArtifacts):
+    """What a ``structured_output`` case records beside its metrics that the report reads."""
+
+    engine: str | None = None
+    requests: int | None = None  # constrained requests in the measured runs
+    verdicts: dict[str, int] | None = None  # answers per Verdict value
+    honour: dict[str, int] | None = None  # served: requests per Honour value (in process: {})
 
 
 SCENARIO = StructuredOutput()

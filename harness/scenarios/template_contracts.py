@@ -34,6 +34,7 @@ from harness.core.check_types import CheckVerdict as RecordedCheck
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.probe.types import Capability
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -205,6 +206,21 @@ def cannot_render(model: ChatTemplating) -> str | None:
             + _line(str(exc))
         )
     return None
+
+
+@dataclass(frozen=True)
+class TemplateCheckRecord:
+    """One check as the case's ``checks`` artifact holds it."""
+
+    name: str
+    verdict: str | None = None  # a CheckVerdict value
+    outcome: str = ""
+    evidence: str = ""  # rendered template output (untrusted: escaped by reports)
+
+
+@dataclass(frozen=True)
+class TemplateContractsArtifacts(ScenarioArtifacts):
+    checks: tuple[TemplateCheckRecord, ...] = ()
 
 
 class TemplateContractsParams(Params):

@@ -34,6 +34,7 @@ from harness.backends.base import BackendCapability, BackendError, Synthesizing,
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.probe.types import Capability
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -258,6 +259,16 @@ class TextToSpeechScenario(BaseScenario[TextToSpeechParams]):
 def _rtfs(speeches: list[Speech]) -> list[float]:
     """Real-time factors of the syntheses that made audio (the others fail a check)."""
     return [s.seconds / s.audio_s for s in speeches if s.audio_s > 0]
+
+
+@dataclass(frozen=True)
+class TextToSpeechArtifacts(ScenarioArtifacts):
+    """What a ``text_to_speech`` case records beside its metrics that the report reads."""
+
+    streams: bool | None = None  # audio arrives while the model generates
+    reference: str | None = None  # the transcriber of the round trip
+    sample_rate: float | None = None  # Hz
+    items: tuple[dict[str, Any], ...] = ()  # one per sentence (:func:`item_row`)
 
 
 SCENARIO = TextToSpeechScenario()

@@ -18,6 +18,7 @@ deterministic, so each prompt runs once (``repeats`` and ``warmup`` do not apply
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
@@ -26,6 +27,7 @@ from harness.backends.base import BackendCapability, BackendError, ToolCalling
 from harness.core.metrics import MetricSpec
 from harness.core.types import Metric, Unit
 from harness.probe.types import Capability
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import (
     BaseScenario,
     Params,
@@ -277,6 +279,55 @@ class ToolCallsScenario(BaseScenario[ToolCallsParams]):
                 f"{len(results)} prompts (first: {differing[0]})",
             )
         return ScenarioOutput(tuple(_metrics(results)), artifacts, failures=failures)
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One parsed tool call as a prompt's record holds it."""
+
+    name: str | None = None
+    arguments: Any = None
+
+
+@dataclass(frozen=True)
+class PromptRecord:
+    """What one prompt's record holds that the report shows
+    (:func:`harness.toolcalls.live_score.record` writes it)."""
+
+    id: str = "?"
+    category: str = ""
+    failure: str = ""  # a CallFailure's value; "ok" when the calls were right
+    detail: str = ""
+    question: str = ""
+    raw: str = ""  # the model's raw output (escaped by the report)
+    finish_reason: str | None = None
+    calls: tuple[RecordedCall, ...] = ()  # non-streamed
+    content: str | None = None
+    errors: tuple[str, ...] = ()  # calls the server dropped, silently
+    crash: str | None = None  # parsing raised: the request fails
+    stream_calls: tuple[RecordedCall, ...] = ()
+    stream_content: str | None = None
+    stream_crash: str | None = None
+    parity: bool = True  # the same calls streamed and not
+
+
+@dataclass(frozen=True)
+class CategoryScore:
+    prompts: int = 0
+    ok: int = 0
+
+
+@dataclass(frozen=True)
+class ToolCallsArtifacts(ScenarioArtifacts):
+    """What a ``tool_calls`` case records beside its metrics."""
+
+    chat_template: str | None = None  # "model" or a shipped template's name or path
+    chat_template_sha256: str | None = None
+    parser: str | None = None  # the tool parser the backend inferred (None: none)
+    fewshot: bool | None = None
+    categories: dict[str, CategoryScore] | None = None  # by Category value
+    failure_counts: dict[str, int] | None = None  # by CallFailure value
+    prompts: tuple[PromptRecord, ...] = ()
 
 
 SCENARIO = ToolCallsScenario()

@@ -8,6 +8,7 @@ run's own). The case fails when a case not recorded as known broken fails, as th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,6 +17,7 @@ from pydantic import Field
 from harness.core.metrics import MetricSpec
 from harness.core.types import Unit
 from harness.probe.types import Capability
+from harness.scenarios.artifacts import ScenarioArtifacts
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, metric
 from harness.toolcalls import shipped
 
@@ -94,6 +96,26 @@ class ToolcallsCorpusScenario(BaseScenario[CorpusParams]):
             else ()
         )
         return ScenarioOutput(metrics, artifacts, failures=failures)
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """One parser implementation's score over the corpus."""
+
+    parser: str = "?"
+    cases: int = 0
+    ok: int = 0
+    known_broken: int = 0  # failures recorded as known parser bugs
+    unexpected: int = 0  # failures not recorded: these fail the case
+    failures: dict[str, int] | None = None  # by failure class
+
+
+@dataclass(frozen=True)
+class CorpusArtifacts(ScenarioArtifacts):
+    """What a ``toolcalls_corpus`` case records beside its metrics."""
+
+    corpus: str | None = None
+    implementations: tuple[Implementation, ...] = ()
 
 
 SCENARIO = ToolcallsCorpusScenario()

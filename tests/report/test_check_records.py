@@ -1,5 +1,6 @@
-"""The ``checks`` artifact of a contract case: entries by name (malformed ones left out), each
-entry's verdict (unknown ones None), the check names in catalog order then the rest."""
+"""The check records of a contract case, read through its typed artifacts: records by name
+(malformed entries left out), each record's verdict (unknown ones None), the check names in
+catalog order then the rest."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import pytest
 from report_fixtures import case
 
 from harness.report.check_records import check_names, checks_by_name, verdict_of
+from harness.scenarios.api_contracts.artifacts import ApiCheckRecord, ApiContractsArtifacts
 from harness.scenarios.api_contracts.verdicts import Verdict
-from harness.scenarios.template_contracts import CheckVerdict
+from harness.scenarios.template_contracts import CheckVerdict, TemplateCheckRecord
 
 
 @pytest.mark.parametrize(
@@ -25,17 +27,17 @@ from harness.scenarios.template_contracts import CheckVerdict
 )
 def test_checks_by_name(checks: Any, names: list[str]) -> None:
     result = replace(case("m", "api_contracts"), artifacts={"checks": checks})
-    assert list(checks_by_name(result)) == names
+    assert list(checks_by_name(ApiContractsArtifacts.of(result).checks)) == names
 
 
 @pytest.mark.parametrize(
     ("entry", "verdicts", "expected"),
     [
-        ({"verdict": "fail"}, Verdict, Verdict.FAIL),
-        ({"verdict": "n/a"}, CheckVerdict, CheckVerdict.NOT_APPLICABLE),
-        ({"verdict": "n/a"}, Verdict, None),  # another scenario's word
-        ({"verdict": None}, Verdict, None),
-        ({}, CheckVerdict, None),
+        (ApiCheckRecord("a", "fail"), Verdict, Verdict.FAIL),
+        (TemplateCheckRecord("a", "n/a"), CheckVerdict, CheckVerdict.NOT_APPLICABLE),
+        (TemplateCheckRecord("a", "n/a"), Verdict, None),  # another scenario's word
+        (ApiCheckRecord("a", None), Verdict, None),
+        (TemplateCheckRecord("a"), CheckVerdict, None),
         (None, Verdict, None),
     ],
 )

@@ -4,6 +4,7 @@ record's MLX kernel figure) and "ceiling invalid" cells, and the quality section
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from report_fixtures import case, make_run, metric
@@ -11,6 +12,8 @@ from report_fixtures import case, make_run, metric
 from harness.core.types import CaseResult, Unit
 from harness.report import performance, quality
 from harness.report.render import render_html, render_markdown
+from harness.results.codec import decode_event, to_json
+from harness.results.migrations import migrated
 
 BANDWIDTH = {  # an older record's figure: MLX's own kernels, median of 7
     "bytes_per_s": 13.15e9,
@@ -143,7 +146,16 @@ def share_case(
     return with_artifacts(result, bandwidth=bandwidth, **artifacts)
 
 
-OLDER_NAMES = ("throughput.decode_ceiling_tps", "throughput.decode_share")  # read as today's
+OLDER_NAMES = ("throughput.decode_ceiling_tps", "throughput.decode_share")  # a version-1 record's
+
+
+def loaded_as_version_1(result: CaseResult) -> CaseResult:
+    """``result`` as the loader gives it from a record of version 1 (migrated)."""
+    line = json.dumps({"result": migrated(to_json(result), 1)})
+    loaded: CaseResult = decode_event("case", line)["result"]
+    return loaded
+
+
 INVALID_NEW = {"decode": {"max_share": 1.07, "reason": "a decode run passed it (107%)"}}
 
 
@@ -155,7 +167,11 @@ INVALID_NEW = {"decode": {"max_share": 1.07, "reason": "a decode run passed it (
         (share_case((1.07, 1.15), BANDWIDTH), "ceiling invalid", "MLX's kernel speed"),
         (share_case((0.9, 1.02), BANDWIDTH), "ceiling invalid", "102%"),
         (share_case((), HARDWARE, ceiling_invalid=INVALID_NEW), "ceiling invalid", "(107%)"),
-        (share_case((1.07, 1.15), BANDWIDTH, named=OLDER_NAMES), "ceiling invalid", "kernel"),
+        (
+            loaded_as_version_1(share_case((1.07, 1.15), BANDWIDTH, named=OLDER_NAMES)),
+            "ceiling invalid",
+            "kernel",
+        ),
     ],
     ids=[
         "valid",

@@ -115,7 +115,7 @@ HOSTILE: list[tuple[str, bytes, str]] = [
     ("a list first", b"[1, 2, 3]\n", ":1: not an event (a JSON array"),
     ("null first", b"null\n", ":1: not an event (a JSON null"),
     ("a case first", line(CASE), ":1: not a run record (first line is not a run_start"),
-    ("newer schema", line({**START, "schema_version": 2}), "schema_version 2 is newer"),
+    ("newer schema", line({**START, "schema_version": 99}), "schema_version 99 is newer"),
     ("schema as text", line({**START, "schema_version": "1"}), ":1: run_start has no valid"),
     ("schema as bool", line({**START, "schema_version": True}), ":1: run_start has no valid"),
     ("number for mapping", line({**START, "machine": 5}), ":1: run_start event.machine:"),

@@ -14,7 +14,8 @@ from harness.core.types import CaseResult, Status, Verdict
 from harness.results.check_changes import change_verdict, check_changes
 from harness.results.codec import DecodeError, checks_from_json, decode_event, to_json
 from harness.results.legacy_checks import checks_from_artifact
-from harness.results.store import write_record
+from harness.results.migrations import migrated_event
+from harness.results.store import SCHEMA_VERSION, load_run, write_record
 from tests.results.check_cases import contract_case, contract_run
 
 P, W, F = CheckStatus.PASS, CheckStatus.WARN, CheckStatus.FAIL
@@ -138,7 +139,8 @@ def _old_line(result: CaseResult) -> str:
 def test_an_older_case_line_gets_its_checks_from_the_artifact() -> None:
     old = CaseResult("s::m::api_contracts", "s", "m", "api_contracts", Status.FAILED,
                      artifacts={"checks": API_ENTRIES})  # fmt: skip
-    read = decode_event("case", _old_line(old))["result"]
+    line = migrated_event(json.loads(_old_line(old)), 1)  # as a version-1 record loads
+    read = decode_event("case", json.dumps(line))["result"]
     assert [c.name for c in read.checks] == ["seed", "top_k", "tools", "late"]
     assert read.check("top_k") == CheckVerdict("top_k", F, "top_k=1 gave 3 texts")
     assert read.check("missing") is None
@@ -160,7 +162,11 @@ def test_an_older_record_compares_check_by_check_with_a_new_one(tmp_path: Path) 
 
     old = CaseResult("s::srv::api_contracts", "s", "srv", "api_contracts", Status.FAILED,
                      artifacts={"checks": API_ENTRIES})  # fmt: skip
-    baseline = write_record(contract_run("old", [old]), tmp_path / "old")
+    write_record(contract_run("old", [old]), tmp_path / "old")
+    record = tmp_path / "old" / "run.jsonl"  # as a version-1 harness wrote it
+    today = f'"schema_version": {SCHEMA_VERSION}'
+    record.write_text(record.read_text().replace(today, '"schema_version": 1', 1))
+    baseline = load_run(record)
     new = contract_case("seed=fail top_k=fail tools=n.a. late=unjudged")
     (case,) = compare_runs(baseline, contract_run("new", [new])).cases
     assert case.verdict is Verdict.UNCHANGED  # failed both times

@@ -28,6 +28,7 @@ from record_corpus import (
 
 from harness.core.types import CaseResult, Metric, ModelIdentity, RunRecord, Status, Unit
 from harness.results.store import (
+    SCHEMA_VERSION,
     ReportDirError,
     RunFileError,
     RunIdTaken,
@@ -139,7 +140,7 @@ def test_lines_are_plain_json(tmp_path: Path) -> None:
     _write(tmp_path / "run.jsonl")
     events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events] == ["run_start", "model", "case", "case", "run_end"]
-    assert events[0]["schema_version"] == 1
+    assert events[0]["schema_version"] == SCHEMA_VERSION
 
 
 # -- the writer ------------------------------------------------------------------------------
