@@ -102,6 +102,15 @@ def _completions(text: str, ids: list[int] | None) -> Any:
             "mistral markup by the harness; its opening [TOOL_CALLS] missing, taken by the "
             "server) and the server returned no tool call",
         ),
+        # ids that decode to other text than the server returned (another vocabulary): the
+        # text is read
+        (
+            "It is sunny.",
+            IDS,
+            Verdict.NOT_APPLICABLE,
+            "no tool call made: the model's own greedy tokens hold none (the text returned, read "
+            "as mistral markup by the harness)",
+        ),
         # a server without ids whose text holds the call
         (
             CALL,

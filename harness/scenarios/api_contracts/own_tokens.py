@@ -80,9 +80,13 @@ def own_text(ctx: CheckContext, reply: Reply) -> tuple[str, str]:
     ids = token_ids(reply)
     if ids is not None and isinstance(ctx.renderer, DecodesTokens):
         try:
-            return ctx.renderer.decode_tokens(ids), f"its {len(ids)} token ids decoded here"
+            decoded = ctx.renderer.decode_tokens(ids)
         except BackendError:
-            pass
+            decoded = None
+        # ids of another vocabulary (a GGUF's) would decode to other text: the returned text
+        # must be in the decoded one
+        if decoded is not None and reply.content.strip() in decoded:
+            return decoded, f"its {len(ids)} token ids decoded here"
     return reply.content, "the text returned"
 
 
