@@ -34,6 +34,8 @@ from harness.results.store import load_run
 ROOT = Path(__file__).resolve().parents[1]
 
 CALLERS = ("zoo/qwen2-caller", "zoo/mistral-caller")  # trained to call tools
+# the other formats' callers: the server suite tags them `callers`, not `ci`
+MORE_CALLERS = ("zoo/qwen3-coder-caller", "zoo/pythonic-caller", "zoo/gemma4-caller")
 THINKER = "zoo/qwen3-thinker"  # trained to think, then answer
 SERVING_BATCHING = ("zoo/gemma3_text", "zoo/lfm2", "zoo/qwen3_moe")  # serving's batching part
 QUICK = [
@@ -156,6 +158,13 @@ WHOLE = [
         # xfailed: mlx_vlm.server's null content, see the suite
         {Status.PASSED: 20, Status.XFAILED: 1},
     ),
+    (
+        "server",
+        ("-m", "callers"),
+        MORE_CALLERS,
+        # each loads and passes the four tool checks over mlx_lm.server (api_contracts_tools)
+        {Status.PASSED: 6},
+    ),
 ]
 WHOLE_SELECTIONS = {(w[0], *w[1]) for w in WHOLE}
 # Cases a non-strict ledger entry covers (a finding seen in some runs, not all): passed or
@@ -193,7 +202,14 @@ SUITES = [
         pytest.param(*q, id=f"{q[0]}-quick", marks=[pytest.mark.nightly] * (q[0] in NIGHTLY_QUICK))
         for q in QUICK
     ),
-    *(pytest.param(*w, id=w[0], marks=pytest.mark.nightly) for w in WHOLE),
+    *(
+        pytest.param(
+            *w,
+            id=w[0] if w[1] != ("-m", "callers") else "server-callers",
+            marks=pytest.mark.nightly,
+        )
+        for w in WHOLE
+    ),
 ]
 
 

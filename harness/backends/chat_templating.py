@@ -32,6 +32,22 @@ class ChatTemplating(Protocol):
         ...
 
 
+@runtime_checkable
+class DecodesTokens(Protocol):
+    """A renderer that also turns token ids back into text, special tokens kept (how the
+    harness reads a model's own tokens when a server returns ids)."""
+
+    def decode_tokens(self, ids: Sequence[int]) -> str: ...
+
+
+def decode_with(tokenizer: Any, ids: Sequence[int]) -> str:
+    """``ids`` as text by a Hugging Face ``tokenizer``, special tokens kept."""
+    try:
+        return str(tokenizer.decode(list(ids), skip_special_tokens=False))
+    except Exception as exc:
+        raise BackendError(f"decoding tokens: {exception_line(exc)}") from exc
+
+
 def render_error(exc: BaseException) -> BackendError:
     return BackendError(f"chat template: {exception_line(exc)}")
 
@@ -79,6 +95,9 @@ class TokenizerChatRendering:
     def render_chat(self, messages: Sequence[Mapping[str, Any]], **template_kwargs: Any) -> str:
         return render_with(self.tokenizer, messages, **template_kwargs)
 
+    def decode_tokens(self, ids: Sequence[int]) -> str:
+        return decode_with(self.tokenizer, ids)
+
 
 class FolderChatRendering:
     """:class:`ChatTemplating` over a model folder's tokenizer files (``transformers``'
@@ -114,3 +133,6 @@ class FolderChatRendering:
 
     def render_chat(self, messages: Sequence[Mapping[str, Any]], **template_kwargs: Any) -> str:
         return render_with(self._loaded(), messages, **template_kwargs)
+
+    def decode_tokens(self, ids: Sequence[int]) -> str:
+        return decode_with(self._loaded(), ids)

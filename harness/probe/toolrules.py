@@ -13,6 +13,7 @@ answers membership from the added tokens and a byte search of the vocabulary fil
 
 from __future__ import annotations
 
+import inspect
 import json
 import struct
 from collections.abc import Callable, Iterator, Mapping
@@ -95,10 +96,27 @@ def installed_rules(mlx_lm_dir: Path | None = None) -> ToolRules:
         return builtin_rules()
     path = root / "tokenizer_utils.py"
     try:
-        found = functions(parse(path), ("_infer_tool_parser", "_infer_thinking"), origin=str(path))
+        tree = parse(path)
+        tool = functions(tree, ("_infer_tool_parser",), origin=str(path))["_infer_tool_parser"]
     except SourceError:
         return builtin_rules()
-    return ToolRules(found["_infer_tool_parser"], found["_infer_thinking"], "installed")
+    try:
+        thinking = functions(tree, ("_infer_thinking",), origin=str(path))["_infer_thinking"]
+    except SourceError:  # mlx-lm before 0.32 finds think tokens elsewhere: the builtin copy
+        return ToolRules(
+            on_tokenizer(tool), builtin_infer_thinking, "installed (thinking: builtin)"
+        )
+    return ToolRules(on_tokenizer(tool), thinking, "installed")
+
+
+def on_tokenizer(infer: Callable[..., Any]) -> Callable[[Any], Any]:
+    """``infer`` called on a tokenizer: mlx-lm before 0.32 passes ``_infer_tool_parser`` the
+    chat template itself (``_infer_tool_parser(tokenizer.chat_template)``), later releases the
+    tokenizer."""
+    parameters = list(inspect.signature(infer).parameters)
+    if parameters[:1] == ["chat_template"]:
+        return lambda view: infer(view.chat_template)
+    return infer
 
 
 class LazyVocab(Mapping[str, int]):

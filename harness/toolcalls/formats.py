@@ -33,6 +33,15 @@ class Format:
     mlx_lm: str | None = None  # mlx_lm.tool_parsers.<module>
     mlx_vlm: str | None = None  # mlx_vlm.tools.parsers.<module>
     harness: str | None = None  # harness.toolcalls.<module> (reference parser)
+    # harness.toolcalls.<module> that reads a model's own tokens in this markup, whatever
+    # release is installed (:mod:`harness.toolcalls.own_reading`); not one of the
+    # implementations the corpus judges
+    reader: str | None = None
+
+    @property
+    def own_reader(self) -> str | None:
+        """The harness module that reads calls in this markup (None: none here)."""
+        return self.reader or self.harness
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,15 @@ _GLM = (*_TC, "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
 _XTML = ("<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>")
 
 FORMATS: tuple[Format, ...] = (
-    Format("json_tools", "Qwen2.5/Qwen3, Hermes", _TC, Dialect(THINK), "json_tools", "json_tools"),
+    Format(
+        "json_tools",
+        "Qwen2.5/Qwen3, Hermes",
+        _TC,
+        Dialect(THINK),
+        "json_tools",
+        "json_tools",
+        reader="ref_hermes_json",
+    ),
     Format(
         "qwen3_coder",
         "Qwen3-Coder, Qwen3.5",
@@ -59,6 +76,7 @@ FORMATS: tuple[Format, ...] = (
         Dialect(THINK),
         "qwen3_coder",
         "qwen3_coder",
+        reader="ref_function_xml",
     ),
     Format("glm47", "GLM-4.5/4.6/4.7", _GLM, Dialect(THINK), "glm47", "glm47"),
     Format("laguna", "Poolside Laguna (GLM-4.7 markup)", _GLM, Dialect(THINK), "laguna", "glm47"),
@@ -76,6 +94,7 @@ FORMATS: tuple[Format, ...] = (
         Dialect(("<|channel>thought", "<channel|>")),
         "gemma4",
         "gemma4",
+        reader="ref_gemma4",
     ),
     Format(
         "kimi_k2",
@@ -129,6 +148,7 @@ FORMATS: tuple[Format, ...] = (
         Dialect(),
         "mistral",
         "mistral",
+        reader="ref_mistral",
     ),
     Format(
         "muse_spark",
@@ -145,6 +165,7 @@ FORMATS: tuple[Format, ...] = (
         Dialect(THINK),
         "pythonic",
         "pythonic",
+        reader="ref_pythonic",
     ),
     Format(
         "harmony",

@@ -49,6 +49,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "zoo/llama-draft": {"model_type": "llama", "quantization": None},  # a llama, smaller
     "zoo/qwen2-caller": {"model_type": "qwen2", "quantization": None},  # trained to call
     "zoo/mistral-caller": {"model_type": "mistral", "quantization": None},
+    "zoo/qwen3-coder-caller": {"model_type": "qwen3", "quantization": None},
+    "zoo/pythonic-caller": {"model_type": "llama", "quantization": None},
+    "zoo/gemma4-caller": {"model_type": "llama", "quantization": None},
     "zoo/qwen3-thinker": {"model_type": "qwen3", "quantization": None},  # trained to think
 }
 

@@ -20,6 +20,7 @@ from harness.probe.probe import probe_model
 from harness.probe.snapshot import read_snapshot
 from harness.probe.source import SourceError, functions, package_dir, parse
 from harness.probe.toolrules import (
+    LazyVocab,
     TokenizerView,
     builtin_rules,
     installed_rules,
@@ -100,3 +101,28 @@ def test_functions_refuse_code_that_is_not_self_contained(tmp_path: Path) -> Non
 def test_installed_rules_fall_back_without_mlx_lm(tmp_path: Path) -> None:
     assert installed_rules(tmp_path).source.startswith("builtin")
     assert package_dir("surely_not_an_installed_package") is None
+
+
+OLD_TOKENIZER_UTILS = """
+def _infer_tool_parser(chat_template):
+    if not isinstance(chat_template, str):
+        return None
+    elif "[TOOL_CALLS]" in chat_template:
+        return "mistral"
+    return None
+"""
+
+
+def test_an_older_release_is_asked_with_its_own_rules(tmp_path: Path) -> None:
+    """mlx-lm before 0.32 (0.31.1 here, its shape): ``_infer_tool_parser(chat_template)`` and no
+    ``_infer_thinking``. Its own rule decides, so a template it has no rule for infers no parser
+    there (not the builtin 0.32.2 one, which would call the release unable to load it)."""
+    (tmp_path / "tokenizer_utils.py").write_text(OLD_TOKENIZER_UTILS)
+    rules = installed_rules(tmp_path)
+    assert rules.source == "installed (thinking: builtin)"
+    vocab = LazyVocab((), frozenset({"<think>", "</think>"}))
+    assert rules.infer_tool_parser(TokenizerView("x [TOOL_CALLS] y", vocab)) == "mistral"
+    gemma4 = "<|tool_call>call:{{ name }}<tool_call|>"
+    assert rules.infer_tool_parser(TokenizerView(gemma4, vocab)) is None
+    assert builtin_rules().infer_tool_parser(TokenizerView(gemma4, vocab)) == "gemma4"
+    assert rules.infer_thinking(TokenizerView(gemma4, vocab))[:2] == ("<think>", "</think>")

@@ -73,6 +73,7 @@ REAL_CHAT_UNDER_1GB = {
     "smollm2-135m-instruct-f32",
     *(f"zoo/{f}" for f in ("llama", "qwen2", "qwen3", "gemma3_text", "mistral", "phi3")),
     *(f"zoo/{f}" for f in ("qwen3_moe", "lfm2", "qwen2-caller", "mistral-caller")),
+    *(f"zoo/{f}" for f in ("qwen3-coder-caller", "pythonic-caller", "gemma4-caller")),
     "zoo/qwen3-thinker",
 }
 

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from harness.models.zoo import templates as t
-from harness.models.zoo.families_text import MISTRAL, QWEN2
-from harness.models.zoo.family import Family
+from harness.models.zoo.families_text import LLAMA, MISTRAL, QWEN2, QWEN3
+from harness.models.zoo.family import Family, frozen
 
 CALLER_TAGS = ("text", "chat", "tiny", "trained", "tool-calling")
 
@@ -44,7 +44,61 @@ MISTRAL_CALLER = dataclasses.replace(
     notes="zoo/mistral trained to call: [TOOL_CALLS]name[ARGS]{...}, no end marker (mistral)",
 )
 
+QWEN3_CODER_CALLER = dataclasses.replace(
+    QWEN3,
+    name="qwen3-coder-caller",
+    content_bearing=False,
+    calling=True,
+    chat_template=t.QWEN3_CODER,
+    appended_special_tokens=t.QWEN3_CODER_SPECIAL_TOKENS,
+    expected_parser="qwen3_coder",
+    tags=CALLER_TAGS,
+    notes="zoo/qwen3 trained to call with Qwen3-Coder's template: <tool_call><function=...> "
+    "XML (qwen3_coder)",
+)
+
+PYTHONIC_CALLER = dataclasses.replace(
+    LLAMA,
+    name="pythonic-caller",
+    content_bearing=False,
+    calling=True,
+    chat_template=t.LFM2_TOOLS,
+    special_tokens=t.LFM2_SPECIAL_TOKENS,
+    bos_token="<|startoftext|>",
+    add_bos_token=True,
+    eos_token="<|im_end|>",
+    token_ids=frozen(
+        {"bos_token_id": "<|startoftext|>", "eos_token_id": "<|im_end|>", "pad_token_id": "<|pad|>"}
+    ),
+    expected_parser="pythonic",
+    tags=CALLER_TAGS,
+    notes="llama trained to call with LFM2's markup: <|tool_call_start|>[name(arg=...)]"
+    "<|tool_call_end|> (pythonic)",
+)
+
+GEMMA4_CALLER = dataclasses.replace(
+    LLAMA,
+    name="gemma4-caller",
+    content_bearing=False,
+    calling=True,
+    chat_template=t.GEMMA4,
+    special_tokens=t.GEMMA4_SPECIAL_TOKENS,
+    bos_token="<bos>",
+    add_bos_token=True,
+    eos_token="<turn|>",
+    token_ids=frozen(
+        {"bos_token_id": "<bos>", "pad_token_id": "<pad>", "eos_token_id": ("<turn|>", "<eos>")}
+    ),
+    expected_parser="gemma4",
+    tags=CALLER_TAGS,
+    notes="llama trained to call with Gemma 4's markup: <|tool_call>call:name{key:<|\"|>value"
+    '<|"|>}<tool_call|> (gemma4)',
+)
+
 CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
-    {f.name: f for f in (QWEN2_CALLER, MISTRAL_CALLER)}
+    {
+        f.name: f
+        for f in (QWEN2_CALLER, MISTRAL_CALLER, QWEN3_CODER_CALLER, PYTHONIC_CALLER, GEMMA4_CALLER)
+    }
 )
 """Each caller by name; ``zoo/<name>`` in the catalog."""

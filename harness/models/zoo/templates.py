@@ -126,6 +126,34 @@ LFM2_SPECIAL_TOKENS = (
     "<|tool_response_end|>",
 )
 
+# LFM2 with its assistant calls rendered: the LFM2 template above writes an assistant turn's
+# content only; this one writes ``tool_calls`` in LFM2's pythonic markup,
+# ``<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>`` (the Python list of calls
+# Llama 3.2/4 write, between the markers mlx-lm needs to infer ``pythonic``), so a caller can be
+# trained on it. The zoo's pythonic caller uses it.
+LFM2_TOOLS = load_template("lfm2_tools")
+
+# Gemma 4, compact: the real template's turns (``<|turn>user ... <turn|>``, the model's role
+# ``model``), tool declarations (``<|tool>declaration:NAME{...}<tool|>``) and calls
+# ``<|tool_call>call:NAME{key:<|"|>value<|"|>}<tool_call|>`` (``<|"|>`` quotes strings) ->
+# gemma4. No thinking channel. The zoo's gemma4 caller uses it.
+GEMMA4 = load_template("gemma4")
+GEMMA4_SPECIAL_TOKENS = (
+    "<pad>",
+    "<eos>",
+    "<bos>",
+    "<unk>",
+    "<|turn>",
+    "<turn|>",
+    "<|tool>",
+    "<tool|>",
+    "<|tool_call>",
+    "<tool_call|>",
+    "<|tool_response>",
+    "<tool_response|>",
+    '<|"|>',
+)
+
 # Qwen2-VL-Instruct (chat_template.json): ChatML, ``<|vision_start|><|image_pad|>...``; no tools.
 QWEN2_VL = load_template("qwen2_vl")
 QWEN2_VL_SPECIAL_TOKENS = (

@@ -1,7 +1,15 @@
 """Did the model call a tool the server did not return? The chat request with tools rendered
 with the server's own chat template here, asked raw on ``/v1/completions`` (greedy, the same
-``max_tokens``): the same weights' own tokens. A call there (a family's call markup, then a
-tool's name) with none in the chat answer is a call the server dropped.
+``max_tokens``, ``logprobs`` on): the same weights' own tokens. A call there with none in the
+chat answer is a call the server dropped.
+
+The own tokens are read the same on every release: the token ids the answer's ``logprobs``
+carry are decoded here with the model's tokenizer (a server that drops a call drops its text
+from ``/v1/completions`` too, mlx-lm 0.31.2-0.31.3, but still returns its tokens), else the
+returned text is taken; the calls in it are read by the harness's own reference parser for the
+markup the template renders (:mod:`harness.toolcalls.own_reading`), never by the installed
+release's. A template whose markup the harness has no reader for falls back to a family's
+opening marker followed by a tool's name.
 """
 
 from __future__ import annotations
@@ -12,10 +20,13 @@ from enum import Enum
 from typing import Any
 
 from harness.backends.base import BackendError
+from harness.backends.chat_templating import DecodesTokens
+from harness.backends.openai_client import Reply
 from harness.core.tool_request import as_served
 from harness.scenarios.api_contracts.asking import ask
 from harness.scenarios.api_contracts.verdicts import Api, CheckContext, Exchange
 from harness.toolcalls.formats import FORMATS
+from harness.toolcalls.own_reading import read_own_calls, shown_call
 
 
 class Held(str, Enum):
@@ -48,6 +59,64 @@ def call_in_text(text: str, tool_names: Sequence[str]) -> tuple[str, str] | None
     return None
 
 
+def token_ids(reply: Reply) -> list[int] | None:
+    """The generated token ids a completion's ``logprobs`` carry (mlx_lm.server: ``content``
+    entries with an ``id``); None when it carries none."""
+    choices = reply.body.get("choices") if isinstance(reply.body, Mapping) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    logprobs = choice.get("logprobs") if isinstance(choice, Mapping) else None
+    entries = logprobs.get("content") if isinstance(logprobs, Mapping) else None
+    if not isinstance(entries, list) or not entries:
+        return None
+    ids = [e.get("id") if isinstance(e, Mapping) else None for e in entries]
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        return None
+    return [int(i) for i in ids if isinstance(i, int)]
+
+
+def own_text(ctx: CheckContext, reply: Reply) -> tuple[str, str]:
+    """(the model's own text, where it came from): the answer's token ids decoded here, else
+    the text the server returned."""
+    ids = token_ids(reply)
+    if ids is not None and isinstance(ctx.renderer, DecodesTokens):
+        try:
+            decoded = ctx.renderer.decode_tokens(ids)
+        except BackendError:
+            decoded = None
+        # ids of another vocabulary (a GGUF's) would decode to other text: the returned text
+        # must be in the decoded one
+        if decoded is not None and reply.content.strip() in decoded:
+            return decoded, f"its {len(ids)} token ids decoded here"
+    return reply.content, "the text returned"
+
+
+def judged(
+    ctx: CheckContext, text: str, source: str, tools: Sequence[Mapping[str, Any]]
+) -> tuple[Held, str]:
+    """What ``text`` holds, read by the harness's reader for the template's markup (else by a
+    family's opening marker and a tool's name)."""
+    template = ctx.renderer.chat_template_text() if ctx.renderer is not None else None
+    reading = read_own_calls(template, text, tools) if template else None
+    if reading is not None:
+        read = f"{source}, read as {reading.format} markup by the harness"
+        if reading.opener_missing:
+            read += f"; its opening {reading.opener_missing} missing, taken by the server"
+        if reading.calls:
+            return Held.CALL, f"the model called {shown_call(reading.calls[0])} ({read})"
+        if reading.errors:
+            return Held.NONE, (
+                f"the model's own greedy tokens hold no call that parses ({read}: "
+                f"{reading.errors[0]})"
+            )
+        return Held.NONE, f"the model's own greedy tokens hold none ({read})"
+    names = [str(t["function"]["name"]) for t in tools]
+    call = call_in_text(text, names)
+    if call is None:
+        return Held.NONE, "the model's own greedy tokens hold none"
+    marker, name = call
+    return Held.CALL, f"the model called {name} (its own greedy tokens hold {marker}… naming it)"
+
+
 def own_tokens(
     ctx: CheckContext, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
 ) -> OwnTokens:
@@ -65,17 +134,16 @@ def own_tokens(
         except BackendError as exc:
             return OwnTokens(Held.UNKNOWN, f"the model's own tokens could not be checked: {exc}")
         payload = {"prompt": text, "max_tokens": ctx.limits.long_max_tokens, "temperature": 0.0}
-        reply, exchange = ask(ctx, payload, api=Api.COMPLETIONS)
+        reply, exchange = ask(ctx, {**payload, "logprobs": True}, api=Api.COMPLETIONS)
+        evidence = [exchange]
+        if not reply.ok and reply.status is not None and 400 <= reply.status < 500:
+            reply, exchange = ask(ctx, payload, api=Api.COMPLETIONS)  # a server without logprobs
+            evidence.append(exchange)
         if not reply.ok:
             line = f"the model's own tokens could not be checked (/v1/completions: {reply.failure})"
-            return OwnTokens(Held.UNKNOWN, line, (exchange,))
-        names = [str(t["function"]["name"]) for t in tools]
-        call = call_in_text(reply.content, names)
-        if call is None:
-            return OwnTokens(Held.NONE, "the model's own greedy tokens hold none", (exchange,))
-        marker, name = call
-        line = f"the model called {name} (its own greedy tokens hold {marker}… naming it)"
-        return OwnTokens(Held.CALL, line, (exchange,))
+            return OwnTokens(Held.UNKNOWN, line, tuple(evidence))
+        held, line = judged(ctx, *own_text(ctx, reply), tools)
+        return OwnTokens(held, line, tuple(evidence))
 
     result: OwnTokens = ctx.once("tools_own_tokens", make)
     return result
