@@ -9,6 +9,8 @@ VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# the demo's environment (no extras): see its rule
+DEMO_STAMP := $(VENV)/.demo-stamp
 PYTEST_ARGS ?=
 
 .PHONY: demo demo-setup bytecode demo-bytecode test test-nightly setup system-deps system-deps-demo models llama-server lint typecheck fidelity readme-params lock mutation bfcl-agreement
@@ -44,7 +46,6 @@ setup: system-deps $(STAMP)
 # The demo's environment: the project and its own dependencies from uv.lock, no extras (no
 # mlx-vlm, mlx-audio or dev tools: 0.6 GB, not 1.4 GB). --inexact keeps what a full set-up
 # installed; after a full set-up (newer than the lock) there is nothing to do.
-DEMO_STAMP := $(VENV)/.demo-stamp
 $(DEMO_STAMP): pyproject.toml uv.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	test -x $(UV) || $(PY) -m pip install --quiet "uv==$(UV_VERSION)"
