@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,17 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunSession]:
+    """One worker for the module's real runs, as a run keeps one across its cases (each case
+    loads its model afresh: the worker holds one model at a time)."""
+    runs = RunSession(tmp_path_factory.mktemp("runs"), [], run_id="r")
+    try:
+        yield runs
+    finally:
+        runs.close_worker()
+
+
 # (family, params, expected status, cache types after the hit, reason fragment)
 CACHE_TYPES = [
     ("llama", {"shape": "divergent_edit"}, Status.PASSED, ["KVCache"], None),
@@ -106,20 +118,14 @@ CACHE_TYPES = [
 )
 def test_every_cache_type_measures_or_says_why_not(
     zoo: dict[str, Path],
-    tmp_path: Path,
+    session: RunSession,
     family: str,
     params: dict[str, Any],
     status: Status,
     types: list[str] | None,
     reason: str | None,
 ) -> None:
-    session = RunSession(tmp_path, [], run_id="r")
-    try:
-        result = session.run_case(
-            _case(zoo[family], family, prompt_tokens=160, gen_tokens=6, **params)
-        )
-    finally:
-        session.close_worker()
+    result = session.run_case(_case(zoo[family], family, prompt_tokens=160, gen_tokens=6, **params))
     assert result.status is status, result.reason
     if reason is not None:
         assert reason in (result.reason or "")
@@ -133,16 +139,12 @@ def test_every_cache_type_measures_or_says_why_not(
     assert speedup is not None and speedup.median > 0
 
 
-def test_a_planted_wrong_reuse_is_caught(zoo: dict[str, Path], tmp_path: Path) -> None:
+def test_a_planted_wrong_reuse_is_caught(zoo: dict[str, Path], session: RunSession) -> None:
     """On the zoo's content-bearing llama (its answer depends on the whole prompt), a warm
     run fed the wrong prefix answers differently: the check fails it; the right prefix passes."""
-    session = RunSession(tmp_path, [], run_id="r")
-    try:
-        common = {"shape": "shared_prefix", "prompt_tokens": 120, "gen_tokens": 12}
-        wrong = session.run_case(_case(zoo["llama"], "llama", self_check="wrong_prefix", **common))
-        right = session.run_case(_case(zoo["llama"], "llama", **common))
-    finally:
-        session.close_worker()
+    common = {"shape": "shared_prefix", "prompt_tokens": 120, "gen_tokens": 12}
+    wrong = session.run_case(_case(zoo["llama"], "llama", self_check="wrong_prefix", **common))
+    right = session.run_case(_case(zoo["llama"], "llama", **common))
     assert wrong.status is Status.FAILED
     assert "warm output differs from cold at generated token" in (wrong.reason or "")
     assert right.status is Status.PASSED, right.reason
@@ -158,7 +160,7 @@ def test_a_planted_wrong_reuse_is_caught(zoo: dict[str, Path], tmp_path: Path) -
 )
 def test_lru_replay_through_mlx_lm_prompt_cache(
     zoo: dict[str, Path],
-    tmp_path: Path,
+    session: RunSession,
     family: str,
     max_size: int,
     kinds_seen: set[str],
@@ -168,11 +170,7 @@ def test_lru_replay_through_mlx_lm_prompt_cache(
     case = Case(
         **{**case.__dict__, "scenario": "prompt_cache_lru", "params": {"max_size": max_size}}
     )
-    session = RunSession(tmp_path, [], run_id="r")
-    try:
-        result = session.run_case(case)
-    finally:
-        session.close_worker()
+    result = session.run_case(case)
     assert result.status is Status.PASSED, result.reason  # every hit matched a cold run
     kinds = {k for k, n in result.artifacts["hits_by_kind"].items() if n and k != "miss"}
     assert kinds == kinds_seen
