@@ -36,12 +36,12 @@ INSTALLED = {
     ),
     "bug-rotmerge-fixed": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
-        {"bug_tool_drop", "bug_arrays_join"},
+        {"bug_tool_drop", "bug_arrays_join", "bug_kv_join"},
     ),
     # CPU: 0.31.2 answers (the thread-stream bug is Metal's); its tool-call flush drops calls
     "bug-stream-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.2"},
-        {"bug_tool_drop", "bug_arrays_join"},
+        {"bug_tool_drop", "bug_arrays_join", "bug_kv_join"},
     ),
     "bug-stream-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-toolfinish-buggy": (
@@ -57,7 +57,7 @@ INSTALLED = {
     "bug-tooldrop-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
     "bug-arraysjoin-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
-        {"bug_arrays_join", "bug_tool_drop"},
+        {"bug_arrays_join", "bug_tool_drop", "bug_kv_join"},
     ),
     "bug-arraysjoin-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-coderinfer-buggy": (
@@ -74,15 +74,22 @@ INSTALLED = {
     ),
     "bug-gemma4parse-fixed": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
-        {"bug_tool_drop", "bug_arrays_join"},
+        {"bug_tool_drop", "bug_arrays_join", "bug_kv_join"},
     ),
+    # two requests joining a prompt in prefill together (#1141): 0.31.2 only
+    "bug-kvjoin-buggy": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
+        {"bug_kv_join", "bug_arrays_join", "bug_tool_drop"},
+    ),
+    "bug-kvjoin-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
     "bug-stream-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
         {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream", "bug_tool_finish"}
-        | {"bug_tool_drop", "bug_arrays_join", "bug_coder_infer", "bug_gemma4_parse"},
+        | {"bug_tool_drop", "bug_arrays_join", "bug_coder_infer", "bug_gemma4_parse"}
+        | {"bug_kv_join"},
     ),
     "bug-stream-fixed": (
         {"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
@@ -137,3 +144,23 @@ def test_the_nightly_upstream_job_runs_the_regressions_and_publishes_them() -> N
     assert "mlx-harness run suites/regressions.suite.yaml --pin-set all" in step["run"]
     assert "continue-on-error" not in step  # a replay that lost its bug turns the job red
     assert "regressions" in steps["Publish the matrix"]["run"]
+
+
+def test_the_join_replays_serve_prompts_in_steps_and_kv_join_starts_cold() -> None:
+    """A request joins a prompt in prefill only when its prefill spans the server's scheduling
+    rounds: both join cases serve a model with small prefill steps. #1141 needs joiners with no
+    keys yet: the KV-join case's server keeps no prompt cache (with one, every chat prompt
+    reuses the template's first tokens of a trimmed entry, and no joiner is empty)."""
+    suite = load_suite(SUITE).suite
+    models = {m.name: m for m in suite.models}
+    cases = {s.id: s for s in suite.scenarios}
+    for case in ("bug_arrays_join", "bug_kv_join"):
+        (name,) = cases[case].models or []
+        serve = models[name].serve
+        assert serve is not None and "--prefill-step-size" in serve.args, case
+        step = int(serve.args[serve.args.index("--prefill-step-size") + 1])
+        assert step <= 8, case
+        assert cases[case].params["checks"] == ["concurrent"], case
+    (kv_model,) = cases["bug_kv_join"].models or []
+    args = models[kv_model].serve.args  # type: ignore[union-attr]
+    assert args[args.index("--prompt-cache-size") + 1] == "0"

@@ -53,6 +53,7 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.BATCH_LEAVES_KV: "concurrent",  # only on the requests asked again after the batch
     Plant.BATCH_CHECKPOINT_SWAP: "concurrent",  # only on new prompts batched, then alone
     Plant.JOIN_MID_PROMPT: "concurrent",  # only on the staggered round's second request
+    Plant.JOIN_PAIR_MID_PROMPT: "concurrent",  # only on its second and fourth, sent together
     Plant.TOOL_FINISH_STOP: "tool_call_finish_reason",
     Plant.TOOL_ARGS_OBJECT: "tool_call_arguments",
     Plant.TOOL_STREAM_DIFFERS: "tool_call_stream_merge",
@@ -361,18 +362,36 @@ def test_a_request_joining_a_prompt_in_prefill_shows_on_the_staggered_round(
     verdicts: Verdicts,
 ) -> None:
     """mlx-lm 0.31.2 (#1129/#1169): a request that joins while a long prompt is processed
-    starts from that prompt's state. Only the staggered round sends one then (the second, at
-    the first's keep-alive); the rounds sent together, and its third request, sent once the
-    first decodes, pass."""
+    starts from that prompt's state. Only the staggered round sends one then (the second and
+    the fourth, at the first's keep-alive: the first of them to arrive joins it); the rounds
+    sent together, and its third request, sent once the first decodes, pass."""
     results = verdicts[Plant.JOIN_MID_PROMPT.value]
     (concurrent,) = [r for r in results if r.name == "concurrent"]
     assert concurrent.verdict is Verdict.FAIL
-    assert concurrent.reason == (
-        "staggered request 2 (sent at the first's first byte or end): asked in turn, then alone, "
-        + concurrent.reason.split("asked in turn, then alone, ", 1)[1]
-    )
+    problems = concurrent.reason.split("; ")
+    for problem in problems:
+        assert problem.startswith(("staggered request 2 (sent at", "staggered request 4 (sent at"))
+        assert "asked in turn, then alone, texts differ" in problem
     assert "staggered request 1" not in concurrent.reason
     assert "staggered request 3" not in concurrent.reason
+
+
+def test_two_requests_joining_a_prompt_in_prefill_together_show_on_the_staggered_round(
+    verdicts: Verdicts,
+) -> None:
+    """mlx-lm 0.31.2 (#1141): two requests joining a prompt in prefill at once (a batch of two
+    extending a batch of one) break where one joiner does not. The staggered round sends its
+    second and fourth requests together at the first's keep-alive: the later of the two starts
+    from the long prompt's state. With one joiner only (the round's old order) the plant
+    serves every request right."""
+    results = verdicts[Plant.JOIN_PAIR_MID_PROMPT.value]
+    (concurrent,) = [r for r in results if r.name == "concurrent"]
+    assert concurrent.verdict is Verdict.FAIL
+    problems = concurrent.reason.split("; ")
+    assert len(problems) == 1, concurrent.reason  # one of the pair, whichever came second
+    (problem,) = problems
+    assert problem.startswith(("staggered request 2 (sent at", "staggered request 4 (sent at"))
+    assert "asked in turn, then alone, texts differ" in problem
 
 
 def test_a_prompt_blind_model_leaves_text_comparisons_not_judged(verdicts: Verdicts) -> None:

@@ -114,7 +114,9 @@ class Engine:
     decoded: int = 0  # tokens generated so far, every request (llama-server's n_decode_total)
     leaked: list[bytes] = field(default_factory=list)  # leak_per_request: never freed
     # join_mid_prompt: the long prompt in prefill now, and its event set when a request joins
+    # (join_pair_mid_prompt: when a second one does; ``joiners`` counts them)
     processing: tuple[list[str], threading.Event] | None = None
+    joiners: int = 0
 
     def _delay(self) -> None:
         """A token's time: asleep, or computing (``spin``: the CPU busy, as a real engine's)."""
@@ -146,7 +148,7 @@ class Engine:
         mlx_lm.server writes one while it processes a prompt), lasts until another request
         joins it (or ``JOIN_WAIT_S``): the order the bug needs, without a timing race. A prompt
         already cached (asked before) has no prefill to join."""
-        if not self.has(Plant.JOIN_MID_PROMPT):
+        if not (self.has(Plant.JOIN_MID_PROMPT) or self.has(Plant.JOIN_PAIR_MID_PROMPT)):
             return
         pieces = pieces_of(self.tokenizer, request.prompt)
         if len(pieces) < LONG_PROMPT_PIECES or tuple(pieces) in self.cache:
@@ -154,6 +156,7 @@ class Engine:
         joined = threading.Event()
         with self.lock:
             self.processing = (pieces, joined)
+            self.joiners = 0
         try:
             keepalive()
             joined.wait(JOIN_WAIT_S)
@@ -180,8 +183,10 @@ class Engine:
             if self.has(Plant.BATCH_CHECKPOINT_SWAP):
                 own = self._checkpoint_swap(key, pieces)
             if self.processing is not None:  # join_mid_prompt: from the prompt in prefill
-                own = [*self.processing[0], *pieces]
-                self.processing[1].set()
+                self.joiners += 1
+                if self.has(Plant.JOIN_MID_PROMPT) or self.joiners >= 2:
+                    own = [*self.processing[0], *pieces]
+                    self.processing[1].set()
             if key in self.cache:
                 self.cache.remove(key)
             self.cache = [*self.cache, key][-CACHE_ENTRIES:]

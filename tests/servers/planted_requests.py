@@ -51,6 +51,10 @@ class Plant(str, Enum):
     # mlx-lm 0.31.2 (#1129/#1169): a request that arrives while a long prompt is processed
     # (": keepalive" comments meanwhile) joins its batch and starts from that prompt's state
     JOIN_MID_PROMPT = "join_mid_prompt"
+    # mlx-lm 0.31.2 (#1141): two requests that join a prompt in prefill together (a batch of
+    # two extending a batch of one); the second starts from that prompt's state. One joiner
+    # alone is served right
+    JOIN_PAIR_MID_PROMPT = "join_pair_mid_prompt"
     PROMPT_BLIND = "prompt_blind"  # every prompt answered alike: texts compared prove nothing
     TOOL_FINISH_STOP = "tool_finish_stop"  # finish_reason "stop" after tool calls
     TOOL_ARGS_OBJECT = "tool_args_object"  # non-streamed arguments a JSON object, not a string

@@ -267,12 +267,13 @@ STAGGER_ENDING = ", asked in turn"
 
 
 def staggered_payloads(ctx: CheckContext) -> list[dict[str, Any]]:
-    """Three new prompts of different lengths: long, short, middling."""
+    """Four new prompts of different lengths: long, short, middling, a little longer."""
     long = " ".join([SHARED_PREFIXES[0] + "."] * STAGGER_REPEATS)
     texts = (
         f"{long} Entry 1: item A{STAGGER_ENDING}",
         f"Entry 2: item B{STAGGER_ENDING}",
         f"{SHARED_PREFIXES[1]}; entry 3: item C{STAGGER_ENDING}",
+        f"{SHARED_PREFIXES[1]}. Entry 4: item D, {SHARED_PREFIXES[0]}{STAGGER_ENDING}",
     )
     return [body(ctx, prompt(ctx, text)) for text in texts]
 
@@ -280,17 +281,22 @@ def staggered_payloads(ctx: CheckContext) -> list[dict[str, Any]]:
 # When each of the staggered round's later requests is sent: the second on the first piece of
 # the first's answer (mlx_lm.server writes ": keepalive n/total" while it processes a prompt,
 # so the second joins a prompt still in prefill; a server that says nothing until its first
-# token gets it while the first decodes), the third on the first's first event (decoding).
+# token gets it while the first decodes), the third on the first's first event (decoding),
+# the fourth together with the second: two requests joining one prompt in prefill at once, a
+# batch of two joining a batch of one (mlx-lm 0.31.2, #1141: BatchKVCache.extend gave the
+# joiners' empty keys the other side's batch size, so the batch lost a row and the generation
+# thread died on the next step).
 STAGGER_WHEN = (
     "sent first",
     "sent at the first's first byte or end",
     "sent at the first's first event or end",
+    "sent at the first's first byte or end, with the second",
 )
 
 
 async def _staggered(ctx: CheckContext, payloads: Sequence[Mapping[str, Any]]) -> list[StreamReply]:
-    """The first request streamed; the second sent as soon as its answer shows anything, the
-    third once it carries an event; every one read to its end."""
+    """The first request streamed; the second and the fourth sent together as soon as its
+    answer shows anything, the third once it carries an event; every one read to its end."""
     started, decoding = asyncio.Event(), asyncio.Event()
 
     def seen(events: int) -> None:
@@ -320,7 +326,10 @@ async def _staggered(ctx: CheckContext, payloads: Sequence[Mapping[str, Any]]) -
         )
         first.add_done_callback(ended)
         replies = await asyncio.gather(
-            first, later(started, payloads[1]), later(decoding, payloads[2])
+            first,
+            later(started, payloads[1]),
+            later(decoding, payloads[2]),
+            later(started, payloads[3]),
         )
     ctx.answers.extend(replies)
     return list(replies)
@@ -380,10 +389,11 @@ def check_concurrent(ctx: CheckContext) -> CheckResult:
     of the batch (mlx-lm 0.31.0: every prompt checkpoint of a batch got the last request's KV)
     shows only there, since a prompt asked alone first keeps its own entry. Last a staggered
     round: new prompts of different lengths arriving in turn, the second while the first is in
-    its prompt (if the server says so) and the third while it decodes, then each alone: a
-    server that breaks a request joining a batch under way (mlx-lm 0.31.2: ``ArraysCache.extend``
-    left the joiner out of a hybrid model's state, and the generation thread died) shows
-    there."""
+    its prompt (if the server says so) together with a fourth, and the third while it
+    decodes, then each alone: a server that breaks a request joining a batch under way (mlx-lm
+    0.31.2: ``ArraysCache.extend`` left the joiner out of a hybrid model's state, and
+    ``BatchKVCache.extend`` a pair of joiners out of the keys; the generation thread died)
+    shows there."""
     name = "concurrent"
     n = ctx.limits.concurrency
     payloads = concurrent_payloads(ctx)
@@ -438,9 +448,9 @@ def check_concurrent(ctx: CheckContext) -> CheckResult:
         name,
         f"{n} concurrent greedy requests (two shared prefixes) give their serial texts, "
         f"and so does each asked again after them; {n} new prompts asked together first "
-        "give the same texts asked alone after; 3 new prompts of different lengths sent in "
-        "turn (the second at the first's first byte, the third at its first event) give "
-        "the same texts asked alone after",
+        "give the same texts asked alone after; 4 new prompts of different lengths sent in "
+        "turn (the second and the fourth together at the first's first byte, the third at "
+        "its first event) give the same texts asked alone after",
         first_exchange,
     )
 
