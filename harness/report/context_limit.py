@@ -12,7 +12,7 @@ from harness.report.formatting import MISSING, status_css, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, stats
 from harness.scenarios import context_limit as cl
-from harness.scenarios.context_outcome import Outcome, Probe
+from harness.scenarios.context_limit.outcome import Outcome, Probe
 
 PREFIX = f"{cl.SCENARIO.name}."
 SAFE = {Outcome.OK.value, Outcome.ERROR.value, Outcome.STOPPED.value}

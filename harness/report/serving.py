@@ -18,9 +18,9 @@ from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table
-from harness.scenarios.serving.metrics import LATENCIES, PREFIX
 from harness.scenarios.serving.record import PointRecord, ServingArtifacts
-from harness.scenarios.serving.stats import MIN_FINISHED, QUANTILES, needed_n
+from harness.scenarios.streams.metrics import LATENCIES, PREFIX
+from harness.scenarios.streams.stats import MIN_FINISHED, QUANTILES, needed_n
 
 SCENARIO = "serving"
 LABELS = {"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2e": "e2e"}

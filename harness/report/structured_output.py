@@ -13,9 +13,9 @@ from harness.core.types import CaseResult, RunRecord
 from harness.report.formatting import Scale, choose_scale, status_css, status_label
 from harness.report.sections import METRICS, Section
 from harness.report.table import Cell, Column, Table, metric_cell, stats
-from harness.scenarios import structured_metrics as sm
 from harness.scenarios import structured_output as so
-from harness.scenarios.structured_verdicts import Honour, Verdict
+from harness.scenarios.structured_output import metrics as sm
+from harness.scenarios.structured_output.verdicts import Honour, Verdict
 
 PREFIX = "structured_output."
 SPEED = (sm.DECODE, sm.FREE_DECODE, sm.COST, sm.TTFT)

@@ -12,6 +12,7 @@ from harness.scenarios import SCENARIOS
 from harness.scenarios.api_contracts import ApiContractsParams
 from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioContext, lacks
 from harness.scenarios.batch_generate import BatchGenerateParams
+from harness.scenarios.benchmark import BenchmarkParams
 from harness.scenarios.cancellation import CancellationParams
 from harness.scenarios.context_limit import ContextLimitParams
 from harness.scenarios.distributed import DistributedParams
@@ -23,7 +24,6 @@ from harness.scenarios.kv_sweep import KVSweepParams
 from harness.scenarios.load import LoadParams
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
-from harness.scenarios.pytest_benchmark import BenchmarkParams
 from harness.scenarios.quality import QualityParams
 from harness.scenarios.quant_sweep import QuantSweepParams
 from harness.scenarios.reasoning import ReasoningParams
