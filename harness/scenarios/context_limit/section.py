@@ -6,6 +6,7 @@ window nothing enforces. The numbers behind each outcome are one hover away."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, RunRecord
 from harness.report.formatting import MISSING, status_css, status_label
@@ -75,4 +76,11 @@ def build(run: RunRecord) -> ContextLimits | None:
     return ContextLimits(Table(columns, rows), tuple(dict.fromkeys(findings)))
 
 
-SECTION = Section("context_limit", "Context limits", build, claims=(PREFIX,), order=METRICS + 170)
+SECTION = Section(
+    "context_limit",
+    "Context limits",
+    build,
+    claims=(PREFIX,),
+    order=METRICS + 170,
+    templates=Path(__file__).parent,
+)

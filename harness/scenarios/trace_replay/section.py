@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Status, Unit
@@ -95,5 +96,10 @@ def build(run: RunRecord) -> TraceReplaySection | None:
 
 
 SECTION = Section(
-    "trace_replay", "Trace replay", build, claims=(f"{scenario.PREFIX}.",), order=METRICS + 30
+    "trace_replay",
+    "Trace replay",
+    build,
+    claims=(f"{scenario.PREFIX}.",),
+    order=METRICS + 30,
+    templates=Path(__file__).parent,
 )

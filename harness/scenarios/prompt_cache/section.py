@@ -4,6 +4,7 @@ reuse accounting, cache types and whether warm output equalled cold output."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import RunRecord, Status
 from harness.report.sections import METRICS, Section
@@ -67,4 +68,11 @@ def build(run: RunRecord) -> PromptCache | None:
     return PromptCache(table, not_reusable)
 
 
-SECTION = Section("prompt_cache", "Prompt cache", build, claims=(PREFIX,), order=METRICS + 120)
+SECTION = Section(
+    "prompt_cache",
+    "Prompt cache",
+    build,
+    claims=(PREFIX,),
+    order=METRICS + 120,
+    templates=Path(__file__).parent,
+)

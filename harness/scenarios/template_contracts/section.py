@@ -10,6 +10,7 @@ other value.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import RunRecord
 from harness.report.check_records import check_names, checks_by_name, verdict_of
@@ -96,5 +97,10 @@ def build(run: RunRecord) -> TemplateContracts | None:
 
 
 SECTION = Section(
-    "template_contracts", "Template contracts", build, claims=PREFIXES, order=METRICS + 100
+    "template_contracts",
+    "Template contracts",
+    build,
+    claims=PREFIXES,
+    order=METRICS + 100,
+    templates=Path(__file__).parent,
 )

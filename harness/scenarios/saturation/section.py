@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
@@ -226,5 +227,10 @@ def build(run: RunRecord) -> Knees | None:
 
 
 SECTION = Section(
-    "saturation", "Saturation knee", build, claims=(f"{PREFIX}.",), order=METRICS + 40
+    "saturation",
+    "Saturation knee",
+    build,
+    claims=(f"{PREFIX}.",),
+    order=METRICS + 40,
+    templates=Path(__file__).parent,
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.formatting import MISSING, choose_scale, status_css, status_label
@@ -91,4 +92,11 @@ def build(run: RunRecord) -> Reasoning | None:
     return Reasoning(_summary(results))
 
 
-SECTION = Section("reasoning", "Reasoning", build, claims=(f"{sc.PREFIX}.",), order=METRICS + 165)
+SECTION = Section(
+    "reasoning",
+    "Reasoning",
+    build,
+    claims=(f"{sc.PREFIX}.",),
+    order=METRICS + 165,
+    templates=Path(__file__).parent,
+)

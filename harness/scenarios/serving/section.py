@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
@@ -213,4 +214,11 @@ def build(run: RunRecord) -> Load | None:
     return Load(cases, Table(columns, failed))
 
 
-SECTION = Section("serving", "Serving", build, claims=(f"{PREFIX}.",), order=METRICS + 20)
+SECTION = Section(
+    "serving",
+    "Serving",
+    build,
+    claims=(f"{PREFIX}.",),
+    order=METRICS + 20,
+    templates=Path(__file__).parent,
+)

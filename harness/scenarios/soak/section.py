@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Unit
@@ -197,4 +198,6 @@ def build(run: RunRecord) -> Soaks | None:
     return Soaks(_cases(results), not_passed_table(results))
 
 
-SECTION = Section("soak", "Soak", build, claims=("soak.",), order=METRICS + 70)
+SECTION = Section(
+    "soak", "Soak", build, claims=("soak.",), order=METRICS + 70, templates=Path(__file__).parent
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
@@ -127,4 +128,11 @@ def build(run: RunRecord) -> Stalls | None:
     return Stalls(_summary(results), tuple(c for c in charts if c.shows_something))
 
 
-SECTION = Section("stall", "Stalls", build, claims=(f"{sc.PREFIX}.",), order=METRICS + 50)
+SECTION = Section(
+    "stall",
+    "Stalls",
+    build,
+    claims=(f"{sc.PREFIX}.",),
+    order=METRICS + 50,
+    templates=Path(__file__).parent,
+)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, RunRecord, Unit
 from harness.report.chart_model import Chart, Line, xy_chart
@@ -216,4 +217,11 @@ def build(run: RunRecord) -> Sessions | None:
     return Sessions(Table(tuple(header), tuple(summary)), tuple(cases))
 
 
-SECTION = Section("session", "Agent sessions", build, claims=(PREFIX,), order=METRICS + 150)
+SECTION = Section(
+    "session",
+    "Agent sessions",
+    build,
+    claims=(PREFIX,),
+    order=METRICS + 150,
+    templates=Path(__file__).parent,
+)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.metrics import MetricSpec
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
@@ -151,5 +152,10 @@ def build(run: RunRecord) -> QuantSweep | None:
 
 
 SECTION = Section(
-    "quant_sweep", "Weight quantisation", build, claims=(qm.PREFIX,), order=METRICS + 140
+    "quant_sweep",
+    "Weight quantisation",
+    build,
+    claims=(qm.PREFIX,),
+    order=METRICS + 140,
+    templates=Path(__file__).parent,
 )

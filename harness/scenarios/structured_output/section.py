@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, RunRecord
 from harness.report.formatting import Scale, choose_scale, status_css, status_label
@@ -120,5 +121,10 @@ def build(run: RunRecord) -> StructuredOutput | None:
 
 
 SECTION = Section(
-    "structured_output", "Structured output", build, claims=(PREFIX,), order=METRICS + 180
+    "structured_output",
+    "Structured output",
+    build,
+    claims=(PREFIX,),
+    order=METRICS + 180,
+    templates=Path(__file__).parent,
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.core.types import CaseResult, RunRecord, Status
@@ -158,4 +159,11 @@ def build(run: RunRecord) -> DistributedSection | None:
     return DistributedSection(cases, ranks)
 
 
-SECTION = Section("distributed", "Distributed", build, claims=(dm.PREFIX,), order=METRICS + 145)
+SECTION = Section(
+    "distributed",
+    "Distributed",
+    build,
+    claims=(dm.PREFIX,),
+    order=METRICS + 145,
+    templates=Path(__file__).parent,
+)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, Metric, RunRecord, Unit
 from harness.report.formatting import MISSING, Scale, choose_scale, status_css, status_label
@@ -136,4 +137,11 @@ def build(run: RunRecord) -> KVSweep | None:
     return KVSweep(Table(tuple(header), tuple(body)))
 
 
-SECTION = Section("kv_sweep", "KV cache sweep", build, claims=(PREFIX,), order=METRICS + 130)
+SECTION = Section(
+    "kv_sweep",
+    "KV cache sweep",
+    build,
+    claims=(PREFIX,),
+    order=METRICS + 130,
+    templates=Path(__file__).parent,
+)

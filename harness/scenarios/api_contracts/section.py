@@ -10,6 +10,7 @@ raw text in the data and is escaped by the templates like every other value.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.core.types import CaseResult, RunRecord
 from harness.report.check_records import check_names, checks_by_name, verdict_of
@@ -119,4 +120,11 @@ def build(run: RunRecord) -> ApiContracts | None:
     return ApiContracts(Table(columns, rows), tuple(failures), tuple(skipped), tuple(unjudged))
 
 
-SECTION = Section("api_contracts", "API contracts", build, claims=PREFIXES, order=METRICS + 90)
+SECTION = Section(
+    "api_contracts",
+    "API contracts",
+    build,
+    claims=PREFIXES,
+    order=METRICS + 90,
+    templates=Path(__file__).parent,
+)
