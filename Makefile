@@ -132,7 +132,8 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
-# docs/scenarios.md's scenario parameter table, from the scenarios' params models
+# docs/scenarios.md's generated parts: the metrics table (each scenario folder's docs.md), the
+# contract table (each scenario's params model and needs) and the parameter tables (params models)
 readme-params:
 	$(PY) -m harness.cli scenarios --update-readme docs/scenarios.md
 

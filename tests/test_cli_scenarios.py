@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.cli.scenarios import README_BEGIN, README_END, markdown_table, with_readme_table
+from harness.cli.scenarios import README_BEGIN, README_END, markdown_table, with_generated
 from harness.scenarios import SCENARIOS
 
 README = Path(__file__).resolve().parents[1] / "docs" / "scenarios.md"
@@ -15,8 +15,9 @@ README = Path(__file__).resolve().parents[1] / "docs" / "scenarios.md"
 
 def test_readme_parameter_table_is_generated_and_current() -> None:
     text = README.read_text(encoding="utf-8")
-    assert with_readme_table(text, markdown_table()) == text, (
-        "docs/scenarios.md's scenario parameter table is stale: run `make readme-params`"
+    assert with_generated(text) == text, (
+        "docs/scenarios.md's generated tables (metrics, contracts, parameters) are stale: "
+        "run `make readme-params`"
     )
 
 

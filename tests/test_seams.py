@@ -25,6 +25,13 @@ import pytest
 
 HARNESS = Path(__file__).resolve().parent.parent / "harness"
 REPORT = HARNESS / "report"
+
+
+def report_modules() -> list[Path]:
+    """The report layer's modules: harness/report/ and each scenario folder's section.py."""
+    return sorted([*REPORT.rglob("*.py"), *(HARNESS / "scenarios").glob("*/section.py")])
+
+
 RUNNER = HARNESS / "runner"
 
 
@@ -151,7 +158,7 @@ def _found(paths: list[Path], rule: Callable[[ast.AST], Iterator[int]]) -> list[
 
 
 def test_no_report_module_reads_artifacts_by_string_key() -> None:
-    checked = sorted(REPORT.rglob("*.py"))
+    checked = report_modules()
     assert _found(checked, string_artifact_reads) == [], (
         "read the scenario's typed artifact (<Scenario>Artifacts.of(result)), not a string key"
     )
@@ -160,7 +167,7 @@ def test_no_report_module_reads_artifacts_by_string_key() -> None:
 def test_no_report_module_reads_artifacts_by_a_named_key() -> None:
     found = [
         f"{p.relative_to(HARNESS.parent)}:{line} ({key})"
-        for p in sorted(REPORT.rglob("*.py"))
+        for p in report_modules()
         for line, key in named_key_reads(_tree(p))
     ]
     assert found == [], "read the case's typed artifacts (<Name>Artifacts.of(result)), not a key"

@@ -8,7 +8,7 @@
 - pytest-benchmark's machine info gains ``mlx_harness``: the harness's machine fingerprint
   (``pytest_benchmark_update_machine_info``).
 - When the session ends, every benchmark with timings becomes a ``benchmark`` case
-  (:mod:`harness.scenarios.pytest_benchmark`) of the harness run: the same ``run.jsonl``,
+  (:mod:`harness.scenarios.benchmark`) of the harness run: the same ``run.jsonl``,
   comparison with ``--baseline`` and report as suite cases (a session without suite cases opens
   a run for them). The case is named by the test's node id, its model is the one the test
   loaded through ``mlx_model`` (``python`` when none), its samples are pytest-benchmark's rounds.
@@ -190,7 +190,7 @@ def benchmark_results(
 ) -> Iterator[tuple[Case, CaseResult]]:
     """Each pytest-benchmark ``Metadata`` with timings as a ``benchmark`` case and its result."""
     from harness.backends.mlx_runtime import blas_in_use
-    from harness.scenarios.pytest_benchmark import SCENARIO, TIME
+    from harness.scenarios.benchmark import SCENARIO, TIME
 
     blas = blas_in_use()
     for bench in benchmarks:

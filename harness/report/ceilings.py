@@ -21,7 +21,7 @@ from typing import Any
 from harness.backends.decode_traffic import share_over_limit
 from harness.core.types import CaseResult, RunRecord
 from harness.scenarios import throughput
-from harness.scenarios.throughput_artifacts import RecordedBandwidth, ThroughputArtifacts
+from harness.scenarios.throughput.artifacts import RecordedBandwidth, ThroughputArtifacts
 
 INVALID = "ceiling invalid"
 GB = 1e9

@@ -25,9 +25,9 @@ from harness.scenarios import batch_generate, throughput
 from harness.scenarios import prompt_cache as pc
 from harness.scenarios.quant_sweep import metrics as quant
 from harness.scenarios.quant_sweep.artifacts import QuantSweepArtifacts
-from harness.scenarios.serving.metrics import PREFIX as SERVING_PREFIX
 from harness.scenarios.serving.record import ServingArtifacts
-from harness.scenarios.serving.stats import QUANTILES
+from harness.scenarios.streams.metrics import PREFIX as SERVING_PREFIX
+from harness.scenarios.streams.stats import QUANTILES
 
 MAX_LOAD_CHARTS = 6  # served cases drawn; the Serving section's tables hold every one
 PERCENT = Scale(0.01, 0, "% of ceiling")

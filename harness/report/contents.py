@@ -1,8 +1,11 @@
 """The report's sections. The built-in ones are registered as a plug-in's are: a key naming
 the ``"module:attr"`` of its :class:`~harness.report.sections.Section`, whose ``order`` places it
-(the bands are in :mod:`harness.report.sections`). Adding one: a module with a ``build(run)``
-function and a ``SECTION`` value with its ``order``, the partials ``templates/<key>.md.j2`` and
-``templates/<key>.html.j2``, and one line in ``BUILT_IN``. A plug-in's section (entry-point
+(the bands are in :mod:`harness.report.sections`). A scenario's section lives in its folder:
+``harness/scenarios/<name>/section.py`` (``build(run)`` and a ``SECTION`` with its ``order`` and
+``templates`` naming the folder) beside its partials ``<name>.md.j2`` and ``<name>.html.j2``; it
+is found through the scenario registry, nothing to add here. A section of no one scenario: a
+module here, the partials ``templates/<key>.md.j2`` and ``templates/<key>.html.j2``, and one
+line in ``REPORT_ONLY``. A plug-in's section (entry-point
 group ``mlx_harness.report_sections``, a ``Section`` with ``templates`` naming its partials'
 folder) comes after the built-in ones that show metrics, before "Other metrics", unless its
 ``order`` says otherwise; one that cannot be loaded is shown as its one-line error, never a lost
@@ -11,37 +14,27 @@ report.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from harness.core.registry import Registry
 from harness.core.types import RunRecord
 from harness.report import unclaimed
 from harness.report.sections import Section
+from harness.scenarios import BUILT_IN as SCENARIO_FOLDERS
+from harness.scenarios.folders import section_target
 
-BUILT_IN: dict[str, str] = {  # in report order; each Section's ``order`` decides
+# The sections of no one scenario (each Section's ``order`` places it)
+REPORT_ONLY: dict[str, str] = {
     "header": "harness.report.header:SECTION",
     "matrix": "harness.report.matrix:SECTION",
     "charts": "harness.report.charts:SECTION",
     "side_by_side": "harness.report.side_by_side:SECTION",
     "performance": "harness.report.performance:SECTION",
     "engines": "harness.report.engines:SECTION",
-    "serving": "harness.report.serving:SECTION",
-    "trace_replay": "harness.report.trace_replay:SECTION",
-    "saturation": "harness.report.saturation:SECTION",
-    "stall": "harness.report.stall:SECTION",
     "cancellation": "harness.report.cancellation:SECTION",
-    "soak": "harness.report.soak:SECTION",
     "batch_generate": "harness.report.batch_generate:SECTION",
-    "api_contracts": "harness.report.api_contracts:SECTION",
-    "template_contracts": "harness.report.template_contracts:SECTION",
     "quality": "harness.report.quality:SECTION",
-    "prompt_cache": "harness.report.prompt_cache:SECTION",
-    "kv_sweep": "harness.report.kv_sweep:SECTION",
-    "quant_sweep": "harness.report.quant_sweep:SECTION",
-    "distributed": "harness.report.distributed:SECTION",
-    "session": "harness.report.session:SECTION",
     "speculative": "harness.report.speculative:SECTION",
-    "reasoning": "harness.report.reasoning:SECTION",
-    "context_limit": "harness.report.context_limit:SECTION",
-    "structured_output": "harness.report.structured_output:SECTION",
     "tool_calls": "harness.report.tool_calls:SECTION",
     "vision": "harness.report.vision:SECTION",
     "audio": "harness.report.audio:SECTION",
@@ -51,6 +44,16 @@ BUILT_IN: dict[str, str] = {  # in report order; each Section's ``order`` decide
     "machine_state": "harness.report.machine_state:SECTION",
     "models": "harness.report.identities:SECTION",
 }
+
+
+def scenario_sections(scenarios: Mapping[str, str] = SCENARIO_FOLDERS) -> dict[str, str]:
+    """The report sections of the built-in scenarios' folders, found through the scenario
+    registry's strings: ``name -> "<its package>.section:SECTION"`` for each whose folder holds
+    a ``section.py`` (looked up on disk, not imported until the report loads it)."""
+    return {name: found for name, target in scenarios.items() if (found := section_target(target))}
+
+
+BUILT_IN: dict[str, str] = {**REPORT_ONLY, **scenario_sections()}  # report order: ``order``
 
 REPORT_SECTIONS: Registry[Section] = Registry(
     "report section", BUILT_IN, group="mlx_harness.report_sections"

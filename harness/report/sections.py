@@ -32,8 +32,9 @@ class Section:
     title: str
     build: Callable[[RunRecord], object | None]  # returns None to leave the section out
     claims: tuple[str, ...] = ()  # metric names (or "prefix.") this section shows
-    # A plug-in's section brings its partials: the folder holding <key>.md.j2 and
-    # <key>.html.j2 (they may include the built-in ones, e.g. "table.md.j2").
+    # A plug-in's section, or a scenario folder's (harness/scenarios/<name>/section.py), brings
+    # its partials: the folder holding <key>.md.j2 and <key>.html.j2 (they may include the
+    # built-in ones, e.g. "table.md.j2").
     templates: Path | None = None
     order: int = PLUGIN_ORDER  # its place in the report, lowest first (the bands above)
 

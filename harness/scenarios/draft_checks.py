@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from harness.core.visible_text import visible
 from harness.scenarios.artifacts import ScenarioArtifacts
+
+if TYPE_CHECKING:
+    from harness.backends.base import LoadedModel
 
 
 @dataclass(frozen=True)
@@ -96,3 +100,10 @@ def first_mismatch(without_draft: Sequence[int], with_draft: Sequence[int]) -> M
         without_draft[shorter] if shorter < len(without_draft) else None,
         with_draft[shorter] if shorter < len(with_draft) else None,
     )
+
+
+def shown_token(model: LoadedModel, token: int | None) -> str:
+    """``id "text"`` with the text escaped (model output is untrusted); ``end`` for none."""
+    if token is None:
+        return "end of output"
+    return f'{token} "{visible(model.decode([token]), 40)}"'

@@ -11,7 +11,7 @@ from report_fixtures import EVIL, case, make_run, metric
 
 from harness.core.types import CaseResult, RunRecord, Status, Unit
 from harness.report import render_html, render_markdown, unclaimed
-from harness.report.api_contracts import SECTION, build
+from harness.scenarios.api_contracts.section import SECTION, build
 
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 

@@ -21,9 +21,10 @@ def test_every_built_in_section_loads_under_its_own_key() -> None:
     assert [s.key for s in _built_in()] == list(contents.BUILT_IN)
 
 
-def test_the_built_in_sections_are_listed_in_report_order_each_in_a_place_of_its_own() -> None:
+def test_the_built_in_sections_each_have_a_place_of_their_own() -> None:
+    report_only = [contents.REPORT_SECTIONS.get(key).order for key in contents.REPORT_ONLY]
+    assert report_only == sorted(report_only)  # listed in report order
     orders = [s.order for s in _built_in()]
-    assert orders == sorted(orders)
     assert len(set(orders)) == len(orders)
     assert all(s.order < PLUGIN_ORDER for s in _built_in() if s.claims)  # metrics before plug-ins
 
@@ -55,3 +56,10 @@ def test_a_built_in_section_that_cannot_be_loaded_is_one_line(
     markdown = unwrapped(render_markdown(make_run([case("m", "load")])))
     assert "report section 'ledger' could not be loaded" in markdown
     assert "## Summary" in markdown  # the rest of the report is there
+
+
+def test_a_scenario_folder_with_a_section_py_brings_its_section() -> None:
+    found = contents.scenario_sections()
+    assert found["stall"] == "harness.scenarios.stall.section:SECTION"
+    assert "throughput" not in found  # no section.py: its figures are the performance section's
+    assert set(found) <= set(contents.BUILT_IN)

@@ -9,7 +9,8 @@ from dataclasses import replace
 from report_fixtures import case, make_run, metric
 
 from harness.core.types import CaseResult, Status, Unit
-from harness.report import context_limit, render_html, render_markdown
+from harness.report import render_html, render_markdown
+from harness.scenarios.context_limit import section as context_limit
 
 
 def _case(model: str, engine: str, outcomes: dict[str, str], status: Status) -> CaseResult:

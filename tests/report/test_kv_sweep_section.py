@@ -8,8 +8,9 @@ from dataclasses import replace
 from report_fixtures import MIB, case, make_run, metric
 
 from harness.core.types import CaseResult, Status, Unit
-from harness.report import kv_sweep, render_html, render_markdown
+from harness.report import render_html, render_markdown
 from harness.report.table import Table
+from harness.scenarios.kv_sweep import section as kv_sweep
 
 # (kv_bits, depth, KV bytes, ratio, decode tok/s, agreement, KL, divergence, status)
 ROWS = [

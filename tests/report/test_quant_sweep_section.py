@@ -9,9 +9,10 @@ from dataclasses import replace
 from report_fixtures import MIB, case, make_run, metric
 
 from harness.core.types import CaseResult, Status, Unit
-from harness.report import quant_sweep, render_html, render_markdown
+from harness.report import render_html, render_markdown
 from harness.report.charts import build_charts
 from harness.report.table import Table
+from harness.scenarios.quant_sweep import section as quant_sweep
 
 # (quant, label, weight bytes, ratio, decode tok/s, share, KL, divergence, matmul KL,
 #  matmul divergence, status)

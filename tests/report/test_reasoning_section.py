@@ -10,7 +10,7 @@ from report_fixtures import EVIL, case, make_run
 
 from harness.core.types import Metric, Status, Unit
 from harness.report import render_markdown
-from harness.report.reasoning import build
+from harness.scenarios.reasoning.section import build
 
 
 def thinker(model: str, status: Status = Status.PASSED, reason: str | None = None) -> object:

@@ -211,6 +211,10 @@ def test_a_new_section_is_one_module_and_two_partials(tmp_path: Path) -> None:
 
 def test_every_section_has_both_partials() -> None:
     for section in default_sections():
+        if section.templates is not None:  # a scenario folder's section: its partials beside it
+            for kind in ("md", "html"):
+                assert (section.templates / f"{section.key}.{kind}.j2").is_file(), section.key
+            continue
         assert (TEMPLATES / section.md_template).is_file(), section.key
         assert (TEMPLATES / section.html_template).is_file(), section.key
 
@@ -220,6 +224,10 @@ def test_templates_are_package_data() -> None:
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     globs = pyproject["tool"]["setuptools"]["package-data"]["harness"]
     for path in TEMPLATES.iterdir():
+        relative = path.relative_to(TEMPLATES.parents[1]).as_posix()
+        assert any(fnmatch.fnmatch(relative, g) for g in globs), relative
+    scenarios = TEMPLATES.parents[1] / "scenarios"
+    for path in [*scenarios.glob("*/*.j2"), *scenarios.glob("*/*.md")]:  # partials, docs
         relative = path.relative_to(TEMPLATES.parents[1]).as_posix()
         assert any(fnmatch.fnmatch(relative, g) for g in globs), relative
 

@@ -10,8 +10,8 @@ from report_fixtures import EVIL, case, make_run
 
 from harness.core.types import CaseResult, Metric, Status, Unit
 from harness.report import render_html, render_markdown
-from harness.report.saturation import build as build_knees
-from harness.report.stall import build as build_stalls
+from harness.scenarios.saturation.section import build as build_knees
+from harness.scenarios.stall.section import build as build_stalls
 
 
 def spread(p90: float | None) -> dict[str, Any]:

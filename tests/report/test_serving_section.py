@@ -11,12 +11,12 @@ from report_fixtures import EVIL, case, make_run
 from harness.backends.openai_client import StreamReply
 from harness.core.types import CaseResult, Metric, Status
 from harness.report import render_html, render_markdown
-from harness.report.serving import build
-from harness.scenarios.serving.artifacts import point_record
-from harness.scenarios.serving.loop import LoopRun
-from harness.scenarios.serving.metrics import point_metrics
-from harness.scenarios.serving.schedule import LoadPoint, closed, open_rate
-from harness.scenarios.serving.stats import RequestSample, Slo, point_stats
+from harness.scenarios.serving.section import build
+from harness.scenarios.streams.artifacts import point_record
+from harness.scenarios.streams.loop import LoopRun
+from harness.scenarios.streams.metrics import point_metrics
+from harness.scenarios.streams.schedule import LoadPoint, closed, open_rate
+from harness.scenarios.streams.stats import RequestSample, Slo, point_stats
 
 
 def requests(

@@ -10,7 +10,8 @@ from typing import Any
 from report_fixtures import case, make_run, metric
 
 from harness.core.types import CaseResult, Status, Unit
-from harness.report import render_html, render_markdown, session
+from harness.report import render_html, render_markdown
+from harness.scenarios.session import section as session
 
 
 def _turn(turn: int, reusable: int, reused: int | None, **extra: Any) -> dict[str, Any]:

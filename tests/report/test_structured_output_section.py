@@ -10,8 +10,9 @@ from typing import Any
 from report_fixtures import case, make_run, metric
 
 from harness.core.types import CaseResult, Status, Unit
-from harness.report import render_html, render_markdown, structured_output
+from harness.report import render_html, render_markdown
 from harness.report.table import Table
+from harness.scenarios.structured_output import section as structured_output
 
 VERDICTS = {"correct": 2, "conforms": 1, "nonconforming": 0, "truncated": 1, "not_json": 0}
 

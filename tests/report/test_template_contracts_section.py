@@ -11,7 +11,7 @@ from report_fixtures import EVIL, case, make_run
 
 from harness.core.types import CaseResult, Status
 from harness.report import render_html, render_markdown
-from harness.report.template_contracts import build
+from harness.scenarios.template_contracts.section import build
 
 
 def check(name: str, verdict: str, outcome: str, evidence: str = "rendered") -> dict[str, Any]:

@@ -9,7 +9,8 @@ from dataclasses import replace
 from report_fixtures import case, make_run, metric
 
 from harness.core.types import CaseResult, Status, Unit
-from harness.report import render_html, render_markdown, trace_replay
+from harness.report import render_html, render_markdown
+from harness.scenarios.trace_replay import section as trace_replay
 
 
 def _case(

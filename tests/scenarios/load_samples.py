@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.scenarios.serving.stats import RequestSample
+from harness.scenarios.streams.stats import RequestSample
 
 
 def sample(

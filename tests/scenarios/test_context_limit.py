@@ -15,7 +15,7 @@ from harness.backends.http import ServedModel
 from harness.backends.openai_client import Endpoint
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
 from harness.scenarios.context_limit import SCENARIO, ContextLimitParams
-from harness.scenarios.context_outcome import (
+from harness.scenarios.context_limit.outcome import (
     Answer,
     Outcome,
     Probe,
@@ -25,7 +25,7 @@ from harness.scenarios.context_outcome import (
     classify,
     failure,
 )
-from harness.scenarios.context_window import folder_window, window_of_props, window_of_slots
+from harness.scenarios.context_limit.window import folder_window, window_of_props, window_of_slots
 from tests.servers.scripted_openai import completion, scripted_server
 
 SERVER = Window(256, WindowSource.SERVER)

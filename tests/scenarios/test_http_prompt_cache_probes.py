@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.check_types import CheckStatus
-from harness.scenarios.http_prompt_cache_probes import (
+from harness.scenarios.http_prompt_cache.probes import (
     Asked,
     ProbeRun,
     order_verdict,

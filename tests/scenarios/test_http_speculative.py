@@ -16,8 +16,8 @@ from harness.backends.openai_client import Endpoint
 from harness.backends.server_engines import Draft, ServerEngine, draft_args
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
 from harness.scenarios.draft_checks import Acceptance
-from harness.scenarios.http_draft import draft_off, server_acceptance, text_mismatch
 from harness.scenarios.http_speculative import OTHER_TOPIC, SCENARIO, HttpSpeculativeParams
+from harness.scenarios.http_speculative.draft import draft_off, server_acceptance, text_mismatch
 from harness.spec.errors import SuiteInvalid
 from harness.spec.loader import load_suite
 from harness.spec.plan import plan

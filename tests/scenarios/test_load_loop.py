@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from harness.scenarios.serving.loop import closed_loop, open_loop
-from harness.scenarios.serving.schedule import LoopKind
+from harness.scenarios.streams.loop import closed_loop, open_loop
+from harness.scenarios.streams.schedule import LoopKind
 
 # -- loops -------------------------------------------------------------------------------------
 

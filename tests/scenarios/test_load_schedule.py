@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.scenarios.serving.schedule import arrival_offsets, closed, open_rate
+from harness.scenarios.streams.schedule import arrival_offsets, closed, open_rate
 
 # -- schedules ---------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import math
 import pytest
 from load_samples import PLANTED, sample
 
-from harness.scenarios.serving.stats import (
+from harness.scenarios.streams.stats import (
     MIN_FINISHED,
     Slo,
     SloVerdict,

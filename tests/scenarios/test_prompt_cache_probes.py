@@ -23,7 +23,7 @@ from harness.backends import BACKENDS
 from harness.core.types import Case, Status
 from harness.runner.session import RunSession
 from harness.scenarios.prompt_cache import PromptCacheParams
-from harness.scenarios.prompt_cache_lru_probes import Order, order_probe, trim_probe
+from harness.scenarios.prompt_cache_lru.probes import Order, order_probe, trim_probe
 from harness.scenarios.prompts import text_prompt
 from tests.runner.cases import path_case
 

@@ -21,7 +21,7 @@ from harness.scenarios.saturation.bootstrap import point_bootstrap
 from harness.scenarios.saturation.knee import KneePoint, knee
 from harness.scenarios.saturation.oversaturation import in_flight_at_sends, oversaturated
 from harness.scenarios.saturation.search import KneeSearch, Reading, StopReason
-from harness.scenarios.serving.stats import RequestSample, Slo
+from harness.scenarios.streams.stats import RequestSample, Slo
 from tests.servers.shaped_openai import Shape, shaped_server
 
 # -- the search, against a server described by a function of the load -----------------------

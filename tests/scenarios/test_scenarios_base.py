@@ -3,99 +3,57 @@ stay apart, and a model without a capability is narrowed to a skip that names it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.backends.base import BackendCapability, LoadInfo
 from harness.backends.fake import FakeModel
+from harness.cli.scenarios import CONTRACTS_BEGIN, CONTRACTS_END, NONE
 from harness.probe.types import Capability
 from harness.scenarios import SCENARIOS
-from harness.scenarios.api_contracts import ApiContractsParams
 from harness.scenarios.base import BaseScenario, Params, Scenario, ScenarioContext, lacks
-from harness.scenarios.batch_generate import BatchGenerateParams
-from harness.scenarios.cancellation import CancellationParams
-from harness.scenarios.context_limit import ContextLimitParams
-from harness.scenarios.distributed import DistributedParams
-from harness.scenarios.greedy_text import GreedyTextParams
-from harness.scenarios.http_prompt_cache import HttpPromptCacheParams
-from harness.scenarios.http_speculative import HttpSpeculativeParams
-from harness.scenarios.http_throughput import HttpThroughputParams
-from harness.scenarios.kv_sweep import KVSweepParams
 from harness.scenarios.load import LoadParams
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru import LruParams
-from harness.scenarios.pytest_benchmark import BenchmarkParams
-from harness.scenarios.quality import QualityParams
-from harness.scenarios.quant_sweep import QuantSweepParams
-from harness.scenarios.reasoning import ReasoningParams
-from harness.scenarios.saturation import SaturationParams
-from harness.scenarios.serving import ServingParams
-from harness.scenarios.session import SessionParams
-from harness.scenarios.soak import SoakParams
-from harness.scenarios.speculative import SpeculativeParams
-from harness.scenarios.speech_to_text import SpeechToTextParams
-from harness.scenarios.stall import StallParams
-from harness.scenarios.structured_output import StructuredOutputParams
-from harness.scenarios.template_contracts import TemplateContractsParams
-from harness.scenarios.text_to_speech import TextToSpeechParams
 from harness.scenarios.throughput import ThroughputParams
 from harness.scenarios.tool_calls import ToolCallsParams
-from harness.scenarios.toolcalls_corpus import CorpusParams
-from harness.scenarios.trace_replay import TraceReplayParams
-from harness.scenarios.vision_prompt_cache import VisionPromptCacheParams
-from harness.scenarios.vision_throughput import VisionThroughputParams
 from tests.scenarios.minimal_scenario import MinimalScenario
 
-TEXT = BackendCapability.TEXT_GENERATION
-CACHE = BackendCapability.PROMPT_CACHE
-TOOLS = BackendCapability.TOOL_PARSING
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 
-# (scenario, params model, model needs (probe), backend needs (declared))
-CONTRACTS: list[tuple[str, type[Params], set[Capability], set[BackendCapability]]] = [
-    ("load", LoadParams, set(), set()),
-    ("throughput", ThroughputParams, {Capability.TEXT}, {TEXT}),
-    ("prompt_cache", PromptCacheParams, {Capability.TEXT}, {TEXT, CACHE}),
-    ("prompt_cache_lru", LruParams, {Capability.TEXT}, {TEXT, CACHE}),
-    ("tool_calls", ToolCallsParams, {Capability.CHAT}, {TEXT, TOOLS}),
-    ("toolcalls_corpus", CorpusParams, set(), set()),
-    ("quality", QualityParams, {Capability.TEXT}, {TEXT}),
-    ("speculative", SpeculativeParams, {Capability.TEXT},
-     {TEXT, BackendCapability.DRAFT_DECODING}),
-    ("batch_generate", BatchGenerateParams, {Capability.TEXT},
-     {TEXT, BackendCapability.BATCH_GENERATION}),
-    ("quant_sweep", QuantSweepParams, {Capability.TEXT},
-     {TEXT, BackendCapability.WEIGHT_QUANTIZATION}),
-    ("distributed", DistributedParams, {Capability.TEXT}, {TEXT}),
-    # in process (constrained decoding) or served (HTTP): either will do, checked when it runs
-    ("structured_output", StructuredOutputParams, set(), set()),
-    # in process (a prompt cache) or served (HTTP): either will do, checked when it runs
-    ("session", SessionParams, set(), set()),
-    # in process (text generation) or served (HTTP): either will do, checked when it runs
-    ("context_limit", ContextLimitParams, set(), set()),
-    # in process (text generation) or served (HTTP): either will do, checked when it runs
-    ("reasoning", ReasoningParams, set(), set()),
-    ("http_speculative", HttpSpeculativeParams, set(), {BackendCapability.HTTP}),
-    # a quantized cache is an optional protocol of the model (KVQuantizedRuns), checked when run
-    ("kv_sweep", KVSweepParams, {Capability.TEXT}, {TEXT}),
-    ("speech_to_text", SpeechToTextParams, {Capability.AUDIO_IN}, {BackendCapability.AUDIO_IN}),
-    ("text_to_speech", TextToSpeechParams, {Capability.TTS}, {BackendCapability.AUDIO_OUT}),
-    ("vision_throughput", VisionThroughputParams, {Capability.VISION}, {BackendCapability.IMAGES}),
-    ("serving", ServingParams, set(), {BackendCapability.HTTP}),
-    ("trace_replay", TraceReplayParams, set(), {BackendCapability.HTTP}),
-    ("saturation", SaturationParams, set(), {BackendCapability.HTTP}),
-    ("stall", StallParams, set(), {BackendCapability.HTTP}),
-    ("cancellation", CancellationParams, set(), {BackendCapability.HTTP}),
-    ("soak", SoakParams, set(), {BackendCapability.HTTP}),
-    ("api_contracts", ApiContractsParams, set(), {BackendCapability.HTTP}),
-    ("http_throughput", HttpThroughputParams, set(), {BackendCapability.HTTP}),
-    ("http_prompt_cache", HttpPromptCacheParams, set(), {BackendCapability.HTTP}),
-    # in process (text generation) or served (HTTP): either will do, checked when it runs
-    ("greedy_text", GreedyTextParams, set(), set()),
-    ("vision_prompt_cache", VisionPromptCacheParams, {Capability.VISION},
-     {BackendCapability.IMAGES, CACHE}),
-    ("template_contracts", TemplateContractsParams, {Capability.CHAT}, {TEXT}),
-    # a pytest-benchmark test's timings, recorded by the bridge: nothing runs in a worker
-    ("benchmark", BenchmarkParams, set(), set()),
-]  # fmt: skip
+
+def contract_table(text: str) -> list[tuple[str, str, str, str]]:
+    """The rows of docs/scenarios.md's generated contract table (``make readme-params``):
+    (scenario, params model, model needs, backend needs)."""
+    start, end = text.index(CONTRACTS_BEGIN), text.index(CONTRACTS_END)
+    rows = []
+    for line in text[start:end].splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and line.startswith("| `"):
+            rows.append((cells[0], cells[1], cells[2], cells[3]))
+    return rows
+
+
+def check_contract(name: str, params: str, needs: str, backend_needs: str) -> None:
+    """A registered scenario is a whole typed Scenario whose declarations are its table row."""
+    scenario = SCENARIOS.get(name)
+    assert isinstance(scenario, Scenario) and isinstance(scenario, BaseScenario)
+    model = scenario.params_model
+    assert scenario.name == name and f"{model.__module__}.{model.__qualname__}" == params
+    assert issubclass(model, Params)
+    wanted = set() if needs == NONE else {Capability(v) for v in needs.split(", ")}
+    assert scenario.needs == wanted and all(type(c) is Capability for c in scenario.needs)
+    wanted_backend = (
+        set()
+        if backend_needs == NONE
+        else {BackendCapability(v) for v in backend_needs.split(", ")}
+    )
+    assert scenario.backend_needs == wanted_backend
+    assert all(type(c) is BackendCapability for c in scenario.backend_needs)
+
+
+CONTRACTS = contract_table(DOCS.read_text(encoding="utf-8"))
 
 
 def test_the_table_covers_every_builtin() -> None:
@@ -104,17 +62,17 @@ def test_the_table_covers_every_builtin() -> None:
 
 @pytest.mark.parametrize(("name", "params", "needs", "backend_needs"), CONTRACTS)
 def test_builtin_scenarios_are_whole_typed_scenarios(
-    name: str,
-    params: type[Params],
-    needs: set[Capability],
-    backend_needs: set[BackendCapability],
+    name: str, params: str, needs: str, backend_needs: str
 ) -> None:
-    scenario = SCENARIOS.get(name)
-    assert isinstance(scenario, Scenario) and isinstance(scenario, BaseScenario)
-    assert scenario.name == name and scenario.params_model is params
-    assert scenario.needs == needs and all(type(c) is Capability for c in scenario.needs)
-    assert scenario.backend_needs == backend_needs
-    assert all(type(c) is BackendCapability for c in scenario.backend_needs)
+    check_contract(name, params, needs, backend_needs)
+
+
+def test_a_changed_need_breaks_the_contract() -> None:
+    name, params, needs, backend_needs = next(r for r in CONTRACTS if r[0] == "throughput")
+    with pytest.raises(AssertionError):
+        check_contract(name, params, "chat", backend_needs)
+    with pytest.raises(AssertionError):
+        check_contract(name, "harness.scenarios.load.LoadParams", needs, backend_needs)
 
 
 _Minimal = MinimalScenario

@@ -26,8 +26,8 @@ from harness.scenarios import SCENARIOS
 from harness.scenarios import serving as serving_module
 from harness.scenarios.base import ScenarioContext
 from harness.scenarios.serving import ServingParams
-from harness.scenarios.serving.artifacts import reply_error, request_sample
-from harness.scenarios.serving.loop import Sent
+from harness.scenarios.streams.artifacts import reply_error, request_sample
+from harness.scenarios.streams.loop import Sent
 from tests.servers.planted_process import planted_server
 
 # -- replies -----------------------------------------------------------------------------------

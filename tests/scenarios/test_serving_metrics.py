@@ -6,9 +6,9 @@ from load_samples import PLANTED
 
 from harness.core.metrics import MetricSpecs
 from harness.core.types import Unit
-from harness.scenarios.serving.metrics import declared_specs, point_metrics
-from harness.scenarios.serving.schedule import closed
-from harness.scenarios.serving.stats import (
+from harness.scenarios.streams.metrics import declared_specs, point_metrics
+from harness.scenarios.streams.schedule import closed
+from harness.scenarios.streams.stats import (
     Slo,
     point_stats,
 )

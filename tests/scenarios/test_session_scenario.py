@@ -23,14 +23,14 @@ from harness.models.cache_dir import models_dir
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
 from harness.scenarios.prefix import common_prefix, reusable_tokens
 from harness.scenarios.session import SCENARIO, SessionParams
-from harness.scenarios.session_reuse import Departure, TurnReuse, history_departure
-from harness.scenarios.session_script import (
+from harness.scenarios.session.reuse import Departure, TurnReuse, history_departure
+from harness.scenarios.session.script import (
     SessionFileError,
     generated_session,
     sessions_from_file,
     template_messages,
 )
-from harness.scenarios.session_served import no_cache_fields, twin_args
+from harness.scenarios.session.served import no_cache_fields, twin_args
 from tests.servers.planted_openai import make_server
 from tests.servers.planted_requests import Plant
 from tests.servers.toy_model import MODEL_ID
@@ -362,7 +362,7 @@ def test_a_server_that_does_not_answer_fails_naming_the_turn() -> None:
 
 
 def _turn(turn: int, answer: str, identical: bool | None = True) -> Any:
-    from harness.scenarios.session_reuse import TurnResult
+    from harness.scenarios.session.reuse import TurnResult
 
     return TurnResult(turn, "user", TurnReuse(40, 30, 30), 0.1, 50.0, answer, identical=identical)
 

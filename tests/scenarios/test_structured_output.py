@@ -24,10 +24,10 @@ from harness.backends.mlx_lm import BACKEND, MlxLmModel
 from harness.backends.openai_client import Endpoint
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
-from harness.scenarios.structured_cases import BUILTIN
-from harness.scenarios.structured_http import request_body
 from harness.scenarios.structured_output import SCENARIO, StructuredOutputParams
-from harness.scenarios.structured_verdicts import Honour, Judged, Verdict, honour, judge
+from harness.scenarios.structured_output.cases import BUILTIN
+from harness.scenarios.structured_output.http import request_body
+from harness.scenarios.structured_output.verdicts import Honour, Judged, Verdict, honour, judge
 
 CITY = next(c for c in BUILTIN if c.name == "city_year")
 LAX = {"type": "object", "properties": {"city": {"type": "string"}}}  # nothing required

@@ -155,7 +155,7 @@ def test_a_stalled_replay_loop_is_caught_off_its_timestamps() -> None:
     """The planted break: the replay's event loop blocked for 0.6 s just after the start (as a
     client doing work between sends would): the requests due meanwhile go out late, and the
     rule fails the replay."""
-    from harness.scenarios.serving.loop import open_loop
+    from harness.scenarios.streams.loop import open_loop
 
     async def send(index: int) -> int:
         return index

@@ -160,17 +160,3 @@ def prompt_independence(ctx: CheckContext) -> str | None:
 def shown_value(value: object, limit: int = 40) -> str:
     """A value the server sent, for a reason line: its repr (control characters escaped), cut."""
     return excerpt(repr(value), limit)
-
-
-def first_difference(a: str, b: str) -> int:
-    """The first character position where ``a`` and ``b`` differ (the shorter's length when
-    one is a prefix of the other)."""
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return min(len(a), len(b))
-
-
-def differ_at(a: str, b: str) -> str:
-    """``differ at character N (lengths A and B)``: where two texts part, without their text."""
-    return f"differ at character {first_difference(a, b)} (lengths {len(a)} and {len(b)})"

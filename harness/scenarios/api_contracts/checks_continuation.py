@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.backends.openai_client import Reply
-from harness.scenarios.api_contracts.asking import ask, differ_at, prompt
+from harness.scenarios.api_contracts.asking import ask, prompt
 from harness.scenarios.api_contracts.checks_server import cached_tokens, usage_int
 from harness.scenarios.api_contracts.verdicts import (
     Api,
@@ -33,6 +33,7 @@ from harness.scenarios.api_contracts.verdicts import (
     passed,
     unjudged,
 )
+from harness.scenarios.parting import differ_at
 
 NAME = "continuation"
 NO_ROUTE = frozenset({404, 405, 501})

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.scenarios.api_contracts.asking import ask, differ_at, reference
+from harness.scenarios.api_contracts.asking import ask, reference
 from harness.scenarios.api_contracts.verdicts import (
     CheckContext,
     CheckResult,
@@ -21,6 +21,7 @@ from harness.scenarios.api_contracts.verdicts import (
     not_applicable,
     passed,
 )
+from harness.scenarios.parting import differ_at
 
 SAMPLING_TEMPERATURE = 1.0
 TOP_P_ONE_TOKEN = 0.001  # not 0: some servers read top_p 0 as "off"

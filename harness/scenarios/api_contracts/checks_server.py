@@ -24,7 +24,6 @@ from harness.scenarios.api_contracts.asking import (
     ask_stream,
     body,
     describe,
-    differ_at,
     prompt,
     request_text,
 )
@@ -38,6 +37,7 @@ from harness.scenarios.api_contracts.verdicts import (
     not_applicable,
     passed,
 )
+from harness.scenarios.parting import differ_at
 
 HANG_UP_AFTER_EVENTS = 3
 CUT_STREAM_LENGTH = 4  # x long_max_tokens: the stream the client leaves must still be running

@@ -24,7 +24,6 @@ from typing import Any
 from harness.backends.openai_client import excerpt, fetch, sync_client
 from harness.scenarios.api_contracts.asking import (
     TEXT_CHARS,
-    differ_at,
     prompt,
     prompt_independence,
     reference,
@@ -40,6 +39,7 @@ from harness.scenarios.api_contracts.verdicts import (
     passed,
     unjudged,
 )
+from harness.scenarios.parting import differ_at
 from harness.scenarios.prompt_dependence import independence_line
 
 RESPONSES = "/v1/responses"

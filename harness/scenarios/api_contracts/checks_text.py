@@ -16,7 +16,6 @@ from harness.scenarios.api_contracts.asking import (
     Reference,
     ask,
     ask_stream,
-    differ_at,
     reference,
     shown_value,
 )
@@ -29,6 +28,7 @@ from harness.scenarios.api_contracts.verdicts import (
     not_applicable,
     passed,
 )
+from harness.scenarios.parting import differ_at
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,6 @@ from harness.backends.server_counters import read_activity
 from harness.core.check_types import CheckStatus, CheckVerdict
 from harness.core.metrics import MetricSpec
 from harness.core.types import Metric, Unit
-from harness.scenarios.api_contracts.asking import differ_at
 from harness.scenarios.base import BaseScenario, Params, ScenarioContext, ScenarioOutput, lacks
 from harness.scenarios.cancellation.watch import (
     CpuRates,
@@ -52,8 +51,9 @@ from harness.scenarios.cancellation.watch import (
     watch_cpu,
     watch_probes,
 )
+from harness.scenarios.parting import differ_at
 from harness.scenarios.prompts import numbered, text_of_about
-from harness.scenarios.serving.artifacts import reply_error
+from harness.scenarios.streams.artifacts import reply_error
 
 ANSWER_TEXT = "Tell the story of a long voyage across the northern sea, and name the ship."
 REQUEST_TIMEOUT_S = 300.0

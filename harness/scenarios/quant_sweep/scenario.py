@@ -50,9 +50,8 @@ from harness.scenarios.base import (
     lacks,
     metric,
 )
-from harness.scenarios.kv_sweep import Quality, divergence, speeds
+from harness.scenarios.logprob_compare import Quality, divergence, kl_divergence, speeds
 from harness.scenarios.prompts import text_prompt
-from harness.scenarios.quality import kl_divergence
 from harness.scenarios.quant_sweep import metrics as m
 from harness.scenarios.quant_sweep.params import QuantSweepParams
 from harness.scenarios.quant_sweep.roofline import Ceilings, ceilings

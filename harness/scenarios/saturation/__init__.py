@@ -8,7 +8,7 @@ climb over the point, or requests are still in flight at its bound), until ``max
 (closed loop) until a point misses the SLO; then ``refine`` points bisect between the last
 point meeting the SLO and the first missing it (:mod:`~harness.scenarios.saturation.search`).
 Each point is the serving scenario's: its requests sent by the same loops, bounded in requests
-and seconds, judged by the same p90 rule (:mod:`harness.scenarios.serving.stats`).
+and seconds, judged by the same p90 rule (:mod:`harness.scenarios.streams.stats`).
 
 Per point: the serving figures, the share of bootstrap resamples that met the SLO and each
 threshold's p90 interval (:mod:`~harness.scenarios.saturation.bootstrap`). Per case, one number
@@ -41,10 +41,10 @@ from harness.scenarios.prompts import text_of_about
 from harness.scenarios.saturation.knee import Knee, KneePoint, knee
 from harness.scenarios.saturation.points import Measured, Requester, Shape, measured, run_point
 from harness.scenarios.saturation.search import KneeSearch, Reading, StopReason
-from harness.scenarios.serving import PROMPT_PREFIX_TOKENS, REQUEST_TIMEOUT_S, SloParams
-from harness.scenarios.serving.artifacts import reply_error
-from harness.scenarios.serving.schedule import MAX_RATE, MIN_RATE, LoadPoint, closed, open_rate
-from harness.scenarios.serving.stats import MIN_FINISHED
+from harness.scenarios.streams.artifacts import reply_error
+from harness.scenarios.streams.schedule import MAX_RATE, MIN_RATE, LoadPoint, closed, open_rate
+from harness.scenarios.streams.slo import PROMPT_PREFIX_TOKENS, REQUEST_TIMEOUT_S, SloParams
+from harness.scenarios.streams.stats import MIN_FINISHED
 
 PREFIX = "saturation"
 MAX_CONCURRENCY = 1024

@@ -1,10 +1,10 @@
 """How sure a load point's SLO verdict is: the point's finished requests resampled with
 replacement (a percentile bootstrap, numpy, seeded), each resample judged by the very rule of
-:func:`harness.scenarios.serving.stats.point_stats` (at least 90% of finished requests within
+:func:`harness.scenarios.streams.stats.point_stats` (at least 90% of finished requests within
 each threshold), and each threshold's p90 given its interval.
 
 A request that failed is within no threshold; a one-token answer has no TPOT and is within any
-TPOT threshold (as :meth:`harness.scenarios.serving.stats.Slo.within` says).
+TPOT threshold (as :meth:`harness.scenarios.streams.stats.Slo.within` says).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.scenarios.serving.stats import SLO_QUANTILE, RequestSample, Slo
+from harness.scenarios.streams.stats import SLO_QUANTILE, RequestSample, Slo
 
 if TYPE_CHECKING:
     import numpy as np

@@ -21,7 +21,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.scenarios.serving.stats import RequestSample
+from harness.scenarios.streams.stats import RequestSample
 
 MIN_TREND_POINTS = 8  # requests a trend needs
 CONFIDENCE = 0.95  # of the Theil-Sen slope's interval

@@ -15,10 +15,10 @@ from harness.backends.openai_client import StreamReply, astream, generation_body
 from harness.scenarios.prompts import numbered
 from harness.scenarios.saturation.bootstrap import PointBootstrap, point_bootstrap
 from harness.scenarios.saturation.oversaturation import oversaturated
-from harness.scenarios.serving.artifacts import point_record, request_sample
-from harness.scenarios.serving.loop import LoopRun, closed_loop, open_loop
-from harness.scenarios.serving.schedule import LoadPoint, LoopKind, arrival_offsets
-from harness.scenarios.serving.stats import PointStats, RequestSample, Slo, SloVerdict, point_stats
+from harness.scenarios.streams.artifacts import point_record, request_sample
+from harness.scenarios.streams.loop import LoopRun, closed_loop, open_loop
+from harness.scenarios.streams.schedule import LoadPoint, LoopKind, arrival_offsets
+from harness.scenarios.streams.stats import PointStats, RequestSample, Slo, SloVerdict, point_stats
 
 if TYPE_CHECKING:
     import httpx

@@ -10,22 +10,21 @@ with httpx's async client, at temperature 0, each with a prompt of about ``promp
 tokens of ordinary text that starts with its own marker (so no server answers it from a prefix
 cache filled by an earlier request, of this run or another).
 
-Per point (definitions in :mod:`harness.scenarios.serving.stats`): completed and failed requests
+Per point (definitions in :mod:`harness.scenarios.streams.stats`): completed and failed requests
 (the commonest one-line reasons kept), request throughput, output tokens/s, TTFT, TPOT, ITL and
 e2e p50/p90/p99, and with ``slo:`` the goodput and the share of requests within it. Metrics are
-named for the point (:mod:`harness.scenarios.serving.metrics`); each request's figures are kept
+named for the point (:mod:`harness.scenarios.streams.metrics`); each request's figures are kept
 in the artifacts (bounded) so a report can redraw the curves.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import itertools
 import secrets
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from harness.backends.base import BackendCapability, Served, ServerMemory
 from harness.backends.openai_client import (
@@ -47,10 +46,10 @@ from harness.scenarios.base import (
     lacks,
 )
 from harness.scenarios.prompts import numbered, text_of_about
-from harness.scenarios.serving.artifacts import point_record, reply_error, request_sample
-from harness.scenarios.serving.loop import LoopRun, Send, closed_loop, open_loop
-from harness.scenarios.serving.metrics import declared_specs, point_metrics
-from harness.scenarios.serving.schedule import (
+from harness.scenarios.streams.artifacts import point_record, reply_error, request_sample
+from harness.scenarios.streams.loop import LoopRun, Send, closed_loop, open_loop
+from harness.scenarios.streams.metrics import declared_specs, point_metrics
+from harness.scenarios.streams.schedule import (
     MAX_RATE,
     MIN_RATE,
     LoadPoint,
@@ -59,42 +58,10 @@ from harness.scenarios.serving.schedule import (
     closed,
     open_rate,
 )
-from harness.scenarios.serving.stats import PointStats, Slo, point_stats
+from harness.scenarios.streams.slo import PROMPT_PREFIX_TOKENS, REQUEST_TIMEOUT_S, SloParams
+from harness.scenarios.streams.stats import PointStats, point_stats
 
 MAX_CONCURRENCY = 1024
-PROMPT_PREFIX_TOKENS = 4  # the marker, "a1b2c3-17: ", about
-REQUEST_TIMEOUT_S = 300.0  # the least whole-answer limit of one request (the warm-up)
-
-
-class SloParams(Params):
-    """Thresholds each as a p90: a point meets its SLO when at least 90% of its finished
-    requests are within each one; goodput counts the requests within all of them."""
-
-    ttft_p90_s: float | None = Field(None, gt=0, description="time to first token, seconds")
-    tpot_p90_s: float | None = Field(None, gt=0, description="time per output token, seconds")
-    e2e_p90_s: float | None = Field(None, gt=0, description="end-to-end request time, seconds")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_keys(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            known = list(cls.model_fields)
-            for key in data:
-                if key not in known:
-                    close = difflib.get_close_matches(str(key), known, n=1)
-                    hint = f"did you mean '{close[0]}'?" if close else f"use {', '.join(known)}"
-                    raise value_error(f"unknown slo threshold '{key}'", hint)
-        return data
-
-    @model_validator(mode="after")
-    def _one_set(self) -> SloParams:
-        if self.thresholds().any:
-            return self
-        known = ", ".join(type(self).model_fields)
-        raise value_error("an slo needs at least one threshold", f"set one of {known}")
-
-    def thresholds(self) -> Slo:
-        return Slo(self.ttft_p90_s, self.tpot_p90_s, self.e2e_p90_s)
 
 
 class ServingParams(Params):

@@ -1,5 +1,5 @@
 """What a ``serving`` case records beside its metrics that the report reads, typed: the case's
-facts and each load point's summary (:func:`harness.scenarios.serving.artifacts.point_record`
+facts and each load point's summary (:func:`harness.scenarios.streams.artifacts.point_record`
 writes it)."""
 
 from __future__ import annotations

@@ -47,9 +47,6 @@ from harness.scenarios.base import (
     lacks,
 )
 from harness.scenarios.prompts import numbered, text_of_about
-from harness.scenarios.serving.artifacts import reply_error, request_sample
-from harness.scenarios.serving.loop import LoopRun, closed_loop
-from harness.scenarios.serving.stats import QUANTILES, RequestSample, percentiles
 from harness.scenarios.soak.growth import (
     MIB,
     Drift,
@@ -61,6 +58,9 @@ from harness.scenarios.soak.growth import (
     windows,
 )
 from harness.scenarios.soak.sampler import Reading, Sampler
+from harness.scenarios.streams.artifacts import reply_error, request_sample
+from harness.scenarios.streams.loop import LoopRun, closed_loop
+from harness.scenarios.streams.stats import QUANTILES, RequestSample, percentiles
 
 REQUEST_TIMEOUT_S = 300.0
 READINGS_KEPT = 2000  # memory readings a case keeps in its artifacts (evenly thinned)

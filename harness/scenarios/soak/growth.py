@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from harness.scenarios.serving.stats import QUANTILES, percentiles
+from harness.scenarios.streams.stats import QUANTILES, percentiles
 
 MIB = 1 << 20
 MIN_SAMPLES = 4  # memory samples a fit needs (after the settle share), at 2 request counts or more

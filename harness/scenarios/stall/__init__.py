@@ -43,9 +43,9 @@ from harness.scenarios.base import (
     lacks,
 )
 from harness.scenarios.prompts import numbered, text_of_about
-from harness.scenarios.serving import PROMPT_PREFIX_TOKENS, REQUEST_TIMEOUT_S
-from harness.scenarios.serving.artifacts import reply_error
 from harness.scenarios.stall.analysis import StreamTokens, finding, stall, timeline
+from harness.scenarios.streams.artifacts import reply_error
+from harness.scenarios.streams.slo import PROMPT_PREFIX_TOKENS, REQUEST_TIMEOUT_S
 
 PREFIX = "stall"
 MAX_ITL = MetricSpec(

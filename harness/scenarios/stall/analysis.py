@@ -21,7 +21,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.scenarios.serving.stats import needed_n
+from harness.scenarios.streams.stats import needed_n
 
 TIMELINE_KEPT = 4000  # (time, ITL) points the artifacts keep for the chart
 

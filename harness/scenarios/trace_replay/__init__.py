@@ -36,12 +36,12 @@ from harness.scenarios.base import (
     Workload,
     lacks,
 )
-from harness.scenarios.serving import SloParams
-from harness.scenarios.serving.artifacts import point_record, reply_error, request_sample
-from harness.scenarios.serving.loop import LoopRun, Sent
-from harness.scenarios.serving.metrics import FIGURES, figure_values
-from harness.scenarios.serving.schedule import MAX_RATE, MIN_RATE, open_rate
-from harness.scenarios.serving.stats import percentiles, point_stats
+from harness.scenarios.streams.artifacts import point_record, reply_error, request_sample
+from harness.scenarios.streams.loop import LoopRun, Sent
+from harness.scenarios.streams.metrics import FIGURES, figure_values
+from harness.scenarios.streams.schedule import MAX_RATE, MIN_RATE, open_rate
+from harness.scenarios.streams.slo import SloParams
+from harness.scenarios.streams.stats import percentiles, point_stats
 from harness.scenarios.trace_replay.prompts import PromptBook
 from harness.scenarios.trace_replay.replay import Replied, plan_replay, replay
 from harness.scenarios.trace_replay.trace import TraceError, read_trace

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from harness.backends.openai_client import ENDPOINT_PATHS, Endpoint, StreamReply, astream
-from harness.scenarios.serving.loop import LoopRun, open_loop
+from harness.scenarios.streams.loop import LoopRun, open_loop
 from harness.scenarios.trace_replay.prompts import PromptBook, Turn, chat_messages, with_history
 from harness.scenarios.trace_replay.trace import TraceRequest
 
