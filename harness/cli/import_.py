@@ -45,7 +45,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.models.gguf import GGUFImportError, import_gguf
+    from harness.models.gguf.convert import import_gguf
+    from harness.models.gguf.errors import GGUFImportError
 
     try:
         summary = import_gguf(Path(args.file), Path(args.out), dtype=args.dtype)

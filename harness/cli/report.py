@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.baseline:
         from harness.report.comparison import with_comparison
         from harness.report.comparison_text import comparison_lines
+        from harness.report.contents import scenarios_in
         from harness.results.compare import compare_runs
         from harness.results.store import RunFileError
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         except RunFileError as exc:
             raise CliError(f"--baseline: {exc}") from None
         comparison = compare_runs(baseline, record, thresholds=policy.thresholds)
-        sections = with_comparison(comparison)
+        sections = with_comparison(comparison, scenarios=scenarios_in(record))
         print("\n".join(comparison_lines(comparison)))
     html = publish_reports(record, run_dir, None, sections)
     print(f"report: {html}")

@@ -75,7 +75,8 @@ class Registry(Generic[T]):
         return "known: " + ", ".join(self.names())
 
     def get(self, name: str) -> T:
-        self._scan()
+        if name not in self._targets:  # a built-in needs no scan: an entry point never replaces it
+            self._scan()
         if name in self._loaded:
             return self._loaded[name]
         target = self._targets.get(name)

@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.core.metrics import MetricSpec
 from harness.core.types import RunRecord
 from harness.report.comparison import with_comparison
+from harness.report.contents import scenarios_in
 from harness.report.publish import LATEST, ReportDirError, publish_reports
 from harness.results.compare import Comparison, Thresholds, compare_runs
 from harness.runner.session import RunSession
@@ -61,7 +62,9 @@ def conclude_record(
         comparison = compare_runs(baseline, run, specs=specs, thresholds=thresholds)
     if not render:
         return RunEnd(run, comparison)
-    sections = with_comparison(comparison) if comparison is not None else None
+    sections = (
+        with_comparison(comparison, scenarios=scenarios_in(run)) if comparison is not None else None
+    )
     try:
         html = publish_reports(run, run_dir, report_root / LATEST, sections)
     except ReportDirError as exc:

@@ -112,7 +112,7 @@ def model_path(name: str) -> Path:
 
 def expected_marker(model: RealModel) -> dict[str, Any]:
     """The marker fields that must match for a prepared directory to be reused."""
-    from harness.models.gguf import CONVERTER_VERSION
+    from harness.models.gguf.convert import CONVERTER_VERSION
 
     return {
         "format": MARKER_FORMAT,
@@ -182,7 +182,7 @@ def source_gguf(model: RealModel) -> Path:
 def prepare(name: str, *, force: bool = False) -> Path:
     """Fetch and convert ``name`` into ``models_dir()/<name>`` (atomically); skip when the
     marker there already matches the pinned sources and converter version."""
-    from harness.models.gguf import import_gguf
+    from harness.models.gguf.convert import import_gguf
 
     model = real_model(name)
     final = models_dir() / model.name

@@ -4,32 +4,8 @@
 probe, the capabilities a scenario needs and a memory budget into allow / warn / block with a
 reason code; ``estimate_memory`` predicts the MLX peak for a context length and
 ``available_memory`` reads the machine's. Build one ``Stack`` (``detect_stack()``) per process.
+
+The package imports nothing itself: import from its modules (``harness.probe.probe``,
+``harness.probe.policy``...), so that reading one type does not load the GGUF reader and numpy
+(a worker that runs a fake or served model never needs them).
 """
-
-from __future__ import annotations
-
-from harness.probe.installed import Stack, detect_stack
-from harness.probe.machine import MemoryBudget, available_memory
-from harness.probe.memory import MemoryEstimate, estimate_memory
-from harness.probe.policy import Action, Decision, decide
-from harness.probe.probe import ProbeError, probe_model
-from harness.probe.types import Capability, Library, Probe, ReasonCode, WeightFormat
-
-__all__ = [
-    "Action",
-    "Capability",
-    "Decision",
-    "Library",
-    "MemoryBudget",
-    "MemoryEstimate",
-    "Probe",
-    "ProbeError",
-    "ReasonCode",
-    "Stack",
-    "WeightFormat",
-    "available_memory",
-    "decide",
-    "detect_stack",
-    "estimate_memory",
-    "probe_model",
-]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from harness.core.check_types import CheckStatus
@@ -359,8 +359,12 @@ def section(comparison: Comparison, full_list: str | None = None) -> Section:
 
 
 def with_comparison(
-    comparison: Comparison, sections: tuple[Section, ...] | None = None
+    comparison: Comparison,
+    sections: tuple[Section, ...] | None = None,
+    scenarios: Collection[str] | None = None,
 ) -> tuple[Section, ...]:
-    """``sections`` (the default ones when None) with the comparison right after the summary."""
-    first, *rest = sections or default_sections()
+    """``sections`` (the default ones for ``scenarios`` when None: those of the run shown, see
+    :func:`~harness.report.contents.default_sections`) with the comparison right after the
+    summary."""
+    first, *rest = sections or default_sections(scenarios)
     return (first, section(comparison), *rest)

@@ -14,7 +14,7 @@ report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from harness.core.registry import Registry
 from harness.core.types import RunRecord
@@ -46,6 +46,11 @@ REPORT_ONLY: dict[str, str] = {
 }
 
 
+def scenarios_in(*runs: RunRecord) -> frozenset[str]:
+    """The scenarios whose cases ``runs`` hold."""
+    return frozenset(r.scenario for run in runs for r in run.results)
+
+
 def scenario_sections(scenarios: Mapping[str, str] = SCENARIO_FOLDERS) -> dict[str, str]:
     """The report sections of the built-in scenarios' folders, found through the scenario
     registry's strings: ``name -> "<its package>.section:SECTION"`` for each whose folder holds
@@ -69,11 +74,16 @@ def _failed(name: str, exc: BaseException) -> Section:
     return Section(f"plugin-{name}", name, build)
 
 
-def registered_sections() -> tuple[Section, ...]:
+def registered_sections(scenarios: Collection[str] | None = None) -> tuple[Section, ...]:
     """The sections registered (built-in and plug-ins'), by key; a broken one is a section
-    that says so."""
+    that says so. ``scenarios``: the scenarios a run holds; a scenario folder's section is
+    loaded only for a run that holds its scenario (it shows and claims only its own
+    scenario's cases), so a report of two scenarios does not import the other thirty."""
+    folders = scenario_sections()
     found = []
     for name in REPORT_SECTIONS.names():
+        if scenarios is not None and name in folders and name not in scenarios:
+            continue
         try:
             section = REPORT_SECTIONS.get(name)
             if not isinstance(section, Section):
@@ -84,9 +94,10 @@ def registered_sections() -> tuple[Section, ...]:
     return tuple(found)
 
 
-def default_sections() -> tuple[Section, ...]:
+def default_sections(scenarios: Collection[str] | None = None) -> tuple[Section, ...]:
     """The registered sections and "Other metrics" (what none of them claims), in report order
-    (``order``; sections of the same order by key)."""
-    registered = registered_sections()
+    (``order``; sections of the same order by key). ``scenarios``: those of the run(s) to show,
+    whose folders' sections are all that is loaded of the scenarios' (None: every one)."""
+    registered = registered_sections(scenarios)
     claims = tuple(c for s in registered for c in s.claims)
     return tuple(sorted((*registered, unclaimed.section(claims)), key=lambda s: s.order))

@@ -16,7 +16,7 @@ import jinja2
 
 from harness.core.exception_line import exception_line
 from harness.core.types import RunRecord
-from harness.report.contents import default_sections
+from harness.report.contents import default_sections, scenarios_in
 from harness.report.escape import html_finalize, md_finalize, md_url
 from harness.report.md_blocks import gfm_blocks
 from harness.report.md_tables import fit_tables
@@ -130,8 +130,8 @@ def _render(
     return template.render(run=run, sections=laid)
 
 
-def _chosen(sections: Sequence[Section] | None) -> Sequence[Section]:
-    return default_sections() if sections is None else sections
+def _chosen(run: RunRecord, sections: Sequence[Section] | None) -> Sequence[Section]:
+    return default_sections(scenarios_in(run)) if sections is None else sections
 
 
 def _markdown(
@@ -146,12 +146,12 @@ def render_markdown(
     """report.md's text: blank lines around each heading and table, as GFM needs them, no
     line over 120 characters where a space or a table's columns allow (a cell cut to fit
     says that ``whole_in``, the HTML file beside it, holds it whole)."""
-    chosen = _chosen(sections)
+    chosen = _chosen(run, sections)
     return _markdown(run, chosen, build_sections(run, chosen), whole_in)
 
 
 def render_html(run: RunRecord, sections: Sequence[Section] | None = None) -> str:
-    chosen = _chosen(sections)
+    chosen = _chosen(run, sections)
     return _render(run, chosen, build_sections(run, chosen), "html")
 
 
@@ -160,7 +160,7 @@ def render_both(
 ) -> tuple[str, str]:
     """The Markdown and the HTML text (as :func:`render_markdown` and :func:`render_html`),
     each section built once for both."""
-    chosen = _chosen(sections)
+    chosen = _chosen(run, sections)
     built = build_sections(run, chosen)
     return _markdown(run, chosen, built, whole_in), _render(run, chosen, built, "html")
 

@@ -19,9 +19,11 @@ import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:  # numpy is imported where audio is made: a report of the scenario needs none
+    import numpy as np
+    from numpy.typing import NDArray
 
 from harness.models.cache_dir import cache_root
 
@@ -90,6 +92,8 @@ def snr_of(clip_set: str) -> float | None:
 
 def add_noise(audio: NDArray[np.float32], snr_db: float, seed: int) -> NDArray[np.float32]:
     """``audio`` plus white Gaussian noise whose power is ``snr_db`` below the audio's."""
+    import numpy as np
+
     signal = np.asarray(audio, dtype=np.float64)
     power = float(np.mean(signal**2)) if signal.size else 0.0
     noise = np.random.default_rng(seed).standard_normal(signal.size)
@@ -170,6 +174,8 @@ def clip_set(name: str, sentences: int, long_clip: bool) -> list[Clip]:
 
 def clip_set_sha256(clips: list[Clip]) -> str:
     """A fingerprint of the audio and texts of ``clips``, in order."""
+    import numpy as np
+
     digest = hashlib.sha256()
     for clip in clips:
         digest.update(clip.clip_id.encode() + b"\0" + clip.text.encode() + b"\0")

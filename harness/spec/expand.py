@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.backends import BACKENDS
-from harness.probe import ProbeError, detect_stack, probe_model
-from harness.probe.installed import Stack
+from harness.probe.installed import Stack, detect_stack
 from harness.probe.machine import MemoryBudget, available_memory
+from harness.probe.probe import ProbeError, probe_model
 from harness.spec.candidates import Candidate, discover
 from harness.spec.errors import SuiteError
 from harness.spec.hub_cache import hub_cache_dir

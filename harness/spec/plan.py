@@ -16,7 +16,8 @@ from harness.core.types import (
     ServerRef,
     SuiteInfo,
 )
-from harness.probe import ProbeError, detect_stack, probe_model
+from harness.probe.installed import detect_stack
+from harness.probe.probe import ProbeError, probe_model
 from harness.probe.source import installed_versions
 from harness.results.ci_policy import FailOn
 from harness.scenarios import SCENARIOS

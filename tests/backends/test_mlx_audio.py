@@ -163,7 +163,9 @@ def test_whisper_tiny_en_transcribes_a_reference_clip(
 def test_policy_runs_speech_to_text_only_through_mlx_audio(
     zoo_whisper: Path, backend: str, action: str, code: str
 ) -> None:
-    from harness.probe import MemoryBudget, decide, probe_model
+    from harness.probe.machine import MemoryBudget
+    from harness.probe.policy import decide
+    from harness.probe.probe import probe_model
     from harness.scenarios.speech_to_text import SCENARIO
 
     plenty = MemoryBudget(total_bytes=64 * 1024**3, available_bytes=48 * 1024**3)

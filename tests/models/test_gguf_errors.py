@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.models.gguf import GGUFImportError, import_gguf, read_gguf_header
+from harness.models.gguf.convert import import_gguf
+from harness.models.gguf.errors import GGUFImportError
+from harness.models.gguf.reader import read_gguf_header
 from harness.models.gguf.synthetic import tiny_llama, write_gguf
 
 

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.models.gguf import ImportSummary, import_gguf, read_gguf_header
 from harness.models.gguf.archs import GEMMA3_RULES, LLAMA_RULES, ArchSpec, arch_spec
-from harness.models.gguf.reader import read_gguf
+from harness.models.gguf.convert import ImportSummary, import_gguf
+from harness.models.gguf.reader import read_gguf, read_gguf_header
 from harness.models.gguf.synthetic import TinyGGUF, tiny_gemma3, tiny_llama
 
 FILES = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}

@@ -16,7 +16,8 @@ import pytest
 from harness.models import real
 from harness.models.cache_dir import downloads_dir, models_dir
 from harness.models.fetch import PinnedWheel, sha256_file
-from harness.models.gguf import DTYPES, GGUFImportError
+from harness.models.gguf.convert import DTYPES
+from harness.models.gguf.errors import GGUFImportError
 from harness.models.gguf.synthetic import tiny_llama
 from tests.quick_subset import quick_subset
 

@@ -216,7 +216,8 @@ def test_cached_models_lists_the_main_snapshot_or_the_only_commit(
 
 def test_a_resolved_snapshot_probes_and_loads_through_mlx_lm(cache: Path, no_network: None) -> None:
     from harness.backends.mlx_lm import BACKEND
-    from harness.probe import Capability, Library, probe_model
+    from harness.probe.probe import probe_model
+    from harness.probe.types import Capability, Library
 
     snapshot = resolve_model(_entry(hub="org/tiny"), Path("."), hub_cache=cache)
     assert (snapshot / "config.json").is_symlink()  # files are links into blobs/, as the hub writes

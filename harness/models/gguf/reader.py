@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from harness.models.gguf.errors import GGUFImportError
 from harness.models.gguf.ggml import ggml_type
@@ -156,6 +157,8 @@ class _Cursor:
                 self.take(self.scalar("<Q"))
             return None, count
         if itype in _NUMPY:
+            import numpy as np  # only once an array is read: probing a header needs none
+
             dtype = np.dtype(_NUMPY[itype])
             start = self.take(dtype.itemsize * count)
             if not keep:
@@ -295,6 +298,8 @@ def tensor_bytes(gguf: GGUFFile, info: TensorInfo) -> np.ndarray:
             f"tensor {info.name!r} has unknown type {info.type_name}",
             "This file needs a newer importer.",
         )
+    import numpy as np
+
     data = np.memmap(gguf.path, dtype=np.uint8, mode="r", offset=info.offset, shape=(info.nbytes,))
     rows = math.prod(info.shape[:-1]) if len(info.shape) > 1 else 1
     return data.reshape(rows, info.nbytes // rows) if rows else data.reshape(0, 0)

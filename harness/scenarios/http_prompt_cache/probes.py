@@ -31,9 +31,10 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 from harness.backends.base import Served
 from harness.backends.openai_client import Reply, post, request_failure
