@@ -223,12 +223,16 @@ def test_twin_is_the_report_itself(twin: DomFacts) -> None:
     assert all(twin.shows(t) for t in inert_texts())
 
 
-def test_payloads_stay_text_in_chromium(
-    chromium: Chromium, twin: DomFacts, hostile: ReportPaths, beacon: BeaconServer
-) -> None:
+@pytest.fixture(scope="module")
+def hostile_visit(chromium: Chromium, hostile: ReportPaths, beacon: BeaconServer) -> Visit:
+    """The hostile report opened once in Chromium (the page is the same for every check)."""
     shot = os.environ.get("HARNESS_BROWSER_SCREENSHOT")
     texts = payload_texts(beacon.url)
-    seen = visit(chromium, hostile, texts, beacon, Path(shot) if shot else None)
+    return visit(chromium, hostile, texts, beacon, Path(shot) if shot else None)
+
+
+def test_payloads_stay_text_in_chromium(twin: DomFacts, hostile_visit: Visit) -> None:
+    seen = hostile_visit
     problems = {check: found for check, found in judge(seen, twin).items() if found}
     assert problems == {}
     assert seen.facts.elements == twin.elements  # not one element or attribute more or less
@@ -329,11 +333,9 @@ def acting_on_page(page: DomFacts) -> list[str]:
     return [hit for value in values for hit in acting_in(value, "\n\t")]
 
 
-def test_evidence_shows_acting_characters_as_escapes(
-    chromium: Chromium, hostile: ReportPaths, beacon: BeaconServer
-) -> None:
+def test_evidence_shows_acting_characters_as_escapes(hostile_visit: Visit) -> None:
     """The evidence block keeps its line break and shows ``\\x1b[2J``, ``\\u202e``... as text."""
-    page = visit(chromium, hostile, (), beacon).facts
+    page = hostile_visit.facts
     assert page.shows("\n" + EVIDENCE_SHOWN)
     assert acting_on_page(page) == []
 
