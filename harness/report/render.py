@@ -23,6 +23,7 @@ from harness.report.md_tables import fit_tables
 from harness.report.sections import PLUGIN_PREFIX, BuiltSection, Section
 from harness.report.table_html import html_rows
 from harness.report.table_md import md_rows
+from harness.report.template_cache import template_cache
 from harness.results.report_dir import make_dir, write_text_atomic
 
 MD_FILE = "report.md"
@@ -53,6 +54,7 @@ def _environment(kind: str, sections: Sequence[Section] = ()) -> jinja2.Environm
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        bytecode_cache=template_cache(),  # compiled partials kept between renders
     )
     env.filters["mdurl"] = md_url
     if html:
