@@ -16,7 +16,7 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from harness.cli.errors import CliError
 
@@ -27,35 +27,67 @@ DESCRIPTION = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Each command (and alias) -> its module under harness.cli, in the order --help lists them
+COMMANDS: dict[str, str] = {
+    "validate": "validate",
+    "schema": "schema",
+    "run": "run",
+    "report": "report",
+    "export": "export",
+    "compare": "compare",
+    "history": "history",
+    "site": "site",
+    "models": "models",
+    "import": "import_",
+    "toolcalls": "toolcalls",
+    "probe": "probe",
+    "scenarios": "scenarios",
+    "merge": "merge",
+    "pin-matrix": "pin_matrix",
+    "matrix": "pin_matrix",
+    "bisect": "bisect",
+}
+
+
+class _NotThisWay(Exception):
+    """A one-command parser could not parse the line: the whole parser parses it again (and
+    says what is wrong with every command's options in view)."""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``only`` the one command's (a command imports what it needs:
+    parsing one command's line need not import the other fifteen)."""
+    import importlib
+
     from harness import __version__
-    from harness.cli import (
-        bisect,
-        compare,
-        export,
-        history,
-        import_,
-        merge,
-        models,
-        pin_matrix,
-        probe,
-        report,
-        run,
-        scenarios,
-        schema,
-        site,
-        toolcalls,
-        validate,
-    )
     from harness.cli.parser import Parser
 
-    parser = Parser(prog="mlx-harness", description=DESCRIPTION)
+    class OneCommandParser(Parser):  # its subparsers are made of its class
+        def error(self, message: str) -> NoReturn:
+            raise _NotThisWay(message)
+
+    kind = Parser if only is None else OneCommandParser
+    parser = kind(prog="mlx-harness", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"mlx-harness {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    commands = (validate, schema, run, report, export, compare, history, site, models, import_)
-    for command in (*commands, toolcalls, probe, scenarios, merge, pin_matrix, bisect):
-        command.add_parser(sub)  # in the order --help lists them
+    modules = [COMMANDS[only]] if only is not None else list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
+        importlib.import_module(f"harness.cli.{name}").add_parser(sub)
     return parser
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """``argv`` parsed by the named command's parser alone where that parses it, else by the
+    whole parser (its help, its errors and their "did you mean" name every command)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = next((w for w in words if not w.startswith("-")), None)
+    if command in COMMANDS and not (set(words[: words.index(command)]) & {"-h", "--help"}):
+        parser = build_parser(only=command)
+        try:
+            return parser.parse_args(words)
+        except _NotThisWay:
+            pass
+    return build_parser().parse_args(words)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -63,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.results.store import ReportDirError, RunFileError
 
     try:
-        args = build_parser().parse_args(argv)
+        args = parse(argv)
         with _read_warnings_as_lines():
             return int(args.func(args))
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as cat does

@@ -1,6 +1,6 @@
 """Compiled report templates kept on disk between renders and processes, as Python keeps
-``__pycache__``: compiling the partials is most of a small report's rendering (a two-case run's report
-0.098 s -> 0.017 s of CPU here), and every render builds fresh environments.
+``__pycache__``: compiling the partials is most of a small report's rendering (a two-case
+run's report 0.098 s -> 0.017 s of CPU here), and every render builds fresh environments.
 
 jinja2's own :class:`jinja2.FileSystemBytecodeCache` stores them (written atomically). Two
 things are added here:
