@@ -120,8 +120,8 @@ def _plant_report_section(mp: pytest.MonkeyPatch, root: Path) -> None:
     render_module = importlib.import_module("harness.report.render")
     real = contents.default_sections
 
-    def broken() -> Any:
-        built = list(real())
+    def broken(scenarios: Any = None) -> Any:
+        built = list(real(scenarios))
         bad = built[-1]
         built[-1] = sections.Section(bad.key, bad.title, _raise("planted section fault"))
         return tuple(built)
