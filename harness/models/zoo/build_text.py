@@ -50,7 +50,12 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
                 model = model_cls(args_cls.from_dict(config))
             try:
                 trained = train_to_call(
-                    model, tokenizer, name=family.name, parser=parser, seed=seed + attempt
+                    model,
+                    tokenizer,
+                    name=family.name,
+                    parser=parser,
+                    seed=seed + attempt,
+                    names=family.tool_names,
                 )
             except NotCalling:
                 if attempt == ATTEMPTS - 1:

@@ -102,6 +102,7 @@ class Family:
     checkpoint_keys: tuple[str, ...] = ()
     content_bearing: bool = False
     calling: bool = False
+    tool_names: str = "snake"  # a caller's tool names: "snake" (get_weather) or "hyphen"
     thinking: bool = False
 
     @property
@@ -155,6 +156,8 @@ class Family:
             fingerprint["content_bearing"] = CONTENT_VERSION
         if self.calling:
             fingerprint["calling"] = CALLING_VERSION
+            if self.tool_names != "snake":  # only then: the other callers' files stay current
+                fingerprint["tool_names"] = self.tool_names
         if self.thinking:
             fingerprint["thinking"] = THINKING_VERSION
         return fingerprint

@@ -89,6 +89,13 @@ class ApiContractsParams(Params):
         "that is 'no reuse', not applicable (a server may refuse a cache it cannot trust)",
     )
 
+    tool_names: Literal["snake", "hyphen"] = Field(
+        "snake",
+        description="how the tool checks' request names its tools: 'snake' (get_weather, "
+        "get_time) or 'hyphen' (get-weather, get-time, as MCP servers name them); a model "
+        "trained on one (zoo/gemma4-hyphen-caller: hyphen) calls only with it",
+    )
+
     @field_validator("checks")
     @classmethod
     def _known_checks(cls, value: list[str]) -> list[str]:
@@ -209,6 +216,7 @@ class ApiContractsScenario(BaseScenario[ApiContractsParams]):
             concurrency=params.concurrency,
             settle_s=params.settle_s,
             require_reuse=params.require_reuse,
+            tool_names=params.tool_names,
         )
         with sync_client(params.request_timeout_s) as client:
             check_ctx = CheckContext(

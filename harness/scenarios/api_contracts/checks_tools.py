@@ -10,6 +10,8 @@ with no parsed call is a leak, so ``tool_call_markup`` fails then. An answer wit
 judged against the model's own greedy tokens (:mod:`.own_tokens`): a call there is a call the
 server dropped (every check fails); none there is "no tool call made" (not applicable); a
 server whose chat template is not known here cannot be checked (not applicable, saying so).
+The ``tool_names`` parameter spells the tools' names (``get_weather``, or ``get-weather`` for a
+model trained on hyphenated names: :mod:`harness.core.tool_request`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply
-from harness.core.tool_request import TOOLS, tool_messages
+from harness.core.tool_request import tool_messages, tools_named
 from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
 from harness.scenarios.api_contracts.own_tokens import Held, call_in_text, own_tokens
 from harness.scenarios.api_contracts.verdicts import (
@@ -62,9 +64,10 @@ class ToolExchange:
 
 def tool_exchange(ctx: CheckContext) -> ToolExchange:
     def make() -> ToolExchange:
+        names = ctx.limits.tool_names
         payload = {
-            "messages": tool_messages(),
-            "tools": list(TOOLS),
+            "messages": tool_messages(names=names),
+            "tools": list(tools_named(names)),
             "max_tokens": ctx.limits.long_max_tokens,
             "temperature": 0.0,
         }
@@ -116,10 +119,11 @@ def _generated_and_dropped(tools: ToolExchange) -> int | None:
 def _no_call(name: str, ctx: CheckContext, tools: ToolExchange) -> CheckResult:
     """No call in either answer: a failure when the model's own tokens hold one, or when the
     server generated tokens and returned none of them."""
-    own = own_tokens(ctx, tool_messages(), TOOLS)
+    tools_offered = tools_named(ctx.limits.tool_names)
+    own = own_tokens(ctx, tool_messages(names=ctx.limits.tool_names), tools_offered)
     evidence = (*tools.evidence, *own.evidence)
     returned = "; ".join(f"{mode}: {_returned(reply)}" for mode, reply in tools.modes())
-    names = [str(tool["function"]["name"]) for tool in TOOLS]
+    names = [str(tool["function"]["name"]) for tool in tools_offered]
     in_content = [
         (mode, found)
         for mode, reply in tools.modes()

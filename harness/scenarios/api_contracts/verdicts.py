@@ -104,6 +104,7 @@ class Limits:
     concurrency: int
     settle_s: float  # pause after a client hangs up, before the next request
     require_reuse: bool = False  # cached_tokens 0 on a repeated prompt fails (else: "no reuse")
+    tool_names: str = "snake"  # the tool request's names: get_weather, or "hyphen": get-weather
 
 
 @dataclass(frozen=True)
