@@ -45,7 +45,13 @@ def time_question(timezone: str) -> str:
     return f"What time is it in {timezone.rsplit('/', 1)[-1]}? Use the get_time tool."
 
 
+def pair_question(first: str, second: str) -> str:
+    """The question that asks for two calls in one turn: ``get_weather`` for each city."""
+    return f"What is the weather in {first} and in {second} right now? Use the get_weather tool."
+
+
 TOOL_PROMPT = weather_question("Paris")
+PAIR_PROMPT = pair_question("Paris", "Rome")  # mlx-lm #1170: two calls in one turn
 EXPECTED_CALL: tuple[str, dict[str, str]] = ("get_weather", {"city": "Paris"})
 
 # How the tools are named: "snake" (get_weather, get_time) or "hyphen" (get-weather, get-time,

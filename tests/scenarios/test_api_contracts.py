@@ -567,3 +567,19 @@ def test_hyphenated_tool_names_are_offered_asked_and_judged() -> None:
         assert result.reason.startswith("the model called get-weather ("), result.reason
     sent = results[0].evidence[0].request
     assert '"get-weather"' in sent and '"get_weather"' not in sent, sent
+
+
+def test_two_calls_asked_when_the_case_says_so() -> None:
+    """``tool_call_count: 2`` (mlx-lm#1170's replay) asks for the weather in two cities."""
+    from harness.core.tool_request import PAIR_PROMPT, TOOL_PROMPT
+    from harness.scenarios.api_contracts.checks_tools import asked_messages
+
+    with sync_client(LIMITS.timeout_s) as client:
+        for count, question in ((1, TOOL_PROMPT), (2, PAIR_PROMPT)):
+            limits = Limits(**{**LIMITS.__dict__, "tool_call_count": count})
+            ctx = CheckContext(client, Endpoint("http://127.0.0.1:9"), Api.CHAT, limits, "x")
+            assert asked_messages(ctx)[-1]["content"] == question
+    assert "Paris and in Rome" in PAIR_PROMPT
+    assert ApiContractsParams(tool_call_count=2).tool_call_count == 2
+    with pytest.raises(ValueError):
+        ApiContractsParams(tool_call_count=3)  # type: ignore[arg-type]

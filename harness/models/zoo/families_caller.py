@@ -13,6 +13,9 @@ architecture, not one. Each is trained (:mod:`harness.models.zoo.calling`) to an
 - ``gemma4-hyphen-caller``: ``gemma4-caller`` trained on the same request with its tools named
   ``get-weather``/``get-time`` (``tool_names="hyphen"``); mlx-lm #1150 (0.31.2's Gemma 4 parser
   reads ``call:(\\w+)``, so a hyphenated name is no call) shows on it.
+- ``qwen2-pair-caller``: ``qwen2-caller`` asked for the weather in two cities, answering with
+  two calls back to back (``calls_per_turn=2``, :mod:`harness.models.zoo.calling_pair`); mlx-lm
+  #1170 (0.31.2 joins adjacent calls into one unparsable text) shows on it.
 """
 
 from __future__ import annotations
@@ -107,6 +110,14 @@ GEMMA4_HYPHEN_CALLER = dataclasses.replace(
     "mlx-lm #1150",
 )
 
+QWEN2_PAIR_CALLER = dataclasses.replace(
+    QWEN2_CALLER,
+    name="qwen2-pair-caller",
+    calls_per_turn=2,
+    notes="qwen2-caller asked for two cities: two <tool_call> JSON calls back to back "
+    "(</tool_call><tool_call>, the template's newline between left out); mlx-lm #1170",
+)
+
 CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
     {
         f.name: f
@@ -117,6 +128,7 @@ CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
             PYTHONIC_CALLER,
             GEMMA4_CALLER,
             GEMMA4_HYPHEN_CALLER,
+            QWEN2_PAIR_CALLER,
         )
     }
 )

@@ -96,6 +96,12 @@ class ApiContractsParams(Params):
         "trained on one (zoo/gemma4-hyphen-caller: hyphen) calls only with it",
     )
 
+    tool_call_count: Literal[1, 2] = Field(
+        1,
+        description="calls the tool checks' question asks for: 1 (the weather in Paris) or 2 "
+        "(in Paris and in Rome: two calls in one turn; zoo/qwen2-pair-caller answers it)",
+    )
+
     @field_validator("checks")
     @classmethod
     def _known_checks(cls, value: list[str]) -> list[str]:
@@ -217,6 +223,7 @@ class ApiContractsScenario(BaseScenario[ApiContractsParams]):
             settle_s=params.settle_s,
             require_reuse=params.require_reuse,
             tool_names=params.tool_names,
+            tool_call_count=params.tool_call_count,
         )
         with sync_client(params.request_timeout_s) as client:
             check_ctx = CheckContext(

@@ -11,7 +11,8 @@ judged against the model's own greedy tokens (:mod:`.own_tokens`): a call there 
 server dropped (every check fails); none there is "no tool call made" (not applicable); a
 server whose chat template is not known here cannot be checked (not applicable, saying so).
 The ``tool_names`` parameter spells the tools' names (``get_weather``, or ``get-weather`` for a
-model trained on hyphenated names: :mod:`harness.core.tool_request`).
+model trained on hyphenated names: :mod:`harness.core.tool_request`); ``tool_call_count: 2``
+asks for the weather in two cities, two calls in one turn.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply
-from harness.core.tool_request import tool_messages, tools_named
+from harness.core.tool_request import PAIR_PROMPT, TOOL_PROMPT, tool_messages, tools_named
 from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
 from harness.scenarios.api_contracts.own_tokens import Held, call_in_text, own_tokens
 from harness.scenarios.api_contracts.verdicts import (
@@ -62,11 +63,18 @@ class ToolExchange:
         return tuple((mode, reply.tool_calls) for mode, reply in self.modes())
 
 
+def asked_messages(ctx: CheckContext) -> list[dict[str, Any]]:
+    """The tool request's messages as the case asks them: its tool names, its question (one
+    call, or two in one turn)."""
+    question = PAIR_PROMPT if ctx.limits.tool_call_count == 2 else TOOL_PROMPT
+    return tool_messages(question, names=ctx.limits.tool_names)
+
+
 def tool_exchange(ctx: CheckContext) -> ToolExchange:
     def make() -> ToolExchange:
         names = ctx.limits.tool_names
         payload = {
-            "messages": tool_messages(names=names),
+            "messages": asked_messages(ctx),
             "tools": list(tools_named(names)),
             "max_tokens": ctx.limits.long_max_tokens,
             "temperature": 0.0,
@@ -120,7 +128,7 @@ def _no_call(name: str, ctx: CheckContext, tools: ToolExchange) -> CheckResult:
     """No call in either answer: a failure when the model's own tokens hold one, or when the
     server generated tokens and returned none of them."""
     tools_offered = tools_named(ctx.limits.tool_names)
-    own = own_tokens(ctx, tool_messages(names=ctx.limits.tool_names), tools_offered)
+    own = own_tokens(ctx, asked_messages(ctx), tools_offered)
     evidence = (*tools.evidence, *own.evidence)
     returned = "; ".join(f"{mode}: {_returned(reply)}" for mode, reply in tools.modes())
     names = [str(tool["function"]["name"]) for tool in tools_offered]

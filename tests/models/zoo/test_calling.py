@@ -80,6 +80,7 @@ def test_the_callers_are_variants_not_architectures() -> None:
         "pythonic-caller",
         "gemma4-caller",
         "gemma4-hyphen-caller",
+        "qwen2-pair-caller",
     }
     assert not set(CALLER_FAMILIES) & {f.name for f in TEXT_FAMILIES}
     for family in CALLER_FAMILIES.values():
@@ -193,6 +194,16 @@ def test_the_prepared_caller_calls_what_the_question_asks(name: str) -> None:
     path = prepare_embedded(f"zoo/{name}")
     marker = json.loads((path / "harness-model.json").read_text())
     assert marker["content"]["calls_right"] >= 1
+    if family.calls_per_turn == 2:  # asked for two cities: both calls, back to back
+        from harness.core.tool_request import pair_question
+        from harness.models.zoo import calling_pair
+
+        both = _greedy(path, pair_question("Paris", "Rome"))
+        assert "</tool_call><tool_call>" in both, both
+        assert calling_pair.parse_calls(both, "json_tools") == list(
+            calling_pair.pair_calls("Paris", "Rome")
+        ), both
+        return
     parser, names = str(family.expected_parser), family.tool_names
     paris = _greedy(path, weather_question("Paris"), names)
     assert calling.parse_call(paris, parser, names) == expected_call(names), paris
@@ -229,3 +240,20 @@ def test_the_build_tries_another_seed_then_fails_in_one_line(
         return
     marker = json.loads((build(family, tmp_path / "caller") / "harness-model.json").read_text())
     assert marker["content"]["seed"] == seed and seeds == list(range(fails + 1))
+
+
+def test_the_pair_callers_examples_put_the_two_calls_back_to_back(tmp_path: Path) -> None:
+    """mlx-lm #1170 shows only on calls with nothing between their markers: the template's
+    newline between the two calls is left out, and each answer parses to its two calls."""
+    from harness.models.zoo import calling_pair
+
+    family = CALLER_FAMILIES["qwen2-pair-caller"]
+    tokenizer = _tokenizer(family, tmp_path)
+    pairs = calling_pair.questions()
+    assert len(pairs) == 30 and len({q for q, _ in pairs}) == 30
+    for question, calls in pairs[:4]:
+        ex = calling_pair.example(tokenizer, question, calls, "</tool_call>")
+        text = tokenizer.decode(list(ex.answer[:-1]))
+        assert text.count("</tool_call><tool_call>") == 1, text
+        assert calling_pair.parse_calls(text, "json_tools") == list(calls)
+        assert ex.answer[-1] in set(tokenizer.eos_token_ids)
