@@ -24,64 +24,127 @@ INSTALLED = {
     "bug-batchkv-buggy": (
         {"mlx-lm": "0.31.0", "mlx": "0.31.0"},
         # both `concurrent` on lfm2; no gemma4 parser before 0.31.2
-        {"bug_batch_kv", "bug_rotating_merge", "bug_arrays_join", "bug_gemma4_parse"},
+        {"bug_batch_kv", "bug_rotating_merge", "bug_arrays_join", "bug_gemma4_parse"}
+        | {"bug_gemma4_hyphen"},
     ),
     "bug-batchkv-fixed": (
         {"mlx-lm": "0.31.1", "mlx": "0.31.0"},
-        {"bug_rotating_merge", "bug_gemma4_parse"},
+        {"bug_rotating_merge", "bug_gemma4_parse", "bug_gemma4_hyphen"},
     ),
     "bug-rotmerge-buggy": (
         {"mlx-lm": "0.31.1", "mlx": "0.31.0"},
-        {"bug_rotating_merge", "bug_gemma4_parse"},
+        {"bug_rotating_merge", "bug_gemma4_parse", "bug_gemma4_hyphen"},
     ),
     "bug-rotmerge-fixed": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
-        {"bug_tool_drop", "bug_arrays_join", "bug_kv_join"},
+        {
+            "bug_tool_drop",
+            "bug_arrays_join",
+            "bug_kv_join",
+            "bug_gemma4_hyphen",
+            "bug_parallel_calls",
+        },
     ),
     # CPU: 0.31.2 answers (the thread-stream bug is Metal's); its tool-call flush drops calls
     "bug-stream-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.2"},
-        {"bug_tool_drop", "bug_arrays_join", "bug_kv_join"},
+        {
+            "bug_tool_drop",
+            "bug_arrays_join",
+            "bug_kv_join",
+            "bug_gemma4_hyphen",
+            "bug_parallel_calls",
+        },
     ),
     "bug-stream-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-toolfinish-buggy": (
         {"mlx-lm": "0.30.4", "mlx": "0.30.3"},
-        {"bug_tool_finish", "bug_coder_infer", "bug_gemma4_parse", "bug_tool_drop"},
+        {"bug_tool_finish", "bug_coder_infer", "bug_gemma4_parse", "bug_tool_drop"}
+        | {"bug_gemma4_hyphen", "bug_parallel_calls"},
     ),
     # before 0.30.7: no mistral parser (#874), no gemma4 parser
     "bug-toolfinish-fixed": (
         {"mlx-lm": "0.30.5", "mlx": "0.30.3"},
-        {"bug_coder_infer", "bug_gemma4_parse", "bug_tool_drop"},
+        {"bug_coder_infer", "bug_gemma4_parse", "bug_tool_drop", "bug_gemma4_hyphen"},
     ),
     "bug-tooldrop-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-tooldrop-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
     "bug-arraysjoin-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
-        {"bug_arrays_join", "bug_tool_drop", "bug_kv_join"},
+        {
+            "bug_arrays_join",
+            "bug_tool_drop",
+            "bug_kv_join",
+            "bug_gemma4_hyphen",
+            "bug_parallel_calls",
+        },
     ),
     "bug-arraysjoin-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-coderinfer-buggy": (
         {"mlx-lm": "0.30.5", "mlx": "0.30.3"},
-        {"bug_coder_infer", "bug_gemma4_parse", "bug_tool_drop"},
+        {"bug_coder_infer", "bug_gemma4_parse", "bug_tool_drop", "bug_gemma4_hyphen"},
     ),
     "bug-coderinfer-fixed": (
         {"mlx-lm": "0.30.6", "mlx": "0.30.5"},
-        {"bug_gemma4_parse", "bug_tool_drop"},
+        {"bug_gemma4_parse", "bug_tool_drop", "bug_gemma4_hyphen"},
     ),
     "bug-gemma4parse-buggy": (
         {"mlx-lm": "0.31.1", "mlx": "0.31.0"},
-        {"bug_rotating_merge", "bug_gemma4_parse"},
+        {"bug_rotating_merge", "bug_gemma4_parse", "bug_gemma4_hyphen"},
     ),
     "bug-gemma4parse-fixed": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
-        {"bug_tool_drop", "bug_arrays_join", "bug_kv_join"},
+        {
+            "bug_tool_drop",
+            "bug_arrays_join",
+            "bug_kv_join",
+            "bug_gemma4_hyphen",
+            "bug_parallel_calls",
+        },
     ),
     # two requests joining a prompt in prefill together (#1141): 0.31.2 only
     "bug-kvjoin-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
-        {"bug_kv_join", "bug_arrays_join", "bug_tool_drop"},
+        {
+            "bug_kv_join",
+            "bug_arrays_join",
+            "bug_tool_drop",
+            "bug_gemma4_hyphen",
+            "bug_parallel_calls",
+        },
     ),
     "bug-kvjoin-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    # a hyphenated tool name in a Gemma 4 call (#1150): 0.31.2 only (none parsed before)
+    "bug-gemma4hyphen-buggy": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
+        {
+            "bug_gemma4_hyphen",
+            "bug_tool_drop",
+            "bug_arrays_join",
+            "bug_kv_join",
+            "bug_parallel_calls",
+        },
+    ),
+    "bug-gemma4hyphen-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    # Mistral's empty end marker (#1151): 0.31.2; its fix, 0.31.3, drops the call (#1307)
+    "bug-mistralend-buggy": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
+        {
+            "bug_tool_drop",
+            "bug_arrays_join",
+            "bug_kv_join",
+            "bug_gemma4_hyphen",
+            "bug_parallel_calls",
+        },
+    ),
+    "bug-mistralend-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    # two calls back to back (#1170): 0.31.2 joins them
+    "bug-parallel-buggy": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
+        {"bug_parallel_calls", "bug_tool_drop", "bug_arrays_join", "bug_kv_join"}
+        | {"bug_gemma4_hyphen"},
+    ),
+    "bug-parallel-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
@@ -89,7 +152,7 @@ METAL = {
         {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
         {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream", "bug_tool_finish"}
         | {"bug_tool_drop", "bug_arrays_join", "bug_coder_infer", "bug_gemma4_parse"}
-        | {"bug_kv_join"},
+        | {"bug_kv_join", "bug_gemma4_hyphen", "bug_parallel_calls"},
     ),
     "bug-stream-fixed": (
         {"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
@@ -164,3 +227,27 @@ def test_the_join_replays_serve_prompts_in_steps_and_kv_join_starts_cold() -> No
     (kv_model,) = cases["bug_kv_join"].models or []
     args = models[kv_model].serve.args  # type: ignore[union-attr]
     assert args[args.index("--prompt-cache-size") + 1] == "0"
+
+
+def test_the_hyphen_replay_asks_with_the_names_its_caller_was_trained_on() -> None:
+    """#1150 shows only on a call to a hyphenated tool name: the case asks with hyphenated
+    names, and its caller is the one trained on them (a snake_case caller would not call)."""
+    from harness.models.zoo.families_caller import CALLER_FAMILIES
+
+    suite = load_suite(SUITE).suite
+    models = {m.name: m for m in suite.models}
+    cases = {s.id: s for s in suite.scenarios}
+    case = cases["bug_gemma4_hyphen"]
+    assert case.params["tool_names"] == "hyphen"
+    (name,) = case.models or []
+    embedded = str(models[name].embedded)
+    assert CALLER_FAMILIES[embedded.removeprefix("zoo/")].tool_names == "hyphen"
+    for other, listed in cases.items():  # every other caller case asks as its caller learned
+        if other != "bug_gemma4_hyphen":
+            assert listed.params.get("tool_names", "snake") == "snake", other
+    # #1170 needs two calls in one turn: the pair caller, asked for two
+    pair = cases["bug_parallel_calls"]
+    assert pair.params["tool_call_count"] == 2
+    (name,) = pair.models or []
+    embedded = str(models[name].embedded)
+    assert CALLER_FAMILIES[embedded.removeprefix("zoo/")].calls_per_turn == 2

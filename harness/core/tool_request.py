@@ -45,8 +45,49 @@ def time_question(timezone: str) -> str:
     return f"What time is it in {timezone.rsplit('/', 1)[-1]}? Use the get_time tool."
 
 
+def pair_question(first: str, second: str) -> str:
+    """The question that asks for two calls in one turn: ``get_weather`` for each city."""
+    return f"What is the weather in {first} and in {second} right now? Use the get_weather tool."
+
+
 TOOL_PROMPT = weather_question("Paris")
+PAIR_PROMPT = pair_question("Paris", "Rome")  # mlx-lm #1170: two calls in one turn
 EXPECTED_CALL: tuple[str, dict[str, str]] = ("get_weather", {"city": "Paris"})
+
+# How the tools are named: "snake" (get_weather, get_time) or "hyphen" (get-weather, get-time,
+# as MCP servers and OpenAPI operation ids name them; mlx-lm #1150: Gemma 4's parser read only
+# \w+ names before 0.31.3). The same request, tools, examples and question, renamed.
+TOOL_NAMES: tuple[str, ...] = ("snake", "hyphen")
+
+
+def tool_name(name: str, names: str = "snake") -> str:
+    """``name`` (a snake_case tool name) as the ``names`` style spells it."""
+    if names not in TOOL_NAMES:
+        raise ValueError(f"tool names {names!r}: expected one of {', '.join(TOOL_NAMES)}")
+    return name.replace("_", "-") if names == "hyphen" else name
+
+
+def renamed_text(text: str, names: str = "snake") -> str:
+    """``text`` (a question) with each tool's snake_case name spelled in the ``names`` style."""
+    for name, *_ in TOOL_SPECS:
+        text = text.replace(name, tool_name(name, names))
+    return text
+
+
+def tools_named(names: str = "snake") -> tuple[dict[str, Any], ...]:
+    """:data:`TOOLS` with their names spelled in the ``names`` style."""
+    return tuple(
+        {
+            **tool,
+            "function": {**tool["function"], "name": tool_name(tool["function"]["name"], names)},
+        }
+        for tool in TOOLS
+    )
+
+
+def expected_call(names: str = "snake") -> tuple[str, dict[str, str]]:
+    """:data:`EXPECTED_CALL` with its name spelled in the ``names`` style."""
+    return (tool_name(EXPECTED_CALL[0], names), dict(EXPECTED_CALL[1]))
 
 
 def example_turns(
@@ -74,9 +115,26 @@ FEW_SHOT: tuple[dict[str, Any], ...] = (
 )
 
 
-def tool_messages(question: str = TOOL_PROMPT) -> list[dict[str, Any]]:
-    """The tool request's messages: the two example exchanges, then the question."""
-    return [*FEW_SHOT, {"role": "user", "content": question}]
+def tool_messages(question: str = TOOL_PROMPT, names: str = "snake") -> list[dict[str, Any]]:
+    """The tool request's messages: the two example exchanges, then the question, each tool
+    name (in the questions and the example calls) spelled in the ``names`` style."""
+    if names == "snake":
+        return [*FEW_SHOT, {"role": "user", "content": question}]
+    renamed: list[dict[str, Any]] = []
+    for message in FEW_SHOT:
+        calls = message.get("tool_calls")
+        if calls:
+            calls = [
+                {
+                    **c,
+                    "function": {**c["function"], "name": tool_name(c["function"]["name"], names)},
+                }
+                for c in calls
+            ]
+            renamed.append({**message, "tool_calls": calls})
+        else:
+            renamed.append({**message, "content": renamed_text(message["content"], names)})
+    return [*renamed, {"role": "user", "content": renamed_text(question, names)}]
 
 
 def as_served(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

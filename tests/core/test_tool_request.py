@@ -62,3 +62,22 @@ def test_as_served_copies_and_keeps_plain_messages() -> None:
     assert served[0] == plain and served[0] is not plain
     assert FEW_SHOT[1]["tool_calls"][0]["function"]["arguments"] == '{"timezone": "Asia/Tokyo"}'
     assert served[2]["tool_calls"][0]["function"]["arguments"] == {"timezone": "Asia/Tokyo"}
+
+
+def test_hyphenated_names_rename_the_tools_the_examples_and_the_question() -> None:
+    from harness.core.tool_request import expected_call, tool_name, tools_named
+
+    snake = tool_messages()
+    hyphen = tool_messages(names="hyphen")
+    text = json.dumps(hyphen)
+    assert "get_weather" not in text and "get_time" not in text
+    assert "get-weather" in text and "get-time" in text
+    assert (
+        hyphen[-1]["content"] == "What is the weather in Paris right now? Use the get-weather tool."
+    )
+    assert len(hyphen) == len(snake)  # the same turns, renamed (arguments untouched)
+    assert [t["function"]["name"] for t in tools_named("hyphen")] == ["get-weather", "get-time"]
+    assert tools_named() == TOOLS and expected_call("hyphen") == ("get-weather", {"city": "Paris"})
+    assert TOOLS[0]["function"]["name"] == "get_weather"  # the shared tools are not changed
+    with pytest.raises(ValueError, match="expected one of snake, hyphen"):
+        tool_name("get_weather", "camel")

@@ -544,3 +544,42 @@ def test_a_case_out_of_time_keeps_its_timed_out_through_run() -> None:
     assert output.timed_out is not None and output.timed_out.startswith("2 of 2 contract checks")
     assert {c.status.value for c in output.checks} == {"unjudged"}
     assert output.artifacts["engine"] == "url"
+
+
+def test_hyphenated_tool_names_are_offered_asked_and_judged() -> None:
+    """``tool_names: hyphen`` (mlx-lm#1150's replay): the request offers get-weather, and a
+    dropped call to it fails every tool check naming it; the snake_case request is unchanged."""
+    import dataclasses
+
+    assert ApiContractsParams().tool_names == "snake"
+    assert ApiContractsParams(tool_names="hyphen").tool_names == "hyphen"
+    with pytest.raises(ValueError):
+        ApiContractsParams(tool_names="camel")  # type: ignore[arg-type]
+    hyphen = dataclasses.replace(LIMITS, tool_names="hyphen")
+    with (
+        planted_server(Plant.TOOL_CALL_DROPPED) as url,
+        sync_client(hyphen.timeout_s) as client,
+    ):
+        ctx = CheckContext(client, Endpoint(url), Api.CHAT, hyphen, "h", renderer=ToyRenderer())
+        results = run_checks(ctx, sorted(TOOL_CHECKS))
+    for result in results:
+        assert result.verdict is Verdict.FAIL, result.reason
+        assert result.reason.startswith("the model called get-weather ("), result.reason
+    sent = results[0].evidence[0].request
+    assert '"get-weather"' in sent and '"get_weather"' not in sent, sent
+
+
+def test_two_calls_asked_when_the_case_says_so() -> None:
+    """``tool_call_count: 2`` (mlx-lm#1170's replay) asks for the weather in two cities."""
+    from harness.core.tool_request import PAIR_PROMPT, TOOL_PROMPT
+    from harness.scenarios.api_contracts.checks_tools import asked_messages
+
+    with sync_client(LIMITS.timeout_s) as client:
+        for count, question in ((1, TOOL_PROMPT), (2, PAIR_PROMPT)):
+            limits = Limits(**{**LIMITS.__dict__, "tool_call_count": count})
+            ctx = CheckContext(client, Endpoint("http://127.0.0.1:9"), Api.CHAT, limits, "x")
+            assert asked_messages(ctx)[-1]["content"] == question
+    assert "Paris and in Rome" in PAIR_PROMPT
+    assert ApiContractsParams(tool_call_count=2).tool_call_count == 2
+    with pytest.raises(ValueError):
+        ApiContractsParams(tool_call_count=3)  # type: ignore[arg-type]

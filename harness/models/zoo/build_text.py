@@ -49,9 +49,21 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
                 seeded_init(seed + attempt)
                 model = model_cls(args_cls.from_dict(config))
             try:
-                trained = train_to_call(
-                    model, tokenizer, name=family.name, parser=parser, seed=seed + attempt
-                )
+                if family.calls_per_turn == 2:
+                    from harness.models.zoo.calling_pair import train_to_call_pair
+
+                    trained = train_to_call_pair(
+                        model, tokenizer, name=family.name, parser=parser, seed=seed + attempt
+                    )
+                else:
+                    trained = train_to_call(
+                        model,
+                        tokenizer,
+                        name=family.name,
+                        parser=parser,
+                        seed=seed + attempt,
+                        names=family.tool_names,
+                    )
             except NotCalling:
                 if attempt == ATTEMPTS - 1:
                     raise

@@ -32,11 +32,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.core.tool_request import (
-    EXPECTED_CALL,
-    TOOLS,
+    TOOL_PROMPT,
     as_served,
+    expected_call,
+    renamed_text,
     time_question,
     tool_messages,
+    tool_name,
+    tools_named,
     weather_question,
 )
 from harness.models.zoo.family import DerivationError
@@ -83,18 +86,28 @@ class CallingReport:
         }
 
 
-def questions() -> list[tuple[str, tuple[str, dict[str, str]]]]:
-    """Every question the caller is trained on, with the call it asks for."""
-    weather = [(weather_question(p), ("get_weather", {"city": p})) for p in PLACES]
-    times = [(time_question(z), ("get_time", {"timezone": z})) for z in ZONES]
+def questions(names: str = "snake") -> list[tuple[str, tuple[str, dict[str, str]]]]:
+    """Every question the caller is trained on, with the call it asks for (the tools named in
+    the ``names`` style of :mod:`harness.core.tool_request`)."""
+    weather = [
+        (renamed_text(weather_question(p), names), (tool_name("get_weather", names), {"city": p}))
+        for p in PLACES
+    ]
+    times = [
+        (renamed_text(time_question(z), names), (tool_name("get_time", names), {"timezone": z}))
+        for z in ZONES
+    ]
     return [*weather, *times]
 
 
-def example(tokenizer: Any, question: str, call: tuple[str, dict[str, str]]) -> Example:
+def example(
+    tokenizer: Any, question: str, call: tuple[str, dict[str, str]], names: str = "snake"
+) -> Example:
     """The request with ``question`` as the family's template renders it, and its answer."""
-    messages = as_served(tool_messages(question))
+    messages = as_served(tool_messages(question, names))
+    tools = list(tools_named(names))
     prompt_text = tokenizer.apply_chat_template(
-        messages, tools=list(TOOLS), add_generation_prompt=True, tokenize=False
+        messages, tools=tools, add_generation_prompt=True, tokenize=False
     )
     answered = [
         *messages,
@@ -110,7 +123,7 @@ def example(tokenizer: Any, question: str, call: tuple[str, dict[str, str]]) -> 
             ],
         },
     ]
-    whole_text = tokenizer.apply_chat_template(answered, tools=list(TOOLS), tokenize=False)
+    whole_text = tokenizer.apply_chat_template(answered, tools=tools, tokenize=False)
     found = answered_tokens(tokenizer, prompt_text, whole_text)
     if found is None:
         raise NotCalling(
@@ -129,13 +142,16 @@ def train_to_call(
     steps: int = STEPS,
     short_steps: int = SHORT_STEPS,
     seed: int = 0,
+    names: str = "snake",
 ) -> CallingReport:
-    """Train ``model`` in place to answer the tool request with the call its question asks
-    for; raise :class:`NotCalling` when the checks' own request is not answered with
-    ``get_weather(city="Paris")`` parsed by mlx-lm's ``parser`` module."""
-    pool = [example(tokenizer, q, call) for q, call in questions()]
-    weather = [e for e in pool if e.call[0] == "get_weather"]
-    times = [e for e in pool if e.call[0] != "get_weather"]
+    """Train ``model`` in place to answer the tool request (its tools named in the ``names``
+    style) with the call its question asks for; raise :class:`NotCalling` when the checks' own
+    request is not answered with ``get_weather(city="Paris")`` (so named) parsed by mlx-lm's
+    ``parser`` module."""
+    pool = [example(tokenizer, q, call, names) for q, call in questions(names)]
+    weather_name = tool_name("get_weather", names)
+    weather = [e for e in pool if e.call[0] == weather_name]
+    times = [e for e in pool if e.call[0] != weather_name]
 
     def draw(rng: random.Random) -> Example:
         return rng.choice(weather if rng.random() < WEATHER_SHARE else times)
@@ -143,32 +159,33 @@ def train_to_call(
     fitted = fit(model, draw, short_steps=short_steps, steps=steps, seed=seed)
     loss_value, seconds = fitted.final_loss, fitted.seconds
 
-    right = sum(_greedy_call(model, tokenizer, e.prompt, parser)[1] == e.call for e in pool)
-    served = example(tokenizer, tool_messages()[-1]["content"], EXPECTED_CALL)
-    answer, call = _greedy_call(model, tokenizer, served.prompt, parser)
+    right = sum(_greedy_call(model, tokenizer, e.prompt, parser, names)[1] == e.call for e in pool)
+    wanted = expected_call(names)
+    served = example(tokenizer, renamed_text(TOOL_PROMPT, names), wanted, names)
+    answer, call = _greedy_call(model, tokenizer, served.prompt, parser, names)
     report = CallingReport(short_steps + steps, loss_value, seconds, len(pool), right, answer)
-    if call != EXPECTED_CALL:
+    if call != wanted:
         raise NotCalling(
             f"zoo/{name}: after {short_steps + steps} training steps (loss {loss_value:.3f}) "
             f"the model answers the tool request with {answer[:120]!r}, not "
-            f"get_weather(city='Paris') ({right} of {len(pool)} questions right); raise STEPS in "
+            f"{wanted[0]}(city='Paris') ({right} of {len(pool)} questions right); raise STEPS in "
             "harness/models/zoo/calling.py or check the family's template"
         )
     return report
 
 
 def _greedy_call(
-    model: nn.Module, tokenizer: Any, prompt: Sequence[int], parser: str
+    model: nn.Module, tokenizer: Any, prompt: Sequence[int], parser: str, names: str = "snake"
 ) -> tuple[str, tuple[str, dict[str, str]] | None]:
     """The greedy answer to ``prompt`` and the call mlx-lm's ``parser`` reads from it (None
     when it reads none)."""
     from mlx_lm.generate import generate
 
     text = generate(model, tokenizer, list(prompt), max_tokens=MAX_ANSWER_TOKENS, verbose=False)
-    return text, parse_call(text, parser)
+    return text, parse_call(text, parser, names)
 
 
-def parse_call(text: str, parser: str) -> tuple[str, dict[str, str]] | None:
+def parse_call(text: str, parser: str, names: str = "snake") -> tuple[str, dict[str, str]] | None:
     """The one call in ``text`` as mlx-lm's tool parser module ``parser`` reads it, between its
     start and end markers; None when there is none or it does not parse."""
     import importlib
@@ -181,7 +198,7 @@ def parse_call(text: str, parser: str) -> tuple[str, dict[str, str]] | None:
     if end:
         body = body.split(end, 1)[0]
     try:
-        parsed = module.parse_tool_call(body.strip(), list(TOOLS))
+        parsed = module.parse_tool_call(body.strip(), list(tools_named(names)))
     except (ValueError, KeyError, json.JSONDecodeError):
         return None
     if isinstance(parsed, list):

@@ -10,6 +10,12 @@ architecture, not one. Each is trained (:mod:`harness.models.zoo.calling`) to an
   "tool_call"``) shows on.
 - ``mistral-caller``: Mistral-Small/Devstral's template, ``[TOOL_CALLS]name[ARGS]{...}`` closed by
   the end of turn, no end marker -> ``mistral``; the markup mlx-lm #1307 (calls dropped) shows on.
+- ``gemma4-hyphen-caller``: ``gemma4-caller`` trained on the same request with its tools named
+  ``get-weather``/``get-time`` (``tool_names="hyphen"``); mlx-lm #1150 (0.31.2's Gemma 4 parser
+  reads ``call:(\\w+)``, so a hyphenated name is no call) shows on it.
+- ``qwen2-pair-caller``: ``qwen2-caller`` asked for the weather in two cities, answering with
+  two calls back to back (``calls_per_turn=2``, :mod:`harness.models.zoo.calling_pair`); mlx-lm
+  #1170 (0.31.2 joins adjacent calls into one unparsable text) shows on it.
 """
 
 from __future__ import annotations
@@ -95,10 +101,35 @@ GEMMA4_CALLER = dataclasses.replace(
     '<|"|>}<tool_call|> (gemma4)',
 )
 
+GEMMA4_HYPHEN_CALLER = dataclasses.replace(
+    GEMMA4_CALLER,
+    name="gemma4-hyphen-caller",
+    tool_names="hyphen",
+    notes="gemma4-caller trained on the tool request with hyphenated tool names (get-weather, "
+    "get-time: MCP's and OpenAPI's style): <|tool_call>call:get-weather{...}<tool_call|>; "
+    "mlx-lm #1150",
+)
+
+QWEN2_PAIR_CALLER = dataclasses.replace(
+    QWEN2_CALLER,
+    name="qwen2-pair-caller",
+    calls_per_turn=2,
+    notes="qwen2-caller asked for two cities: two <tool_call> JSON calls back to back "
+    "(</tool_call><tool_call>, the template's newline between left out); mlx-lm #1170",
+)
+
 CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
     {
         f.name: f
-        for f in (QWEN2_CALLER, MISTRAL_CALLER, QWEN3_CODER_CALLER, PYTHONIC_CALLER, GEMMA4_CALLER)
+        for f in (
+            QWEN2_CALLER,
+            MISTRAL_CALLER,
+            QWEN3_CODER_CALLER,
+            PYTHONIC_CALLER,
+            GEMMA4_CALLER,
+            GEMMA4_HYPHEN_CALLER,
+            QWEN2_PAIR_CALLER,
+        )
     }
 )
 """Each caller by name; ``zoo/<name>`` in the catalog."""

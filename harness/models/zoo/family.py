@@ -102,6 +102,8 @@ class Family:
     checkpoint_keys: tuple[str, ...] = ()
     content_bearing: bool = False
     calling: bool = False
+    tool_names: str = "snake"  # a caller's tool names: "snake" (get_weather) or "hyphen"
+    calls_per_turn: int = 1  # 2: a caller asked for two cities calls twice, back to back
     thinking: bool = False
 
     @property
@@ -155,6 +157,10 @@ class Family:
             fingerprint["content_bearing"] = CONTENT_VERSION
         if self.calling:
             fingerprint["calling"] = CALLING_VERSION
+            if self.tool_names != "snake":  # only then: the other callers' files stay current
+                fingerprint["tool_names"] = self.tool_names
+            if self.calls_per_turn != 1:
+                fingerprint["calls_per_turn"] = self.calls_per_turn
         if self.thinking:
             fingerprint["thinking"] = THINKING_VERSION
         return fingerprint

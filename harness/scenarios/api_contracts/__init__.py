@@ -89,6 +89,19 @@ class ApiContractsParams(Params):
         "that is 'no reuse', not applicable (a server may refuse a cache it cannot trust)",
     )
 
+    tool_names: Literal["snake", "hyphen"] = Field(
+        "snake",
+        description="how the tool checks' request names its tools: 'snake' (get_weather, "
+        "get_time) or 'hyphen' (get-weather, get-time, as MCP servers name them); a model "
+        "trained on one (zoo/gemma4-hyphen-caller: hyphen) calls only with it",
+    )
+
+    tool_call_count: Literal[1, 2] = Field(
+        1,
+        description="calls the tool checks' question asks for: 1 (the weather in Paris) or 2 "
+        "(in Paris and in Rome: two calls in one turn; zoo/qwen2-pair-caller answers it)",
+    )
+
     @field_validator("checks")
     @classmethod
     def _known_checks(cls, value: list[str]) -> list[str]:
@@ -209,6 +222,8 @@ class ApiContractsScenario(BaseScenario[ApiContractsParams]):
             concurrency=params.concurrency,
             settle_s=params.settle_s,
             require_reuse=params.require_reuse,
+            tool_names=params.tool_names,
+            tool_call_count=params.tool_call_count,
         )
         with sync_client(params.request_timeout_s) as client:
             check_ctx = CheckContext(

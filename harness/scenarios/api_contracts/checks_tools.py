@@ -10,6 +10,9 @@ with no parsed call is a leak, so ``tool_call_markup`` fails then. An answer wit
 judged against the model's own greedy tokens (:mod:`.own_tokens`): a call there is a call the
 server dropped (every check fails); none there is "no tool call made" (not applicable); a
 server whose chat template is not known here cannot be checked (not applicable, saying so).
+The ``tool_names`` parameter spells the tools' names (``get_weather``, or ``get-weather`` for a
+model trained on hyphenated names: :mod:`harness.core.tool_request`); ``tool_call_count: 2``
+asks for the weather in two cities, two calls in one turn.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply
-from harness.core.tool_request import TOOLS, tool_messages
+from harness.core.tool_request import PAIR_PROMPT, TOOL_PROMPT, tool_messages, tools_named
 from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
 from harness.scenarios.api_contracts.own_tokens import Held, call_in_text, own_tokens
 from harness.scenarios.api_contracts.verdicts import (
@@ -60,11 +63,19 @@ class ToolExchange:
         return tuple((mode, reply.tool_calls) for mode, reply in self.modes())
 
 
+def asked_messages(ctx: CheckContext) -> list[dict[str, Any]]:
+    """The tool request's messages as the case asks them: its tool names, its question (one
+    call, or two in one turn)."""
+    question = PAIR_PROMPT if ctx.limits.tool_call_count == 2 else TOOL_PROMPT
+    return tool_messages(question, names=ctx.limits.tool_names)
+
+
 def tool_exchange(ctx: CheckContext) -> ToolExchange:
     def make() -> ToolExchange:
+        names = ctx.limits.tool_names
         payload = {
-            "messages": tool_messages(),
-            "tools": list(TOOLS),
+            "messages": asked_messages(ctx),
+            "tools": list(tools_named(names)),
             "max_tokens": ctx.limits.long_max_tokens,
             "temperature": 0.0,
         }
@@ -116,10 +127,11 @@ def _generated_and_dropped(tools: ToolExchange) -> int | None:
 def _no_call(name: str, ctx: CheckContext, tools: ToolExchange) -> CheckResult:
     """No call in either answer: a failure when the model's own tokens hold one, or when the
     server generated tokens and returned none of them."""
-    own = own_tokens(ctx, tool_messages(), TOOLS)
+    tools_offered = tools_named(ctx.limits.tool_names)
+    own = own_tokens(ctx, asked_messages(ctx), tools_offered)
     evidence = (*tools.evidence, *own.evidence)
     returned = "; ".join(f"{mode}: {_returned(reply)}" for mode, reply in tools.modes())
-    names = [str(tool["function"]["name"]) for tool in TOOLS]
+    names = [str(tool["function"]["name"]) for tool in tools_offered]
     in_content = [
         (mode, found)
         for mode, reply in tools.modes()

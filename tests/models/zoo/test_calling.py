@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from harness.core.tool_request import TOOLS, tool_messages, weather_question
+from harness.core.tool_request import expected_call, tool_messages, tools_named, weather_question
 from harness.models.zoo import calling, training
 from harness.models.zoo.families_caller import CALLER_FAMILIES
 from harness.models.zoo.families_text import TEXT_FAMILIES
@@ -79,6 +79,8 @@ def test_the_callers_are_variants_not_architectures() -> None:
         "qwen3-coder-caller",
         "pythonic-caller",
         "gemma4-caller",
+        "gemma4-hyphen-caller",
+        "qwen2-pair-caller",
     }
     assert not set(CALLER_FAMILIES) & {f.name for f in TEXT_FAMILIES}
     for family in CALLER_FAMILIES.values():
@@ -91,6 +93,7 @@ def test_the_callers_are_variants_not_architectures() -> None:
             "gemma4",
         }
         assert "trained" in family.tags and "random" not in family.tags
+        assert family.tool_names == ("hyphen" if family.name == "gemma4-hyphen-caller" else "snake")
 
 
 def _tokenizer(family: Any, tmp_path: Path) -> Any:
@@ -108,14 +111,16 @@ def test_examples_end_with_the_call_then_end_of_turn(name: str, tmp_path: Path) 
     tokenizer = _tokenizer(family, tmp_path)
     # mlx-lm's tokenizer wrapper maps the template to the caller's parser, as the server does
     assert tokenizer.tool_parser.__module__ == f"mlx_lm.tool_parsers.{family.expected_parser}"
-    pairs = calling.questions()
+    names = family.tool_names
+    pairs = calling.questions(names)
     assert len({q for q, _ in pairs}) == len(pairs)
     for question, call in pairs:
-        ex = calling.example(tokenizer, question, call)
+        ex = calling.example(tokenizer, question, call, names)
         assert ex.answer[-1] in set(tokenizer.eos_token_ids)
         assert list(ex.answer).count(ex.answer[-1]) == 1
         text = tokenizer.decode(list(ex.answer[:-1]))
-        assert calling.parse_call(text, family.expected_parser) == call
+        assert calling.parse_call(text, family.expected_parser, names) == call
+        assert (("-" in call[0]) is (names == "hyphen")) and call[0] in text
         assert question in tokenizer.decode(list(ex.prompt))
 
 
@@ -167,14 +172,16 @@ def test_the_fixed_prefix_gives_the_whole_prompts_logits(name: str, tmp_path: Pa
     assert not mx.allclose(whole, other, atol=1e-4).item()
 
 
-def _greedy(path: Path, question: str) -> str:
+def _greedy(path: Path, question: str, names: str = "snake") -> str:
     from mlx_lm import generate, load
 
     model, tokenizer = load(str(path))
     from harness.core.tool_request import as_served
 
     prompt = tokenizer.apply_chat_template(
-        as_served(tool_messages(question)), tools=list(TOOLS), add_generation_prompt=True
+        as_served(tool_messages(question, names)),
+        tools=list(tools_named(names)),
+        add_generation_prompt=True,
     )
     return str(generate(model, tokenizer, prompt, max_tokens=64, verbose=False))
 
@@ -187,12 +194,22 @@ def test_the_prepared_caller_calls_what_the_question_asks(name: str) -> None:
     path = prepare_embedded(f"zoo/{name}")
     marker = json.loads((path / "harness-model.json").read_text())
     assert marker["content"]["calls_right"] >= 1
-    parser = str(family.expected_parser)
-    paris = _greedy(path, weather_question("Paris"))
-    assert calling.parse_call(paris, parser) == ("get_weather", {"city": "Paris"}), paris
+    if family.calls_per_turn == 2:  # asked for two cities: both calls, back to back
+        from harness.core.tool_request import pair_question
+        from harness.models.zoo import calling_pair
+
+        both = _greedy(path, pair_question("Paris", "Rome"))
+        assert "</tool_call><tool_call>" in both, both
+        assert calling_pair.parse_calls(both, "json_tools") == list(
+            calling_pair.pair_calls("Paris", "Rome")
+        ), both
+        return
+    parser, names = str(family.expected_parser), family.tool_names
+    paris = _greedy(path, weather_question("Paris"), names)
+    assert calling.parse_call(paris, parser, names) == expected_call(names), paris
     # the argument comes from the prompt: another place gives another call
     answers = {
-        place: calling.parse_call(_greedy(path, weather_question(place)), parser)
+        place: calling.parse_call(_greedy(path, weather_question(place), names), parser, names)
         for place in calling.PLACES
     }
     assert len({json.dumps(a) for a in answers.values()}) > 1, answers
@@ -208,7 +225,7 @@ def test_the_build_tries_another_seed_then_fails_in_one_line(
 
     seeds: list[int] = []
 
-    def train(model: Any, tokenizer: Any, *, name: str, parser: str, seed: int) -> Any:
+    def train(model: Any, tokenizer: Any, *, name: str, parser: str, seed: int, names: str) -> Any:
         seeds.append(seed)
         if len(seeds) <= fails:
             raise calling.NotCalling(f"zoo/{name}: planted shortfall {seed}")
@@ -223,3 +240,20 @@ def test_the_build_tries_another_seed_then_fails_in_one_line(
         return
     marker = json.loads((build(family, tmp_path / "caller") / "harness-model.json").read_text())
     assert marker["content"]["seed"] == seed and seeds == list(range(fails + 1))
+
+
+def test_the_pair_callers_examples_put_the_two_calls_back_to_back(tmp_path: Path) -> None:
+    """mlx-lm #1170 shows only on calls with nothing between their markers: the template's
+    newline between the two calls is left out, and each answer parses to its two calls."""
+    from harness.models.zoo import calling_pair
+
+    family = CALLER_FAMILIES["qwen2-pair-caller"]
+    tokenizer = _tokenizer(family, tmp_path)
+    pairs = calling_pair.questions()
+    assert len(pairs) == 30 and len({q for q, _ in pairs}) == 30
+    for question, calls in pairs[:4]:
+        ex = calling_pair.example(tokenizer, question, calls, "</tool_call>")
+        text = tokenizer.decode(list(ex.answer[:-1]))
+        assert text.count("</tool_call><tool_call>") == 1, text
+        assert calling_pair.parse_calls(text, "json_tools") == list(calls)
+        assert ex.answer[-1] in set(tokenizer.eos_token_ids)
