@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
-from harness.runner.blas import preload_in_process
+from tests.blas_preload import preload_in_process
 
 PRELOADED_BLAS = preload_in_process(os.environ)
 # Test data is read by tests, never collected: results/data/golden holds the suite its records
