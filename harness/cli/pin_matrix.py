@@ -82,7 +82,7 @@ def write_matrix(
 def run(args: argparse.Namespace) -> int:
     from harness.report.escape import plain
     from harness.results.report_dir import shown
-    from harness.runner.session import new_run_id
+    from harness.runner.active_run import new_run_id
 
     out = Path(args.out) if args.out else DEFAULT_ROOT / f"matrix-{new_run_id()}"
     html, summary, bad = write_matrix([Path(r) for r in args.runs], out, args.metric)

@@ -228,7 +228,7 @@ def run_in(env: PinEnv, args: Sequence[str], log: Path | None = None) -> int:
 def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     """Every chosen pin set: its environment, then the suite in it (all at once taking turns,
     or one after another); a summary line each, then the matrix."""
-    from harness.runner.session import new_run_id
+    from harness.runner.active_run import new_run_id
 
     if args.resume:
         raise CliError("--resume with --pin-set: resume the pin set's own run id instead")

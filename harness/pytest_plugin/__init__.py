@@ -32,8 +32,8 @@ from harness.pytest_plugin.xdist_parts import (
 )
 
 if TYPE_CHECKING:
+    from harness.runner.active_run import ActiveRun
     from harness.runner.client import OnProgress
-    from harness.runner.session import RunSession
 
 MARKER_PREFIX_HELP = "mlx-harness: "
 
@@ -217,7 +217,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         with _still_running(self.config, self.case) as on_progress:
-            result = _session(self.config).run_case(self.case, on_progress)
+            result = _active_run(self.config).run_case(self.case, on_progress)
         self.config.stash[STATE].results.append(result)
         self.user_properties.append(("status", result.status.value))
         if result.preflight is not None and result.preflight.policy is not None:
@@ -274,16 +274,16 @@ def _report_root(config: pytest.Config) -> Path:
     return Path(option) if option else Path(config.rootpath) / "reports"
 
 
-def _session(config: pytest.Config) -> RunSession:
+def _active_run(config: pytest.Config) -> ActiveRun:
     from harness.drive.exit_rules import allow_dirty_machine
-    from harness.runner.session import RunSession
+    from harness.runner.active_run import ActiveRun
 
     state = config.stash[STATE]
-    if state.session is None:
+    if state.active is None:
         resume = config.getoption("resume")
         part = worker_part(config)  # a pytest-xdist worker records its part of the run
         root, run_id = part or (_report_root(config), resume or config.getoption("run_id"))
-        state.session = RunSession(
+        state.active = ActiveRun(
             root,
             list(state.suites.values()),
             run_id=run_id,
@@ -298,8 +298,8 @@ def _session(config: pytest.Config) -> RunSession:
             allow_machine_change=bool(config.getoption("allow_machine_change")),
             say=_say(config),
         )
-        state.session.plan(state.planned if part is None else [])  # a worker: what it runs
-    return state.session
+        state.active.plan(state.planned if part is None else [])  # a worker: what it runs
+    return state.active
 
 
 def _say(config: pytest.Config) -> Callable[[str], None] | None:
@@ -326,10 +326,10 @@ def _selection(config: pytest.Config) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def run_session(config: pytest.Config) -> RunSession:
-    """The run's :class:`harness.runner.session.RunSession`, opened on first use (the
+def active_run(config: pytest.Config) -> ActiveRun:
+    """The run's :class:`harness.runner.active_run.ActiveRun`, opened on first use (the
     pytest-benchmark bridge records its benchmarks there)."""
-    return _session(config)
+    return _active_run(config)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -347,7 +347,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if in_worker(config):
         return  # a pytest-xdist worker opens its part with its first case
     try:
-        _session(config)
+        _active_run(config)
     except (RunFileError, OSError) as exc:
         raise pytest.UsageError(str(exc)) from None
     state.signals.enter_context(stop_on_signals())
@@ -430,10 +430,10 @@ def _keep_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """Stop a model's worker as soon as its last case has run (frees its memory)."""
     state = item.config.stash[STATE]
-    if not isinstance(item, CaseItem) or state.session is None:
+    if not isinstance(item, CaseItem) or state.active is None:
         return
     if not isinstance(nextitem, CaseItem) or nextitem.worker_key != item.worker_key:
-        state.session.close_worker()
+        state.active.close_worker()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -448,7 +448,7 @@ def pytest_runtest_makereport(
         and item.case.expectation is not None
         and item.case.expectation.kind is ExpectKind.SKIP
     ):
-        result = _session(item.config).run_case(item.case)  # records the skip with its reason
+        result = _active_run(item.config).run_case(item.case)  # records the skip with its reason
         item.config.stash[STATE].results.append(result)
     return report
 
@@ -461,21 +461,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
     if state is not None and state.bad_input:
         session.exitstatus = pytest.ExitCode.USAGE_ERROR  # the README's table: bad input is 4
-    if state is None or state.session is None:
+    if state is None or state.active is None:
         return
     if state.stop is None and exitstatus == pytest.ExitCode.INTERRUPTED:
         state.stop = RunInterrupted()  # pytest.exit() or a plugin stopped the run
     if state.stop is not None:
         with signals_deferred():
-            state.session.interrupt(state.stop)
+            state.active.interrupt(state.stop)
         session.exitstatus = state.stop.exit_status
     elif session.shouldstop or session.shouldfail:  # -x / --maxfail: the rest never ran
         why = f"not run: pytest stopped early ({session.shouldstop or session.shouldfail})"
         with signals_deferred():
-            state.session.interrupt(RunInterrupted(why=why))
+            state.active.interrupt(RunInterrupted(why=why))
     render = not session.config.getoption("no_report") and not in_worker(session.config)
     thresholds = state.policy.thresholds if state.policy is not None else None
-    state.end = conclude(state.session, render=render, thresholds=thresholds)  # xdist: controller
+    state.end = conclude(state.active, render=render, thresholds=thresholds)  # xdist: controller
     if (
         state.shard is not None
         and not state.planned
@@ -532,7 +532,7 @@ def pytest_terminal_summary(
         lines.append(f"report: {end.report_html}")
     if end.report_error is not None:
         lines.append(f"error: {end.report_error}")
-    if state.session is not None and state.session.stopped is not None:
-        lines.append(f"resume with: {resume_command(config, state.session.run_id)}")
+    if state.active is not None and state.active.stopped is not None:
+        lines.append(f"resume with: {resume_command(config, state.active.run_id)}")
     for line in lines:
         terminalreporter.write_line(line)

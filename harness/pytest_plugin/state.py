@@ -16,7 +16,7 @@ from harness.core.types import Case, CaseResult, RunRecord, Shard, SuiteInfo
 if TYPE_CHECKING:  # imported when a run starts, not when pytest loads the plugin
     from harness.drive.exit_rules import Policy
     from harness.drive.run_end import RunEnd
-    from harness.runner.session import RunSession
+    from harness.runner.active_run import ActiveRun
     from harness.runner.signals import RunInterrupted
 
 
@@ -25,7 +25,7 @@ class HarnessState:
     """Everything the plugin keeps for one pytest session (lives on ``config.stash``)."""
 
     suites: dict[str, SuiteInfo] = field(default_factory=dict)
-    session: RunSession | None = None  # created on the first case (or at collection's end)
+    active: ActiveRun | None = None  # created on the first case (or at collection's end)
     results: list[CaseResult] = field(default_factory=list)
     end: RunEnd | None = None  # once the run has ended
     baseline: RunRecord | None = None  # --baseline, else the run the suites name

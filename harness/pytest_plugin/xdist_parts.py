@@ -305,7 +305,7 @@ def setup_xdist(config: pytest.Config, state: HarnessState, report_root: Path) -
         return
     from harness.results.report_dir import shown
     from harness.results.store import RUN_FILE, check_report_root
-    from harness.runner.session import new_run_id
+    from harness.runner.active_run import new_run_id
 
     if config.getoption("resume", None):
         raise pytest.UsageError(

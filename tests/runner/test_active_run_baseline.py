@@ -22,7 +22,7 @@ from harness.core.types import (
 from harness.results.ci_policy import DEFAULT, FailOn, findings
 from harness.results.compare import Thresholds, compare_runs
 from harness.results.store import load_run
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 from tests.runner.cases import gated_throughput_case
 
 DECODE = "throughput.decode_tps"
@@ -39,7 +39,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunRecord]
     anything the fake model does."""
     root = tmp_path_factory.mktemp("baseline")
     path = write_fake_model(root / "good", per_token_s=0.001)
-    session = RunSession(root / "reports", [], run_id="base", allow_dirty_machine=True)
+    session = ActiveRun(root / "reports", [], run_id="base", allow_dirty_machine=True)
     try:
         session.run_case(_case(path, 8))
     finally:
@@ -116,7 +116,7 @@ def test_a_relative_gate_is_judged_against_the_same_point_only(
 ) -> None:
     path, record = recorded
     baseline = _baseline(record, base_tokens, other_files, other_machine)
-    session = RunSession(
+    session = ActiveRun(
         tmp_path / "reports",
         [],
         run_id="r1",
