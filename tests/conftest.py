@@ -93,7 +93,7 @@ LONGEST_FIRST = (
     "tests/runner/test_server_lifecycle.py",
     "tests/report/test_escape.py",
     "tests/test_cli_bisect.py",
-    "tests/test_ci_policy_drivers.py",
+    "tests/test_exit_rules_drivers.py",
     "tests/runner/test_interrupts.py",
 )
 

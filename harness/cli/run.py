@@ -20,7 +20,7 @@ from harness.cli.suite_paths import suite_paths
 
 if TYPE_CHECKING:
     from harness.core.types import Case, CaseResult, RunRecord, Shard, SuiteInfo
-    from harness.drive.exit_rules import Policy
+    from harness.drive.exit_rules import ExitRules
     from harness.drive.run_end import RunEnd
     from harness.report.progress import RunProgress
     from harness.runner.active_run import ActiveRun
@@ -98,7 +98,7 @@ def _run_suites(args: argparse.Namespace, paths: Sequence[Path]) -> int:
         split = parse_shard(args.shard) if args.shard is not None else None
     except ShardError as exc:
         raise CliError(str(exc)) from None
-    chosen_policy(args)  # a bad --fail-on is one line before anything runs
+    chosen_exit_rules(args)  # a bad --fail-on is one line before anything runs
     if getattr(args, "pin_set", None):  # the suites are loaded whole in the pin sets' runs
         from harness.cli.pin_sets import run_pin_sets
 
@@ -176,13 +176,13 @@ def resume_command(args: argparse.Namespace, run_id: str) -> str:
     return shlex.join(words)
 
 
-def chosen_policy(args: argparse.Namespace) -> Policy:
-    """The CI policy of ``run``'s options; a bad ``--fail-on`` is a CliError (one line)."""
-    from harness.drive.exit_rules import PolicyError, policy_from
+def chosen_exit_rules(args: argparse.Namespace) -> ExitRules:
+    """The exit rules of ``run``'s options; a bad ``--fail-on`` is a CliError (one line)."""
+    from harness.drive.exit_rules import FailOnError, exit_rules_from
 
     try:
-        return policy_from(lambda dest: getattr(args, dest, None))
-    except PolicyError as exc:
+        return exit_rules_from(lambda dest: getattr(args, dest, None))
+    except FailOnError as exc:
         raise CliError(str(exc)) from None
 
 
@@ -286,7 +286,7 @@ def _run_cases(
             print(f"{stop.reason}: stopped the workers; partial report follows", file=sys.stderr)
         try:
             end = conclude(
-                active, render=not args.no_report, thresholds=chosen_policy(args).thresholds
+                active, render=not args.no_report, thresholds=chosen_exit_rules(args).thresholds
             )
         except KeyboardInterrupt:
             print(
@@ -338,10 +338,10 @@ def _summarize(args: argparse.Namespace, active: ActiveRun, end: RunEnd) -> int:
 
         print(f"resume with: {plain(resume_command(args, active.run_id), 2000)}", file=sys.stderr)
         return active.stopped.exit_status
-    from harness.drive.exit_rules import policy_lines
+    from harness.drive.exit_rules import exit_lines
 
-    policy = chosen_policy(args)
-    judged = policy_lines(end.run, end.comparison, policy, shard=bool(args.shard))
+    rules = chosen_exit_rules(args)
+    judged = exit_lines(end.run, end.comparison, rules, shard=bool(args.shard))
     from harness.drive.exit_rules import note_lines
 
     for line in (*note_lines(end.run, end.comparison), *judged):

@@ -6,7 +6,7 @@ each model loads once; the run record is appended case by case; reports render a
 This module holds the hooks (the ``pytest11`` entry point names it); beside it,
 ``xdist_parts`` and ``xdist_schedule`` (pytest-xdist: a part of the record per worker, cases
 scheduled by model), ``benchmark_bridge`` (pytest-benchmark's fixture as a scenario),
-``policy_report`` (the CI policy as a failed test) and ``state`` (what a session keeps). What
+``exit_report`` (the exit rules as a failed test) and ``state`` (what a session keeps). What
 ``mlx-harness run`` does the same way is in :mod:`harness.drive`.
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.core.types import Case, ExpectKind, Status
-from harness.pytest_plugin.policy_report import failing_lines, report_policy
+from harness.pytest_plugin.exit_report import failing_lines, report_exit_findings
 from harness.pytest_plugin.state import STATE, HarnessState
 from harness.pytest_plugin.xdist_parts import (
     choose_loadgroup,
@@ -101,7 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
             state.baseline = load_run(Path(baseline))
         except RunFileError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
-    from harness.drive.exit_rules import PolicyError, policy_from
+    from harness.drive.exit_rules import FailOnError, exit_rules_from
     from harness.drive.run_options import different_runs
 
     error = different_runs(config.getoption("run_id", None), config.getoption("resume", None))
@@ -109,8 +109,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(error)
 
     try:
-        state.policy = policy_from(lambda dest: config.getoption(dest, None))
-    except PolicyError as exc:
+        state.exit_rules = exit_rules_from(lambda dest: config.getoption(dest, None))
+    except FailOnError as exc:
         raise pytest.UsageError(str(exc)) from None
     shard = config.getoption("shard", None)
     if shard is not None:
@@ -453,7 +453,9 @@ def pytest_runtest_makereport(
     return report
 
 
-@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries the policy
+@pytest.hookimpl(
+    tryfirst=True
+)  # before junitxml writes its file: it carries the exit rules' finding
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from harness.drive.run_end import conclude
     from harness.runner.signals import RunInterrupted, signals_deferred
@@ -474,7 +476,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         with signals_deferred():
             state.active.interrupt(RunInterrupted(why=why))
     render = not session.config.getoption("no_report") and not in_worker(session.config)
-    thresholds = state.policy.thresholds if state.policy is not None else None
+    thresholds = state.exit_rules.thresholds if state.exit_rules is not None else None
     state.end = conclude(state.active, render=render, thresholds=thresholds)  # xdist: controller
     if (
         state.shard is not None
@@ -482,11 +484,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
     ):
         session.exitstatus = pytest.ExitCode.OK  # an empty shard is a valid run
-    from harness.pytest_plugin.policy_report import judge_pytest_session
+    from harness.pytest_plugin.exit_report import judge_pytest_session
 
     if not in_worker(session.config):  # xdist: the controller judges the joined run
         judge_pytest_session(session, state, state.end, shard=state.split is not None)
-        report_policy(session.config, failing_lines(state, state.end))
+        report_exit_findings(session.config, failing_lines(state, state.end))
 
 
 def resume_command(config: pytest.Config, run_id: str) -> str:
@@ -527,7 +529,7 @@ def pytest_terminal_summary(
         lines += comparison_lines(end.comparison)
     from harness.drive.exit_rules import note_lines
 
-    lines += [*note_lines(end.run, end.comparison), *state.policy_lines]
+    lines += [*note_lines(end.run, end.comparison), *state.exit_lines]
     if end.report_html is not None:
         lines.append(f"report: {end.report_html}")
     if end.report_error is not None:

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.runner.test_active_run import _case
 
 from harness.backends.fake import write_fake_model
 from harness.core.types import (
@@ -34,6 +33,7 @@ from harness.runner.rounds import (
     with_stop,
 )
 from harness.runner.turns import DONE, GO, Turns
+from tests.runner.test_active_run import _case
 
 AUTO = AutoRepeats(min_repeats=3, max_repeats=6)
 
