@@ -90,5 +90,5 @@ def run(args: argparse.Namespace) -> int:
     html, summary, bad = write_matrix([Path(r) for r in args.runs], out, args.metric)
     for line in summary:
         print(plain(line, 1000))
-    print(f"matrix: {shown(html)}")
+    print(f"pin-set comparison: {shown(html)}")
     return 1 if bad and args.fail_on_regression else 0
