@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 NODE_ID = "mlx-harness::policy"
 
 
-def policy_report(lines: Sequence[str]) -> pytest.TestReport:
+def findings_report(lines: Sequence[str]) -> pytest.TestReport:
     """A failed ``mlx-harness::policy`` test whose message is the findings, one a line."""
     text = "\n".join(lines)
     return pytest.TestReport(
@@ -38,7 +38,7 @@ def policy_report(lines: Sequence[str]) -> pytest.TestReport:
 def report_exit_findings(config: pytest.Config, lines: Sequence[str]) -> None:
     """Log the findings (if any) as one failed test, through pytest's hooks."""
     if lines:
-        config.hook.pytest_runtest_logreport(report=policy_report(lines))
+        config.hook.pytest_runtest_logreport(report=findings_report(lines))
 
 
 def failing_lines(state: HarnessState, end: RunEnd) -> list[str]:
