@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.fake import write_fake_model
-from harness.runner.blas import preload_in_process
+from tests.blas_preload import preload_in_process
 
 PRELOADED_BLAS = preload_in_process(os.environ)
 # Test data is read by tests, never collected: results/data/golden holds the suite its records
@@ -93,7 +93,7 @@ LONGEST_FIRST = (
     "tests/runner/test_server_lifecycle.py",
     "tests/report/test_escape.py",
     "tests/test_cli_bisect.py",
-    "tests/test_ci_policy_drivers.py",
+    "tests/test_exit_rules_drivers.py",
     "tests/runner/test_interrupts.py",
 )
 

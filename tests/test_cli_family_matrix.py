@@ -108,4 +108,4 @@ def test_the_vision_matrix_answers_to_its_old_name_too(
     assert main(["models", name, "--only", "no_such"]) != 0
     err = capsys.readouterr().err
     assert "not a model package of the installed mlx-vlm: no_such" in err
-    assert "mlx-harness models vision-matrix` without --only" in err
+    assert "mlx-harness models vision-sweep` without --only" in err

@@ -29,6 +29,7 @@ def test_every_command_is_in_the_table() -> None:
         ["compare", "a", "b", "--out", "o"],
         ["models", "list"],
         ["matrix", "runs"],
+        ["pin-compare", "runs"],
         ["import", "gguf", "m.gguf", "out"],
         ["validate", "a.suite.yaml", "b.suite.yaml"],
     ],

@@ -9,8 +9,8 @@ import pytest
 
 from harness.backends.fake import write_fake_model
 from harness.core.types import Status
-from harness.results import ci_policy
-from harness.results.ci_policy import FailOn
+from harness.results import fail_on
+from harness.results.fail_on import FailOn
 from harness.results.store import load_run
 
 
@@ -272,7 +272,7 @@ gates:
 
 
 FAIL_ON_BUT_UNJUDGED = ",".join(
-    sorted(k.value for k in ci_policy.DEFAULT if k is not FailOn.UNJUDGED_GATES)
+    sorted(k.value for k in fail_on.DEFAULT if k is not FailOn.UNJUDGED_GATES)
 )
 
 

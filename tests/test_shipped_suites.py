@@ -27,8 +27,8 @@ import pytest
 from harness.core.types import Status
 from harness.models.catalog import embedded_models
 from harness.models.llama_server import find_llama_server
-from harness.results import ci_policy
-from harness.results.ci_policy import FailOn
+from harness.results import fail_on
+from harness.results.fail_on import FailOn
 from harness.results.store import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,7 +183,7 @@ FLAKY = {
 # sample guard on (a pass in the direction load works against holds, a miss is "not judged"),
 # and a run whose gates could not be judged is not a failure of this test (every other CI kind
 # of the default still is).
-FAIL_ON = ",".join(sorted(k.value for k in ci_policy.DEFAULT if k is not FailOn.UNJUDGED_GATES))
+FAIL_ON = ",".join(sorted(k.value for k in fail_on.DEFAULT if k is not FailOn.UNJUDGED_GATES))
 
 
 def _guarded_env() -> dict[str, str]:

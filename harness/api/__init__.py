@@ -9,7 +9,7 @@ generation, :class:`PromptCaching`, :class:`ToolCalling`, :class:`DraftDecoding`
 scenario (group ``mlx_harness.scenarios``) subclasses :class:`BaseScenario` with a
 :class:`Params` model and returns a :class:`ScenarioOutput` of :class:`Metric` values described
 by :class:`MetricSpec` (and, for a scenario of several named checks, each check's
-:class:`CheckVerdict`, which compare, the pin-set matrix and bisect judge one by one).
+:class:`CheckVerdict`, which compare, the pin-set comparison and bisect judge one by one).
 A report section (group ``mlx_harness.report_sections``) is a :class:`Section` whose
 ``templates`` folder holds ``<key>.md.j2`` and ``<key>.html.j2``; its ``build(run)`` returns the
 data they show (a :class:`Table` of :class:`Cell` rows renders with ``table.*.j2``).

@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "probe": "probe",
     "scenarios": "scenarios",
     "merge": "merge",
+    "pin-compare": "pin_matrix",
     "pin-matrix": "pin_matrix",
     "matrix": "pin_matrix",
     "bisect": "bisect",

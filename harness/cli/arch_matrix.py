@@ -1,4 +1,5 @@
-"""``mlx-harness models arch-matrix``: every architecture of the installed mlx-lm, tried tiny."""
+"""``mlx-harness models arch-sweep`` (alias ``arch-matrix``), a family sweep: every architecture
+of the installed mlx-lm, tried tiny."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from harness.families.text_matrix import Matrix, matrix
 from harness.models.zoo.derive_text import architecture_names
 
 COMMAND = MatrixCommand(
-    "arch-matrix",
+    "arch-sweep",
     help="every architecture of the installed mlx-lm, generated tiny: load, generate, cache, "
     "trim, tool template (cached per mlx-lm/mlx version)",
     columns=COLUMNS,
@@ -42,5 +43,5 @@ def render_summary(m: Matrix) -> str:
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
-    """Add ``arch-matrix`` to the ``models`` subcommands."""
-    return add_command(subparsers, COMMAND, run)
+    """Add ``arch-sweep`` (alias ``arch-matrix``) to the ``models`` subcommands."""
+    return add_command(subparsers, COMMAND, run, aliases=("arch-matrix",))

@@ -1,5 +1,5 @@
-"""``mlx-harness models audio-matrix``: every tts/stt family of the installed mlx-audio, tried
-tiny (generated, load, run)."""
+"""``mlx-harness models audio-sweep`` (alias ``audio-matrix``), a family sweep: every tts/stt family
+of the installed mlx-audio, tried tiny (generated, load, run)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from harness.families.audio_matrix import AudioMatrix, matrix
 from harness.models.zoo.derive_audio import family_names
 
 COMMAND = MatrixCommand(
-    "audio-matrix",
+    "audio-sweep",
     help="every tts/stt family of the installed mlx-audio, generated tiny: load, run "
     "(cached per mlx-audio/mlx version)",
     columns=COLUMNS,
@@ -36,5 +36,5 @@ def render_summary(m: AudioMatrix) -> str:
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
-    """Add ``audio-matrix`` to the ``models`` subcommands."""
-    return add_command(subparsers, COMMAND, run)
+    """Add ``audio-sweep`` (alias ``audio-matrix``) to the ``models`` subcommands."""
+    return add_command(subparsers, COMMAND, run, aliases=("audio-matrix",))

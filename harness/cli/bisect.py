@@ -107,9 +107,9 @@ def run(args: argparse.Namespace) -> int:
     )
     from harness.results.compare import Thresholds
     from harness.results.store import RunFileError, load_run
+    from harness.runner.active_run import new_run_id
     from harness.runner.package_index import PackageIndexError, available_versions, between
     from harness.runner.pin_resolve import with_backend
-    from harness.runner.session import new_run_id
     from harness.spec.pin_sets import exact_pin
 
     paths = suite_paths(args.paths)

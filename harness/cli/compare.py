@@ -80,19 +80,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from harness.core.gc_pause import collector_paused
-    from harness.drive.exit_rules import Policy, allow_dirty_machine, policy_lines
+    from harness.drive.exit_rules import ExitRules, allow_dirty_machine, exit_lines
     from harness.report import render_both
     from harness.report.change_list import changes_csv
     from harness.report.comparison import section
     from harness.report.comparison_text import comparison_lines
-    from harness.results.ci_policy import PolicyError, parse_fail_on
     from harness.results.compare import Thresholds, compare_runs
+    from harness.results.fail_on import FailOnError, parse_fail_on
     from harness.results.store import load_run
 
     try:  # compare's job is regressions: they always count
-        policy = Policy(args.fail_on, True, Thresholds())
+        rules = ExitRules(args.fail_on, True, Thresholds())
         parse_fail_on(args.fail_on, regression=True)
-    except PolicyError as exc:
+    except FailOnError as exc:
         raise CliError(str(exc)) from None
     with collector_paused():  # millions of objects, no cycles (see harness/core/gc_pause.py)
         baseline, current = load_run(Path(args.baseline)), load_run(Path(args.current))
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(comparison_lines(comparison, shown, listed)))
         else:
             print("\n".join(comparison_lines(comparison, shown)))
-    judged = policy_lines(current, comparison, policy, shard=current.shard is not None)
+    judged = exit_lines(current, comparison, rules, shard=current.shard is not None)
     for line in judged:
         print(line, file=sys.stderr)
     return 1 if judged else 0

@@ -1,5 +1,5 @@
-"""What the ``mlx-harness models *-matrix`` commands share: the options, the check of ``--only``
-names, a row on one line and the summary, for any family matrix
+"""What the ``mlx-harness models *-sweep`` commands (the family sweeps; ``*-matrix`` before) share:
+the options, the check of ``--only`` names, a row on one line and the summary, for any family sweep
 (:mod:`harness.families.matrix`); a :class:`MatrixCommand` holds what differs."""
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ SHORT = MappingProxyType(
 
 @dataclass(frozen=True)
 class MatrixCommand:
-    """One ``models`` subcommand showing a family matrix."""
+    """One ``models`` subcommand showing a family sweep."""
 
-    name: str  # "arch-matrix"
+    name: str  # "arch-sweep"
     help: str
     columns: tuple[str, ...]  # the matrix's, after "generated"
     width: int  # characters of the name on a row's line

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from harness.results.report_dir import shown
     from harness.results.store import RUN_FILE, load_run, write_record
-    from harness.runner.session import new_run_id
+    from harness.runner.active_run import new_run_id
 
     sources = [Source(shown(raw), load_run(Path(raw))) for raw in args.runs]
     out = Path(args.out) if args.out else None

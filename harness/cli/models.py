@@ -1,5 +1,5 @@
-"""``mlx-harness models list|prepare|build-llama-server|arch-matrix|vision-matrix|audio-matrix``:
-the embedded models, llama.cpp's server built into the cache, and the family matrices (each in a
+"""``mlx-harness models list|prepare|build-llama-server|arch-sweep|vision-sweep|audio-sweep``:
+the embedded models, llama.cpp's server built into the cache, and the family sweeps (each in a
 module of its own: :mod:`harness.cli.arch_matrix`, :mod:`harness.cli.vision_matrix`,
 :mod:`harness.cli.audio_matrix`)."""
 
@@ -161,5 +161,5 @@ SUBCOMMANDS = {"list": _list, "prepare": _prepare, "build-llama-server": _build_
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``models`` subcommand named on the command line (the matrices run their own)."""
+    """The ``models`` subcommand named on the command line (the family sweeps run their own)."""
     return SUBCOMMANDS[args.models_command](args)

@@ -1,10 +1,11 @@
-"""``mlx-harness pin-matrix RUN_DIR... [--out DIR] [--metric NAME]``: one report over the runs of
-several pin sets (models x scenarios x pin sets), oldest first, with the change between
-adjacent pin sets judged by the rules of ``compare``.
+"""``mlx-harness pin-compare RUN_DIR... [--out DIR] [--metric NAME]`` (was ``pin-matrix``), a
+pin-set comparison: one report over the runs of several pin sets (models x scenarios x pin
+sets), oldest first, with the change between adjacent pin sets judged by the rules of ``compare``.
 
 ``mlx-harness run SUITE --pin-set all`` writes it by itself when it runs two pin sets or more.
 Exit status: 0 when written, 1 with ``--fail-on-regression`` when a transition regressed or
-newly fails (a case, or a named check of one), 2 when the runs cannot form a matrix (one line).
+newly fails (a case, or a named check of one), 2 when the runs cannot form a pin-set comparison
+(one line).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ DEFAULT_ROOT = Path("reports")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``pin-matrix`` subcommand (alias ``matrix``, its earlier name) to an
-    ``add_subparsers()`` object; returns its parser."""
+    """Add the ``pin-compare`` subcommand (aliases ``pin-matrix`` and ``matrix``, its earlier
+    names) to an ``add_subparsers()`` object; returns its parser."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "pin-matrix",
-        aliases=["matrix"],
-        help="one report over the runs of several pin sets (models x scenarios x pin sets)",
+        "pin-compare",
+        aliases=["pin-matrix", "matrix"],
+        help="a pin-set comparison: one report over the runs of several pin sets, each change "
+        "between adjacent pin sets judged",
     )
     p.add_argument(
         "runs",
@@ -82,11 +84,11 @@ def write_matrix(
 def run(args: argparse.Namespace) -> int:
     from harness.report.escape import plain
     from harness.results.report_dir import shown
-    from harness.runner.session import new_run_id
+    from harness.runner.active_run import new_run_id
 
     out = Path(args.out) if args.out else DEFAULT_ROOT / f"matrix-{new_run_id()}"
     html, summary, bad = write_matrix([Path(r) for r in args.runs], out, args.metric)
     for line in summary:
         print(plain(line, 1000))
-    print(f"matrix: {shown(html)}")
+    print(f"pin-set comparison: {shown(html)}")
     return 1 if bad and args.fail_on_regression else 0

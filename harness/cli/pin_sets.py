@@ -228,7 +228,7 @@ def run_in(env: PinEnv, args: Sequence[str], log: Path | None = None) -> int:
 def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
     """Every chosen pin set: its environment, then the suite in it (all at once taking turns,
     or one after another); a summary line each, then the matrix."""
-    from harness.runner.session import new_run_id
+    from harness.runner.active_run import new_run_id
 
     if args.resume:
         raise CliError("--resume with --pin-set: resume the pin set's own run id instead")
@@ -265,7 +265,7 @@ def run_pin_sets(args: argparse.Namespace, paths: Sequence[Path]) -> int:
 def _conclude(
     args: argparse.Namespace, base: str, outcomes: Sequence[tuple[PinEnv, int, float]]
 ) -> int:
-    """A line per pin set, the matrix of their runs, and the worst exit status."""
+    """A line per pin set, the pin-set comparison of their runs, and the worst exit status."""
     lines, run_dirs = [], []
     for env, status, took in outcomes:
         run_dir = Path(args.report_dir) / f"{base}-{env.spec.name}"
@@ -283,7 +283,9 @@ def _conclude(
         from harness.results.report_dir import shown
 
         html, summary, _ = write_matrix(run_dirs, Path(args.report_dir) / f"{base}-matrix")
-        print(*(plain(line, 1000) for line in summary), f"matrix: {shown(html)}", sep="\n")
+        print(
+            *(plain(line, 1000) for line in summary), f"pin-set comparison: {shown(html)}", sep="\n"
+        )
     return max((status for _, status, _ in outcomes), default=0)
 
 

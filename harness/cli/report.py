@@ -1,4 +1,4 @@
-"""``mlx-harness report RUN [--baseline RUN]``: render a run's reports; exit as the CI policy
+"""``mlx-harness report RUN [--baseline RUN]``: render a run's reports; exit as the exit rules
 judges the run (and the comparison)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from harness.cli.errors import CliError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    from harness.drive.exit_rules import add_policy_options
+    from harness.drive.exit_rules import add_exit_options
 
     p: argparse.ArgumentParser = subparsers.add_parser(
         "report", help="render report.md/report.html from a run record"
@@ -20,20 +20,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--baseline", default=None, help="a run to compare with: adds the comparison section"
     )
-    add_policy_options(p.add_argument)
+    add_exit_options(p.add_argument)
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    """Render a run's reports; exit as the CI policy judges the run (and the comparison)."""
-    from harness.drive.exit_rules import PolicyError, note_lines, policy_from, policy_lines
+    """Render a run's reports; exit as the exit rules judge the run (and the comparison)."""
+    from harness.drive.exit_rules import FailOnError, exit_lines, exit_rules_from, note_lines
     from harness.report.publish import publish_reports
     from harness.results.store import load_run
 
     try:
-        policy = policy_from(lambda dest: getattr(args, dest, None))
-    except PolicyError as exc:
+        rules = exit_rules_from(lambda dest: getattr(args, dest, None))
+    except FailOnError as exc:
         raise CliError(str(exc)) from None
     path = Path(args.run)
     record = load_run(path)
@@ -51,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
             baseline = load_run(Path(args.baseline))
         except RunFileError as exc:
             raise CliError(f"--baseline: {exc}") from None
-        comparison = compare_runs(baseline, record, thresholds=policy.thresholds)
+        comparison = compare_runs(baseline, record, thresholds=rules.thresholds)
         sections = with_comparison(comparison, scenarios=scenarios_in(record))
         print("\n".join(comparison_lines(comparison)))
     html = publish_reports(record, run_dir, None, sections)
     print(f"report: {html}")
-    judged = policy_lines(record, comparison, policy, shard=record.shard is not None)
+    judged = exit_lines(record, comparison, rules, shard=record.shard is not None)
     for line in (*note_lines(record, comparison), *judged):
         print(line)
     failed = any(not r.status.is_ok for r in record.results)

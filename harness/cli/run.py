@@ -20,10 +20,10 @@ from harness.cli.suite_paths import suite_paths
 
 if TYPE_CHECKING:
     from harness.core.types import Case, CaseResult, RunRecord, Shard, SuiteInfo
-    from harness.drive.exit_rules import Policy
+    from harness.drive.exit_rules import ExitRules
     from harness.drive.run_end import RunEnd
     from harness.report.progress import RunProgress
-    from harness.runner.session import RunSession
+    from harness.runner.active_run import ActiveRun
     from harness.runner.turns import Turns
     from harness.spec.loaded import LoadedSuite
 
@@ -98,7 +98,7 @@ def _run_suites(args: argparse.Namespace, paths: Sequence[Path]) -> int:
         split = parse_shard(args.shard) if args.shard is not None else None
     except ShardError as exc:
         raise CliError(str(exc)) from None
-    chosen_policy(args)  # a bad --fail-on is one line before anything runs
+    chosen_exit_rules(args)  # a bad --fail-on is one line before anything runs
     if getattr(args, "pin_set", None):  # the suites are loaded whole in the pin sets' runs
         from harness.cli.pin_sets import run_pin_sets
 
@@ -176,13 +176,13 @@ def resume_command(args: argparse.Namespace, run_id: str) -> str:
     return shlex.join(words)
 
 
-def chosen_policy(args: argparse.Namespace) -> Policy:
-    """The CI policy of ``run``'s options; a bad ``--fail-on`` is a CliError (one line)."""
-    from harness.drive.exit_rules import PolicyError, policy_from
+def chosen_exit_rules(args: argparse.Namespace) -> ExitRules:
+    """The exit rules of ``run``'s options; a bad ``--fail-on`` is a CliError (one line)."""
+    from harness.drive.exit_rules import FailOnError, exit_rules_from
 
     try:
-        return policy_from(lambda dest: getattr(args, dest, None))
-    except PolicyError as exc:
+        return exit_rules_from(lambda dest: getattr(args, dest, None))
+    except FailOnError as exc:
         raise CliError(str(exc)) from None
 
 
@@ -237,12 +237,12 @@ def _run_cases(
     from harness.cli.pin_sets import recorded_pin_set
     from harness.drive.exit_rules import allow_dirty_machine
     from harness.drive.run_end import conclude
-    from harness.runner.session import RunSession
+    from harness.runner.active_run import ActiveRun
     from harness.runner.signals import as_interrupt, signals_deferred, stop_on_signals
 
     with stop_on_signals():
         try:
-            session = RunSession(
+            active = ActiveRun(
                 Path(args.report_dir),
                 suites,
                 run_id=run_id,
@@ -261,11 +261,11 @@ def _run_cases(
             )
         except KeyboardInterrupt as exc:
             return as_interrupt(exc).exit_status
-        session.plan(cases)
-        pending = session.pending(cases)
+        active.plan(cases)
+        pending = active.pending(cases)
         if args.resume:
             print(
-                f"resuming {session.run_id}: {len(cases) - len(pending)} of {len(cases)} "
+                f"resuming {active.run_id}: {len(cases) - len(pending)} of {len(cases)} "
                 "cases already have a final status",
                 flush=True,
             )
@@ -276,24 +276,24 @@ def _run_cases(
             with progress:
                 for case in pending:
                     progress.start(case.case_id, case.model.key)
-                    result = session.run_case(case, progress.progressed)
+                    result = active.run_case(case, progress.progressed)
                     progress.done(case_line(result), case.model.key)
         except KeyboardInterrupt as exc:
             stop = as_interrupt(exc)
             with signals_deferred():
-                for result in session.interrupt(stop):
+                for result in active.interrupt(stop):
                     print(case_line(result), flush=True)
             print(f"{stop.reason}: stopped the workers; partial report follows", file=sys.stderr)
         try:
             end = conclude(
-                session, render=not args.no_report, thresholds=chosen_policy(args).thresholds
+                active, render=not args.no_report, thresholds=chosen_exit_rules(args).thresholds
             )
         except KeyboardInterrupt:
             print(
                 "interrupted again: the record is kept, the report was not written", file=sys.stderr
             )
-            return session.stopped.exit_status if session.stopped else 130
-    return _summarize(args, session, end)
+            return active.stopped.exit_status if active.stopped else 130
+    return _summarize(args, active, end)
 
 
 def _progress(args: argparse.Namespace, cases: Sequence[Case]) -> RunProgress:
@@ -317,7 +317,7 @@ def case_line(result: CaseResult) -> str:
     return f"{result.status.value:>11}  {plain(result.case_id)}{reason}{flag_text}"
 
 
-def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> int:
+def _summarize(args: argparse.Namespace, active: ActiveRun, end: RunEnd) -> int:
     from harness.report import terminal_summary
     from harness.report.comparison_text import comparison_lines, gate_lines
     from harness.report.machine_state import machine_lines
@@ -333,15 +333,15 @@ def _summarize(args: argparse.Namespace, session: RunSession, end: RunEnd) -> in
         print(f"report: {end.report_html}")
     if end.report_error is not None:
         print(f"mlx-harness: error: {end.report_error}", file=sys.stderr)
-    if session.stopped is not None:
+    if active.stopped is not None:
         from harness.report.escape import plain
 
-        print(f"resume with: {plain(resume_command(args, session.run_id), 2000)}", file=sys.stderr)
-        return session.stopped.exit_status
-    from harness.drive.exit_rules import policy_lines
+        print(f"resume with: {plain(resume_command(args, active.run_id), 2000)}", file=sys.stderr)
+        return active.stopped.exit_status
+    from harness.drive.exit_rules import exit_lines
 
-    policy = chosen_policy(args)
-    judged = policy_lines(end.run, end.comparison, policy, shard=bool(args.shard))
+    rules = chosen_exit_rules(args)
+    judged = exit_lines(end.run, end.comparison, rules, shard=bool(args.shard))
     from harness.drive.exit_rules import note_lines
 
     for line in (*note_lines(end.run, end.comparison), *judged):

@@ -1,5 +1,5 @@
-"""``mlx-harness models vision-matrix`` (alias ``vlm-matrix``): every model package of the
-installed mlx-vlm, tried tiny."""
+"""``mlx-harness models vision-sweep`` (aliases ``vision-matrix``, ``vlm-matrix``), a family sweep:
+every model package of the installed mlx-vlm, tried tiny."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from harness.families.vision_matrix import VisionMatrix, matrix
 from harness.models.zoo.derive_vision_family import vision_model_types
 
 COMMAND = MatrixCommand(
-    "vision-matrix",
+    "vision-sweep",
     help="every model package of the installed mlx-vlm, generated tiny: load, text, image, "
     "cache, tool parser (cached per mlx-vlm/transformers/mlx version)",
     columns=COLUMNS,
@@ -38,5 +38,6 @@ def render_summary(m: VisionMatrix) -> str:
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
-    """Add ``vision-matrix`` (alias ``vlm-matrix``) to the ``models`` subcommands."""
-    return add_command(subparsers, COMMAND, run, aliases=("vlm-matrix",))
+    """Add ``vision-sweep`` (aliases ``vision-matrix``, ``vlm-matrix``) to the ``models``
+    subcommands."""
+    return add_command(subparsers, COMMAND, run, aliases=("vision-matrix", "vlm-matrix"))

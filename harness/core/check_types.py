@@ -3,7 +3,7 @@
 A scenario that runs several named checks in one case (``api_contracts``' 20, the template
 contracts) rolls them into one case status; a check that goes from pass to fail goes unseen
 when the case already failed. So each check's verdict is recorded as its own result,
-``CaseResult.checks``, and compare, the pin-set matrix and bisect judge each check between two
+``CaseResult.checks``, and compare, the pin-set comparison and bisect judge each check between two
 runs as they judge a case's status (``harness.results.check_changes``).
 
 Reasons are one line written by the check (counts and positions, never the model's text); the

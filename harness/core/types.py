@@ -75,7 +75,7 @@ class ExpectKind(str, Enum):
 
 
 class SkipCause(str, Enum):
-    """Why a skipped case was skipped, as the CI policy needs it: the user's input (a model
+    """Why a skipped case was skipped, as the exit rules need it: the user's input (a model
     that cannot be found or read: fails CI by default, ``input-skip``) or on purpose (an
     ``expect:`` skip entry, a capability the model or backend lacks)."""
 
@@ -330,7 +330,7 @@ class SuiteInfo:
     sha256: str
     ledger: tuple[LedgerEntry, ...] = ()  # its expect entries, its own and included ones
     warnings: tuple[str, ...] = ()  # one line each: a selector that chose nothing, ...
-    # what the suite says fails a run (its ``fail_on:``, CI policy kinds); None: the default
+    # what the suite says fails a run (its ``fail_on:``, exit-rule kinds); None: the default
     fail_on: tuple[str, ...] | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
     # the suite's ``baseline:`` as written (a path relative to ``path``'s folder, or "last")
     baseline: str | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)

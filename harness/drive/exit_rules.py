@@ -1,9 +1,9 @@
-"""The CI policy's options and verdict, shared by ``mlx-harness run`` and the pytest plugin:
+"""The exit rules' options and verdict, shared by ``mlx-harness run`` and the pytest plugin:
 ``--fail-on``, ``--fail-on-regression``, ``--allow-model-change``, ``--allow-machine-change``,
 ``--allow-dirty-machine`` declared once (argparse's ``add_argument`` and pytest's ``addoption``
-take the same words), and the lines of :mod:`harness.results.ci_policy` after a run, which
+take the same words), and the lines of :mod:`harness.results.fail_on` after a run, which
 each driver turns into its exit status (``cli/run.py``; under pytest,
-:func:`harness.pytest_plugin.policy_report.judge_pytest_session`)."""
+:func:`harness.pytest_plugin.exit_report.judge_pytest_session`)."""
 
 from __future__ import annotations
 
@@ -13,22 +13,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.core.types import RunRecord
-from harness.results.ci_policy import (
+from harness.results.compare import Comparison, Thresholds
+from harness.results.fail_on import (
     DEFAULT,
     FailOn,
-    PolicyError,
+    FailOnError,
     chosen_kinds,
     findings,
     kinds,
     notes,
     parse_fail_on,
 )
-from harness.results.compare import Comparison, Thresholds
 
 ALLOW_DIRTY_ENV = "MLX_HARNESS_ALLOW_DIRTY_MACHINE"  # "1": as --allow-dirty-machine
 
 
-POLICY_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+EXIT_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     (
         "--fail-on",
         {
@@ -83,17 +83,17 @@ def allow_dirty_machine(flag: object) -> bool:
     return bool(flag) or os.environ.get(ALLOW_DIRTY_ENV, "").strip() not in ("", "0")
 
 
-def add_policy_options(add: Callable[..., Any]) -> None:
-    """Declare the policy's options with ``add`` (``parser.add_argument`` or pytest's
+def add_exit_options(add: Callable[..., Any]) -> None:
+    """Declare the exit rules' options with ``add`` (``parser.add_argument`` or pytest's
     ``group.addoption``)."""
-    for name, kwargs in POLICY_OPTIONS:
+    for name, kwargs in EXIT_OPTIONS:
         add(name, **kwargs)
 
 
 @dataclass(frozen=True)
-class Policy:
-    """The options' policy: ``--fail-on`` as given (None: the suites' ``fail_on:``, else the
-    default), ``--fail-on-regression``, and what may be compared anyway."""
+class ExitRules:
+    """The exit rules the options chose: ``--fail-on`` as given (None: the suites'
+    ``fail_on:``, else the default), ``--fail-on-regression``, and what may be compared anyway."""
 
     fail_on: str | None
     regression: bool
@@ -104,12 +104,12 @@ class Policy:
         return chosen_kinds(self.fail_on, run.suites, regression=self.regression)
 
 
-def policy_from(option: Callable[[str], Any]) -> Policy:
-    """The policy the options chose (``option(dest)`` reads one); PolicyError on a bad
+def exit_rules_from(option: Callable[[str], Any]) -> ExitRules:
+    """The exit rules the options chose (``option(dest)`` reads one); FailOnError on a bad
     ``--fail-on`` (one line)."""
     text, regression = option("fail_on"), bool(option("fail_on_regression"))
     parse_fail_on(text, regression=regression)  # a bad value is one line now, not at the end
-    return Policy(
+    return ExitRules(
         text,
         regression,
         Thresholds(
@@ -120,11 +120,11 @@ def policy_from(option: Callable[[str], Any]) -> Policy:
     )
 
 
-def policy_lines(
-    run: RunRecord, comparison: Comparison | None, policy: Policy, *, shard: bool
+def exit_lines(
+    run: RunRecord, comparison: Comparison | None, rules: ExitRules, *, shard: bool
 ) -> list[str]:
     """One ``policy: ...`` line per finding (empty: the cases alone decide the exit)."""
-    kinds_ = policy.kinds(run)
+    kinds_ = rules.kinds(run)
     return [f"policy: {f.line}" for f in findings(run, comparison, kinds_, shard=shard)]
 
 
@@ -135,11 +135,11 @@ def note_lines(run: RunRecord, comparison: Comparison | None) -> list[str]:
 
 
 __all__ = [
-    "Policy",
-    "PolicyError",
-    "add_policy_options",
+    "ExitRules",
+    "FailOnError",
+    "add_exit_options",
     "allow_dirty_machine",
+    "exit_lines",
+    "exit_rules_from",
     "note_lines",
-    "policy_from",
-    "policy_lines",
 ]

@@ -17,7 +17,7 @@ from harness.report.comparison import with_comparison
 from harness.report.contents import scenarios_in
 from harness.report.publish import LATEST, ReportDirError, publish_reports
 from harness.results.compare import Comparison, Thresholds, compare_runs
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 
 
 @dataclass(frozen=True)
@@ -29,17 +29,17 @@ class RunEnd:
 
 
 def conclude(
-    session: RunSession, *, render: bool = True, thresholds: Thresholds | None = None
+    active: ActiveRun, *, render: bool = True, thresholds: Thresholds | None = None
 ) -> RunEnd:
-    """End ``session``'s record and publish its reports (and comparison, with a baseline)."""
+    """End ``active``'s record and publish its reports (and comparison, with a baseline)."""
 
-    run = session.finish()
+    run = active.finish()
     return conclude_record(
         run,
-        session.run_dir,
-        session.report_root,
-        session.baseline,
-        specs=session.specs,
+        active.run_dir,
+        active.report_root,
+        active.baseline,
+        specs=active.specs,
         render=render,
         thresholds=thresholds,
     )

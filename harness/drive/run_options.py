@@ -1,5 +1,5 @@
 """The options ``mlx-harness run`` and the pytest plugin share, declared once: ``--resume``,
-``--baseline`` and the CI policy's (:mod:`harness.drive.exit_rules`). ``add`` is argparse's
+``--baseline`` and the exit rules' (:mod:`harness.drive.exit_rules`). ``add`` is argparse's
 ``add_argument`` or pytest's ``group.addoption``: they take the same words. The options that
 differ between the two drivers (``--report-dir``, ``--run-id``, ``--allow-download``,
 ``--shard``, ...) stay with each driver. Also the one check of ``--run-id`` against
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.drive.exit_rules import add_policy_options
+from harness.drive.exit_rules import add_exit_options
 
 
 def add_run_options(add: Callable[..., Any]) -> None:
-    """Declare ``--resume``, ``--baseline``, ``--no-report`` and the policy's options with
+    """Declare ``--resume``, ``--baseline``, ``--no-report`` and the exit rules' options with
     ``add``."""
     add(
         "--resume",
@@ -33,7 +33,7 @@ def add_run_options(add: Callable[..., Any]) -> None:
         default=False,
         help="record the run but do not render Markdown/HTML reports",
     )
-    add_policy_options(add)
+    add_exit_options(add)
 
 
 def different_runs(run_id: str | None, resume: str | None) -> str | None:

@@ -1,4 +1,4 @@
-"""Family matrices: every upstream model family (mlx-lm text architectures, mlx-vlm vision
+"""Family sweeps: every upstream model family (mlx-lm text architectures, mlx-vlm vision
 families, mlx-audio families) generated tiny and tried, one family at a time, in worker processes;
 the matrix cached per installed library version.
 

@@ -1,4 +1,4 @@
-"""The audio family matrix: every tts and stt model package of the installed mlx-audio,
+"""The audio family sweep: every tts and stt model package of the installed mlx-audio,
 generated tiny and tried (load, run) in worker processes (:mod:`.audio`, :mod:`.worker`).
 
 :func:`matrix` returns the cached matrix for the installed mlx-audio and mlx versions, or runs

@@ -1,4 +1,4 @@
-"""A family matrix (mlx-lm architectures, mlx-vlm or mlx-audio families): one row per family,
+"""A family sweep (mlx-lm architectures, mlx-vlm or mlx-audio families): one row per family,
 tried in worker processes, cached per installed library version.
 
 :func:`run_rows` tries families in worker processes (:mod:`.worker`) and keeps going when
@@ -27,7 +27,7 @@ from harness.models.cache_dir import cache_root
 
 
 class RowsMatrix(Protocol):
-    """What the terminal and the cache read of any family matrix."""
+    """What the terminal and the cache read of any family sweep."""
 
     @property
     def versions(self) -> Mapping[str, str]: ...
@@ -47,7 +47,7 @@ M = TypeVar("M", bound=RowsMatrix)
 
 @dataclass(frozen=True)
 class MatrixSpec:
-    """What one family matrix is made of, and what its rows, worker runs and cache follow."""
+    """What one family sweep is made of, and what its rows, worker runs and cache follow."""
 
     slug: str  # "arch-matrix": the cache folder, and the prefix of the workers' temporary folder
     packages: tuple[str, ...]  # whose installed versions key the cache

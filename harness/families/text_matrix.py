@@ -5,7 +5,7 @@ tried tiny (:mod:`.text`).
 when one dies or hangs: the row says where. :func:`matrix` returns the cached matrix for the
 installed mlx-lm and mlx versions, or runs it and caches it, so it regenerates when either is
 upgraded (or the derivation changes: :data:`MATRIX_VERSION`). The runner and the cache are
-every family matrix's (:mod:`.matrix`).
+every family sweep's (:mod:`.matrix`).
 """
 
 from __future__ import annotations

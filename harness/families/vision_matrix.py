@@ -1,4 +1,4 @@
-"""The vision family matrix: every model package of the installed mlx-vlm, generated tiny and
+"""The vision family sweep: every model package of the installed mlx-vlm, generated tiny and
 tried (load, text, image, cache, tool) in worker processes (:mod:`.vision`, :mod:`.worker`).
 
 :func:`matrix` returns the cached matrix for the installed mlx-vlm, transformers and mlx

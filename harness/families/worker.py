@@ -1,4 +1,4 @@
-"""The one worker process of every family matrix: ``python -m harness.families.worker KIND OUT
+"""The one worker process of every family sweep: ``python -m harness.families.worker KIND OUT
 NAME...``, KIND one of :data:`KINDS` (``text``, ``vision``, ``audio``): the trial it runs.
 
 Each event of the family's :class:`~harness.families.row.Trial` is appended to ``OUT`` as one

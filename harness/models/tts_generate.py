@@ -1,5 +1,5 @@
 """How the harness calls an mlx-audio text-to-speech model's ``generate`` (shared by the
-mlx_audio backend and the audio family matrix): greedy where it samples, streaming where it
+mlx_audio backend and the audio family sweep): greedy where it samples, streaming where it
 streams, and its audio as flat float32 samples."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ each model loads once; the run record is appended case by case; reports render a
 This module holds the hooks (the ``pytest11`` entry point names it); beside it,
 ``xdist_parts`` and ``xdist_schedule`` (pytest-xdist: a part of the record per worker, cases
 scheduled by model), ``benchmark_bridge`` (pytest-benchmark's fixture as a scenario),
-``policy_report`` (the CI policy as a failed test) and ``state`` (what a session keeps). What
+``exit_report`` (the exit rules as a failed test) and ``state`` (what a session keeps). What
 ``mlx-harness run`` does the same way is in :mod:`harness.drive`.
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.core.types import Case, ExpectKind, Status
-from harness.pytest_plugin.policy_report import failing_lines, report_policy
+from harness.pytest_plugin.exit_report import failing_lines, report_exit_findings
 from harness.pytest_plugin.state import STATE, HarnessState
 from harness.pytest_plugin.xdist_parts import (
     choose_loadgroup,
@@ -32,8 +32,8 @@ from harness.pytest_plugin.xdist_parts import (
 )
 
 if TYPE_CHECKING:
+    from harness.runner.active_run import ActiveRun
     from harness.runner.client import OnProgress
-    from harness.runner.session import RunSession
 
 MARKER_PREFIX_HELP = "mlx-harness: "
 
@@ -101,7 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
             state.baseline = load_run(Path(baseline))
         except RunFileError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
-    from harness.drive.exit_rules import PolicyError, policy_from
+    from harness.drive.exit_rules import FailOnError, exit_rules_from
     from harness.drive.run_options import different_runs
 
     error = different_runs(config.getoption("run_id", None), config.getoption("resume", None))
@@ -109,8 +109,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(error)
 
     try:
-        state.policy = policy_from(lambda dest: config.getoption(dest, None))
-    except PolicyError as exc:
+        state.exit_rules = exit_rules_from(lambda dest: config.getoption(dest, None))
+    except FailOnError as exc:
         raise pytest.UsageError(str(exc)) from None
     shard = config.getoption("shard", None)
     if shard is not None:
@@ -217,7 +217,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         with _still_running(self.config, self.case) as on_progress:
-            result = _session(self.config).run_case(self.case, on_progress)
+            result = _active_run(self.config).run_case(self.case, on_progress)
         self.config.stash[STATE].results.append(result)
         self.user_properties.append(("status", result.status.value))
         if result.preflight is not None and result.preflight.policy is not None:
@@ -274,16 +274,16 @@ def _report_root(config: pytest.Config) -> Path:
     return Path(option) if option else Path(config.rootpath) / "reports"
 
 
-def _session(config: pytest.Config) -> RunSession:
+def _active_run(config: pytest.Config) -> ActiveRun:
     from harness.drive.exit_rules import allow_dirty_machine
-    from harness.runner.session import RunSession
+    from harness.runner.active_run import ActiveRun
 
     state = config.stash[STATE]
-    if state.session is None:
+    if state.active is None:
         resume = config.getoption("resume")
         part = worker_part(config)  # a pytest-xdist worker records its part of the run
         root, run_id = part or (_report_root(config), resume or config.getoption("run_id"))
-        state.session = RunSession(
+        state.active = ActiveRun(
             root,
             list(state.suites.values()),
             run_id=run_id,
@@ -298,8 +298,8 @@ def _session(config: pytest.Config) -> RunSession:
             allow_machine_change=bool(config.getoption("allow_machine_change")),
             say=_say(config),
         )
-        state.session.plan(state.planned if part is None else [])  # a worker: what it runs
-    return state.session
+        state.active.plan(state.planned if part is None else [])  # a worker: what it runs
+    return state.active
 
 
 def _say(config: pytest.Config) -> Callable[[str], None] | None:
@@ -326,10 +326,10 @@ def _selection(config: pytest.Config) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def run_session(config: pytest.Config) -> RunSession:
-    """The run's :class:`harness.runner.session.RunSession`, opened on first use (the
+def active_run(config: pytest.Config) -> ActiveRun:
+    """The run's :class:`harness.runner.active_run.ActiveRun`, opened on first use (the
     pytest-benchmark bridge records its benchmarks there)."""
-    return _session(config)
+    return _active_run(config)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -347,7 +347,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if in_worker(config):
         return  # a pytest-xdist worker opens its part with its first case
     try:
-        _session(config)
+        _active_run(config)
     except (RunFileError, OSError) as exc:
         raise pytest.UsageError(str(exc)) from None
     state.signals.enter_context(stop_on_signals())
@@ -430,10 +430,10 @@ def _keep_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """Stop a model's worker as soon as its last case has run (frees its memory)."""
     state = item.config.stash[STATE]
-    if not isinstance(item, CaseItem) or state.session is None:
+    if not isinstance(item, CaseItem) or state.active is None:
         return
     if not isinstance(nextitem, CaseItem) or nextitem.worker_key != item.worker_key:
-        state.session.close_worker()
+        state.active.close_worker()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -448,12 +448,14 @@ def pytest_runtest_makereport(
         and item.case.expectation is not None
         and item.case.expectation.kind is ExpectKind.SKIP
     ):
-        result = _session(item.config).run_case(item.case)  # records the skip with its reason
+        result = _active_run(item.config).run_case(item.case)  # records the skip with its reason
         item.config.stash[STATE].results.append(result)
     return report
 
 
-@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: it carries the policy
+@pytest.hookimpl(
+    tryfirst=True
+)  # before junitxml writes its file: it carries the exit rules' finding
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from harness.drive.run_end import conclude
     from harness.runner.signals import RunInterrupted, signals_deferred
@@ -461,32 +463,32 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
     if state is not None and state.bad_input:
         session.exitstatus = pytest.ExitCode.USAGE_ERROR  # the README's table: bad input is 4
-    if state is None or state.session is None:
+    if state is None or state.active is None:
         return
     if state.stop is None and exitstatus == pytest.ExitCode.INTERRUPTED:
         state.stop = RunInterrupted()  # pytest.exit() or a plugin stopped the run
     if state.stop is not None:
         with signals_deferred():
-            state.session.interrupt(state.stop)
+            state.active.interrupt(state.stop)
         session.exitstatus = state.stop.exit_status
     elif session.shouldstop or session.shouldfail:  # -x / --maxfail: the rest never ran
         why = f"not run: pytest stopped early ({session.shouldstop or session.shouldfail})"
         with signals_deferred():
-            state.session.interrupt(RunInterrupted(why=why))
+            state.active.interrupt(RunInterrupted(why=why))
     render = not session.config.getoption("no_report") and not in_worker(session.config)
-    thresholds = state.policy.thresholds if state.policy is not None else None
-    state.end = conclude(state.session, render=render, thresholds=thresholds)  # xdist: controller
+    thresholds = state.exit_rules.thresholds if state.exit_rules is not None else None
+    state.end = conclude(state.active, render=render, thresholds=thresholds)  # xdist: controller
     if (
         state.shard is not None
         and not state.planned
         and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
     ):
         session.exitstatus = pytest.ExitCode.OK  # an empty shard is a valid run
-    from harness.pytest_plugin.policy_report import judge_pytest_session
+    from harness.pytest_plugin.exit_report import judge_pytest_session
 
     if not in_worker(session.config):  # xdist: the controller judges the joined run
         judge_pytest_session(session, state, state.end, shard=state.split is not None)
-        report_policy(session.config, failing_lines(state, state.end))
+        report_exit_findings(session.config, failing_lines(state, state.end))
 
 
 def resume_command(config: pytest.Config, run_id: str) -> str:
@@ -527,12 +529,12 @@ def pytest_terminal_summary(
         lines += comparison_lines(end.comparison)
     from harness.drive.exit_rules import note_lines
 
-    lines += [*note_lines(end.run, end.comparison), *state.policy_lines]
+    lines += [*note_lines(end.run, end.comparison), *state.exit_lines]
     if end.report_html is not None:
         lines.append(f"report: {end.report_html}")
     if end.report_error is not None:
         lines.append(f"error: {end.report_error}")
-    if state.session is not None and state.session.stopped is not None:
-        lines.append(f"resume with: {resume_command(config, state.session.run_id)}")
+    if state.active is not None and state.active.stopped is not None:
+        lines.append(f"resume with: {resume_command(config, state.active.run_id)}")
     for line in lines:
         terminalreporter.write_line(line)

@@ -251,7 +251,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     benchmarks = list(getattr(bench_session, "benchmarks", ()) or ())
     if not benchmarks:
         return
-    from harness.pytest_plugin import run_session
+    from harness.pytest_plugin import active_run
     from harness.results.store import RunFileError
 
     models = {item.nodeid: item.stash.get(MODELS_USED, []) for item in session.items}
@@ -260,7 +260,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not found:
         return
     try:
-        run = run_session(session.config)
+        run = active_run(session.config)
     except (RunFileError, OSError) as exc:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:

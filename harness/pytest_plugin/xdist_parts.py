@@ -229,7 +229,7 @@ class XdistController:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         """A run that went to its end is joined and judged here, before junitxml writes its
-        file, so the policy's failed test ``mlx-harness::policy`` is in it: every worker has
+        file, so the exit rules' failed test ``mlx-harness::policy`` is in it: every worker has
         ended its session, so every part is closed. A stopped run (-x, a signal) raises
         instead and is joined at the session's end, once xdist has stopped the workers."""
         result = yield
@@ -269,27 +269,27 @@ class XdistController:
             if reporter is not None:
                 reporter.write_line(line)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            from harness.pytest_plugin.policy_report import report_policy
+            from harness.pytest_plugin.exit_report import report_exit_findings
 
-            report_policy(self.config, [line])
+            report_exit_findings(self.config, [line])
             return
         render = not self.config.getoption("no_report")
-        policy = self.state.policy
+        rules = self.state.exit_rules
         end = conclude_record(
             run,
             run_dir,
             root,
             self.state.baseline,
             render=render,
-            thresholds=policy.thresholds if policy is not None else None,
+            thresholds=rules.thresholds if rules is not None else None,
         )
         self.state.end = end
-        from harness.pytest_plugin.policy_report import judge_pytest_session
+        from harness.pytest_plugin.exit_report import judge_pytest_session
 
         judge_pytest_session(session, self.state, end, shard=self.state.split is not None)
-        from harness.pytest_plugin.policy_report import failing_lines, report_policy
+        from harness.pytest_plugin.exit_report import failing_lines, report_exit_findings
 
-        report_policy(self.config, failing_lines(self.state, end))
+        report_exit_findings(self.config, failing_lines(self.state, end))
 
 
 def setup_xdist(config: pytest.Config, state: HarnessState, report_root: Path) -> None:
@@ -305,7 +305,7 @@ def setup_xdist(config: pytest.Config, state: HarnessState, report_root: Path) -
         return
     from harness.results.report_dir import shown
     from harness.results.store import RUN_FILE, check_report_root
-    from harness.runner.session import new_run_id
+    from harness.runner.active_run import new_run_id
 
     if config.getoption("resume", None):
         raise pytest.UsageError(

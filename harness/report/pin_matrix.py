@@ -1,4 +1,4 @@
-"""The pin-set matrix report: ``matrix.md`` and a self-contained ``matrix.html``.
+"""The pin-set comparison report: ``matrix.md`` and a self-contained ``matrix.html``.
 
 Three tables from a :class:`harness.results.pin_matrix.PinMatrix`: the pin sets (what each
 resolved, its denominator, how long its environment and run took), the transitions between
@@ -323,7 +323,7 @@ def _summary_line(t: PinTransition) -> str:
 def build_view(matrix: PinMatrix) -> PinMatrixView:
     labels = " → ".join(c.label for c in matrix.columns)
     return PinMatrixView(
-        title=f"pin-set matrix: {labels}",
+        title=f"pin-set comparison: {labels}",
         columns=_columns_table(matrix.columns),
         transitions=_transitions_table(matrix.transitions),
         matrix=_matrix_table(matrix),

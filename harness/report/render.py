@@ -185,5 +185,5 @@ def render(run: RunRecord, out_dir: Path, sections: Sequence[Section] | None = N
 
 def template_environment(kind: str) -> jinja2.Environment:
     """The report's template environment (``"md"`` or ``"html"``) for documents other than
-    the run report (the pin-set matrix), with the same escaping."""
+    the run report (the pin-set comparison), with the same escaping."""
     return _environment(kind)

@@ -2,7 +2,7 @@
 
 A contract case (``api_contracts``, ``template_contracts``) rolls its checks into one status, so
 a check that goes from pass to fail is invisible in the status when the case already failed.
-Compare, the pin-set matrix and bisect therefore also judge each check (``CaseResult.checks``)
+Compare, the pin-set comparison and bisect therefore also judge each check (``CaseResult.checks``)
 by its name, whatever the two statuses are, with the verdicts a case's status change gets:
 
 - ``newly_failing``: it fails now and did not (pass, warn, n.a. or not judged) before;

@@ -28,7 +28,7 @@ from harness.results.comparability import machine_changes, model_changes
 from harness.results.compare import package_changes
 from harness.results.digest import RunDigest, digest_record, digest_run
 from harness.results.report_dir import shown
-from harness.results.store import RUN_FILE, RunFileError, RunReadWarning, load_run
+from harness.results.store import RUN_FILE, RunFileError, RunReadWarning
 
 LATEST = "latest"  # the reports folder's pointer to its newest run, not a run of its own
 
@@ -91,25 +91,6 @@ def record_files(path: Path) -> list[Path]:
             continue
         files.append(file)
     return files
-
-
-def find_runs(paths: Iterable[Path]) -> list[RunRecord]:
-    """Every readable run record under ``paths`` (files or directories, searched recursively).
-
-    A record that cannot be read is skipped with a :class:`RunReadWarning` naming it and why;
-    the same run found twice (the same run id and start time) counts once; runs that reuse an
-    id (a nightly job's fixed ``--run-id``, each night in its own folder) all count.
-    """
-    runs: dict[tuple[str, str], RunRecord] = {}
-    for path in paths:
-        for file in record_files(path):
-            try:
-                run = load_run(file)
-            except RunFileError as exc:
-                warnings.warn(f"{exc}; skipped this record", RunReadWarning, stacklevel=2)
-                continue
-            runs.setdefault((run.run_id, str(run.started_at)), run)
-    return sorted(runs.values(), key=lambda r: r.started_at)
 
 
 def read_digests(

@@ -38,7 +38,7 @@ STACK = ("mlx", "mlx-metal", "mlx-cpu", "mlx-lm", "mlx-vlm", "mlx-audio", "trans
 
 
 class PinMatrixError(ValueError):
-    """Runs that cannot form one matrix (none, or the same column twice); one line."""
+    """Runs that cannot form one pin-set comparison (none, or the same column twice); one line."""
 
 
 @dataclass(frozen=True)
@@ -265,7 +265,7 @@ def build_pin_matrix(
     """The matrix of ``runs`` in the order given (oldest pin set first, as a release reads)."""
     if len(runs) < 2:
         raise PinMatrixError(
-            f"a pin-set matrix needs at least two runs, got {len(runs)}; "
+            f"a pin-set comparison needs at least two runs, got {len(runs)}; "
             "name one run per pin set (mlx-harness run SUITE --pin-set all makes them)"
         )
     columns = tuple(column_of(run) for run in runs)

@@ -1,1 +1,1 @@
-"""Running cases: worker subprocesses per model, machine fingerprint, the run session."""
+"""Running cases: worker subprocesses per model, machine fingerprint, the run in progress."""

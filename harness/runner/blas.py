@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 from collections.abc import Mapping
@@ -42,18 +41,6 @@ def worker_env(base: Mapping[str, str], *, offline: bool = True) -> dict[str, st
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     return env
-
-
-def preload_in_process(env: Mapping[str, str]) -> Path | None:
-    """Load OpenBLAS into this running process so that MLX binds its BLAS calls to it, as
-    ``LD_PRELOAD`` does for the workers: loaded globally before ``mlx.core`` (whose own BLAS comes
-    after the global scope in symbol lookup). The library loaded, or None: not available, disabled
-    (:data:`DISABLE_ENV`), or too late (``mlx.core`` already imported and bound)."""
-    library = openblas_library(env)
-    if library is None or "mlx.core" in sys.modules:
-        return None
-    ctypes.CDLL(str(library), mode=ctypes.RTLD_GLOBAL)
-    return library
 
 
 def planned_blas(env: Mapping[str, str]) -> str:

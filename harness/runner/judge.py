@@ -14,7 +14,7 @@ by :func:`harness.spec.gates.evaluate_gate`, with two rules on top:
   a metric load does not slow that way) is "not judged", with why.
 
 :func:`busy_misses` names the gates of that last kind that a wait for quiet can settle: a miss
-or an undecided interval on a machine that was only busy. The session measures such a case
+or an undecided interval on a machine that was only busy. The run measures such a case
 once more once the machine is quiet (:mod:`harness.runner.remeasure`).
 """
 

@@ -5,7 +5,7 @@ a user who only ran ``make demo`` has none, and the first case served by it buil
 cache (a few minutes, once) instead of failing. The build runs in the harness's own process,
 before the case's worker starts and outside the case's timeout; a line says it started, a line
 per build step, and a line how long it took. Its seconds are the set-up's, not the case's: the
-session leaves them out of the case's duration, so they never read as harness overhead. A build
+run leaves them out of the case's duration, so they never read as harness overhead. A build
 that fails is the case's load error, one line naming the step and the log.
 """
 

@@ -3,7 +3,7 @@
 Load only slows a run, so the judge leaves a gate that misses (or cannot decide) on a busy
 machine not judged (:mod:`harness.runner.judge`). When every reason the samples cannot be trusted
 is that other processes took the CPU (what a wait can end: not a battery, nor a throttle) and a
-gate missed there (:func:`harness.runner.judge.busy_misses`), the session measures the case once
+gate missed there (:func:`harness.runner.judge.busy_misses`), the run measures the case once
 more: it waits for a quiet second, up to the case's ``wait_for_quiet_s`` (:data:`WAIT_S` when
 the suite sets none: :func:`wait_bound`), and when quiet came it measures the case again in the
 same worker and judges the new samples, by the same rules (busy again: by direction again).
@@ -44,7 +44,7 @@ class QuietWait:
 
 
 class MachineWatch(Protocol):
-    """What the session knows of the machine around a measurement."""
+    """What the run knows of the machine around a measurement."""
 
     def wait_for_quiet(self, bound_s: float) -> QuietWait:
         """Wait up to ``bound_s`` for a second in which other processes leave the CPU."""

@@ -98,7 +98,7 @@ class ScenarioOutput:
     ``skip_reason`` says the case cannot apply (e.g. "not reusable: ..."); ``timed_out`` says
     the case's time ran out before it ended, with what it kept (the case is ``timed_out``, its
     metrics and artifacts recorded); ``checks`` gives each named check's own verdict, recorded
-    as ``CaseResult.checks`` so compare, the pin-set matrix and bisect judge each check."""
+    as ``CaseResult.checks`` so compare, the pin-set comparison and bisect judge each check."""
 
     metrics: tuple[Metric, ...]
     artifacts: Mapping[str, Any] = field(default_factory=dict)

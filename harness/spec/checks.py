@@ -28,7 +28,7 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
 def hub_warnings(loaded: LoadedSuite, hub_cache: Path | None = None) -> tuple[SuiteError, ...]:
     """One warning per ``hub:`` model that is not in the local cache while downloads are off:
-    its cases will be skipped (and a run of nothing but those fails the CI policy)."""
+    its cases will be skipped (and a run of nothing but those fails by the exit rules)."""
     from harness.spec.hub_cache import cached_near, hub_cache_dir, is_cached
 
     if loaded.suite.allow_download:

@@ -16,7 +16,7 @@ Two pin sets follow something instead of listing pins (``track:``)::
 
 ``lock`` is the set the harness's own tests run on; ``latest`` is resolved anew when the run
 starts (its pins, if any, still win), so a nightly run of both shows what the newest upstream
-releases change as cells of the pin-set matrix, with the versions named. ``extras`` adds the
+releases change as cells of the pin-set comparison, with the versions named. ``extras`` adds the
 harness's optional dependencies (``vlm``, ``audio``, ``all``, ...) to any pin set's environment.
 """
 

@@ -19,7 +19,7 @@ from harness.core.types import (
 from harness.probe.installed import detect_stack
 from harness.probe.probe import ProbeError, probe_model
 from harness.probe.source import installed_versions
-from harness.results.ci_policy import FailOn
+from harness.results.fail_on import FailOn
 from harness.scenarios import SCENARIOS
 from harness.scenarios.second_model import SecondModel as DraftRef
 from harness.scenarios.second_model import SecondModelError, second_model_path

@@ -18,7 +18,7 @@ from pydantic import (
 from harness.core.value_errors import value_error
 from harness.probe.types import Capability
 from harness.probe.types import Library as ProbeBackend
-from harness.results.ci_policy import FailOn
+from harness.results.fail_on import FailOn
 from harness.scenarios.second_model import SecondModel as DraftRef
 from harness.spec.fields import ONE_OR_MANY, ByteCount, Globs, Ints, enum_schema, known_name
 from harness.spec.marker_names import tag_problem
@@ -484,7 +484,7 @@ class Suite(Strict):
     )
     fail_on: list[FailOn | Literal["none"]] | None = Field(
         None,
-        description="what besides failed cases fails a run of this suite (the CI policy's "
+        description="what besides failed cases fails a run of this suite (the exit rules' "
         "kinds; --fail-on overrides); default: nothing-ran, input-skip, unjudged-gates, "
         "not-comparable, new-failure",
     )

@@ -10,8 +10,8 @@ import pytest
 from harness.core.types import Status, Verdict
 from harness.report.comparison import build_view
 from harness.report.comparison_text import comparison_lines
-from harness.results.ci_policy import DEFAULT, FailOn, findings
 from harness.results.compare import compare_runs
+from harness.results.fail_on import DEFAULT, FailOn, findings
 from tests.results.check_cases import contract_case, contract_run
 
 ALL = "seed=pass top_k=pass concurrent=pass tools=n.a."

@@ -4,9 +4,10 @@ import random
 from pathlib import Path
 
 import pytest
+from history_records import find_runs
 
 from harness.core.types import CaseResult, Machine, Metric, RunRecord, Status, Unit
-from harness.results.history import find_runs, series
+from harness.results.history import series
 from harness.results.store import RunReadWarning, RunWriter
 from harness.runner.machine import machine
 

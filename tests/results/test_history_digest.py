@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from history_nights import BUSY, DECODE, Plan, write_night, write_nights
+from history_records import find_runs
 
 from harness.results.digest import digest_record, digest_run, from_plain, to_plain
-from harness.results.history import Collector, find_runs, read_digests, series
+from harness.results.history import Collector, read_digests, series
 from harness.results.history_index import INDEX_FILE, IndexCounts, indexed_digests
 from harness.results.store import load_run
 

@@ -1,4 +1,4 @@
-"""Where two runs' recorded greedy outputs first differ, and how compare and the CI policy say
+"""Where two runs' recorded greedy outputs first differ, and how compare and the exit rules say
 it: float32 and 8-bit answers differ, and that is flagged even when every timing is unchanged."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from harness.core.types import CaseResult, Metric, Unit
 from harness.report.comparison_text import comparison_lines
-from harness.results.ci_policy import DEFAULT, FailOn, findings
 from harness.results.compare import compare_runs
+from harness.results.fail_on import DEFAULT, FailOn, findings
 from harness.results.output_diff import first_difference
 from tests.report.report_fixtures import case, make_run
 

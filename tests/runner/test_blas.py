@@ -19,7 +19,7 @@ needs_openblas = pytest.mark.skipif(
 
 SCRIPT = """
 import os, sys
-from harness.runner.blas import preload_in_process
+from tests.blas_preload import preload_in_process
 if sys.argv[1] == "mlx-first":
     import mlx.core
 print(preload_in_process(os.environ))

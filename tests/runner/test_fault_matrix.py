@@ -60,15 +60,15 @@ def _plant_probe_record(mp: pytest.MonkeyPatch, root: Path) -> None:
 
 
 def _plant_result_serialization(mp: pytest.MonkeyPatch, root: Path) -> None:
-    from harness.runner import session
+    from harness.runner import active_run
 
-    real = session.outcome_of
+    real = active_run.outcome_of
 
     def unserializable(reply: Any) -> Any:
         outcome = real(reply)
-        return session.Outcome(outcome.status, outcome.reason, outcome.metrics, {"x": object()})
+        return active_run.Outcome(outcome.status, outcome.reason, outcome.metrics, {"x": object()})
 
-    mp.setattr(session, "outcome_of", unserializable)
+    mp.setattr(active_run, "outcome_of", unserializable)
 
 
 def _plant_protocol(mp: pytest.MonkeyPatch, root: Path) -> None:
@@ -100,7 +100,7 @@ def _plant_reply_shape(mp: pytest.MonkeyPatch, root: Path) -> None:
 
 
 def _plant_judge(mp: pytest.MonkeyPatch, root: Path) -> None:
-    mp.setattr("harness.runner.session.judge", _raise("planted judge fault"))
+    mp.setattr("harness.runner.active_run.judge", _raise("planted judge fault"))
 
 
 def _plant_scenario(mp: pytest.MonkeyPatch, root: Path) -> None:

@@ -21,7 +21,7 @@ from harness.models.zoo.build import build
 from harness.models.zoo.families import FAMILIES
 from harness.probe.machine import MemoryBudget
 from harness.results.preflight_record import peak_check
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 from tests.quick_subset import quick_subset
 from tests.runner.cases import path_case
 
@@ -53,7 +53,7 @@ Measure = Callable[[str, int], CaseResult]
 def measure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Measure]:
     """One session for the module; each family built, and each case run, when a test asks."""
     root = tmp_path_factory.mktemp("memory-zoo")
-    session = RunSession(root / "reports", [], run_id="mem", memory_budget=BUDGET)
+    session = ActiveRun(root / "reports", [], run_id="mem", memory_budget=BUDGET)
     paths: dict[str, Path] = {}
 
     def run(name: str, prompt: int) -> CaseResult:

@@ -22,12 +22,12 @@ from harness.probe.memory import estimate_memory
 from harness.probe.types import Capability
 from harness.results.preflight_record import peak_check, warning_line
 from harness.results.store import load_run
+from harness.runner.active_run import ActiveRun
 from harness.runner.preflight import (
     Preflighter,
     scenario_backend_needs,
     scenario_needs,
 )
-from harness.runner.session import RunSession
 from harness.scenarios.base import Workload
 from harness.scenarios.throughput import ThroughputParams
 
@@ -71,8 +71,8 @@ def _case(
     )
 
 
-def _session(tmp_path: Path, budget: MemoryBudget = PLENTY) -> RunSession:
-    return RunSession(tmp_path / "reports", [], run_id="r", memory_budget=budget)
+def _session(tmp_path: Path, budget: MemoryBudget = PLENTY) -> ActiveRun:
+    return ActiveRun(tmp_path / "reports", [], run_id="r", memory_budget=budget)
 
 
 # (id, what fake.json's "probe" declares, scenario, budget, status, action, reason start)

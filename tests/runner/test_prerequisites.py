@@ -11,8 +11,8 @@ import pytest
 from harness.core.types import Case, ModelRef, ModelSource, ServerRef, Status
 from harness.models import llama_server
 from harness.runner import prerequisites
+from harness.runner.active_run import ActiveRun
 from harness.runner.prerequisites import Prepared, ensure_llama_server, needs_llama_server
-from harness.runner.session import RunSession
 
 
 def _model(server: ServerRef | None, backend: str = "http") -> ModelRef:
@@ -119,9 +119,9 @@ def test_the_session_builds_once_and_keeps_the_build_out_of_the_case_time(
         time.sleep(build_s)
         return Prepared(build_s, "llama-server could not be built: cmake: no compiler")
 
-    monkeypatch.setattr("harness.runner.session.ensure_llama_server", ensure)
+    monkeypatch.setattr("harness.runner.active_run.ensure_llama_server", ensure)
     said: list[str] = []
-    session = RunSession(tmp_path / "reports", [], run_id="r1", say=said.append)
+    session = ActiveRun(tmp_path / "reports", [], run_id="r1", say=said.append)
     try:
         start = time.perf_counter()
         first = session.run_case(_served_case("a"))

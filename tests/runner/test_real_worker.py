@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from harness.core.types import Case, ModelRef, ModelSource, Status
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 
 
 def _case(path: Path, scenario: str, params: dict, timeout_s: float = 120.0) -> Case:  # type: ignore[type-arg]
@@ -28,7 +28,7 @@ def _case(path: Path, scenario: str, params: dict, timeout_s: float = 120.0) -> 
 
 
 def test_throughput_records_raw_samples_and_warmups_apart(tiny_llama: Path, tmp_path: Path) -> None:
-    session = RunSession(tmp_path / "reports", [], run_id="r")
+    session = ActiveRun(tmp_path / "reports", [], run_id="r")
     try:
         result = session.run_case(
             _case(
@@ -52,7 +52,7 @@ def test_throughput_records_raw_samples_and_warmups_apart(tiny_llama: Path, tmp_
 
 
 def test_external_sigkill_mid_case_is_recorded_as_crashed(tiny_llama: Path, tmp_path: Path) -> None:
-    session = RunSession(tmp_path / "reports", [], run_id="r")
+    session = ActiveRun(tmp_path / "reports", [], run_id="r")
     load = session.run_case(_case(tiny_llama, "load", {"reloads": 0}))
     assert load.status is Status.PASSED
     assert session._live is not None and session._live.client is not None

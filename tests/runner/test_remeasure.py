@@ -16,8 +16,8 @@ from harness.report.machine_state import build, machine_lines
 from harness.report.overhead import overhead
 from harness.results.machine_flags import ARTIFACT, REMEASURE, dirty_reasons, remeasured
 from harness.results.store import load_run
+from harness.runner.active_run import ActiveRun
 from harness.runner.remeasure import WAIT_S, QuietWait, wait_bound
-from harness.runner.session import RunSession
 from tests.runner.cases import gated_throughput_case
 
 DECODE = "throughput.decode_tps"
@@ -58,8 +58,8 @@ def _case(path: Path, gate: str, wait_for_quiet_s: float = 0.0) -> Case:
 
 def _run(
     tmp_path: Path, case: Case, machine: ScriptedMachine, *, allow_dirty: bool = False
-) -> RunSession:
-    session = RunSession(
+) -> ActiveRun:
+    session = ActiveRun(
         tmp_path / "reports", [], run_id="r", allow_dirty_machine=allow_dirty, watch=machine
     )
     try:

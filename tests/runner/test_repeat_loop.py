@@ -12,9 +12,9 @@ import pytest
 from harness.backends.fake import write_fake_model
 from harness.core.metrics import MetricSpec
 from harness.core.types import AutoRepeats, Metric, Status, Unit
+from harness.runner.active_run import ActiveRun
 from harness.runner.repeat_loop import RepeatStop, headline_names, merge, run_repeats
 from harness.runner.repeat_progress import RepeatCounter, RepeatProgress
-from harness.runner.session import RunSession
 from harness.scenarios.base import ScenarioOutput
 from harness.scenarios.throughput import SCENARIO as THROUGHPUT
 from tests.runner.cases import path_case
@@ -207,7 +207,7 @@ def test_worker_repeats_auto_and_records_why_and_its_timing(tmp_path: Path) -> N
         warmup=1,
         auto_repeats=auto,
     )
-    session = RunSession(tmp_path / "reports", [], run_id="r1")
+    session = ActiveRun(tmp_path / "reports", [], run_id="r1")
     seen: list[RepeatProgress] = []
     try:
         result = session.run_case(case, seen.append)

@@ -22,6 +22,7 @@ from harness.core.types import (
     Status,
     Unit,
 )
+from harness.runner.active_run import ActiveRun
 from harness.runner.outcome import Outcome
 from harness.runner.rounds import (
     RoundPlan,
@@ -31,9 +32,8 @@ from harness.runner.rounds import (
     round_plan,
     with_stop,
 )
-from harness.runner.session import RunSession
 from harness.runner.turns import DONE, GO, Turns
-from tests.runner.test_session import _case
+from tests.runner.test_active_run import _case
 
 AUTO = AutoRepeats(min_repeats=3, max_repeats=6)
 
@@ -164,7 +164,7 @@ def test_every_case_passes_exactly_its_planned_turns(
         _with(_case(tmp_path / "ok", key="skipped", expectation=skip), repeats=5),  # 4, no work
     ]
     turns = coordinator.turns()
-    session = RunSession(tmp_path / "reports", [], run_id="r", turns=turns)
+    session = ActiveRun(tmp_path / "reports", [], run_id="r", turns=turns)
     try:
         counts = []
         results = []
@@ -189,7 +189,7 @@ def test_a_cases_duration_leaves_out_the_other_pin_sets_turns(tmp_path: Path) ->
     write_fake_model(tmp_path / "ok")
     slow = Coordinator(hold_s=0.3)
     turns = slow.turns()
-    session = RunSession(tmp_path / "reports", [], run_id="r", turns=turns)
+    session = ActiveRun(tmp_path / "reports", [], run_id="r", turns=turns)
     try:
         start = time.perf_counter()
         result = session.run_case(_with(_case(tmp_path / "ok"), repeats=5))  # 4 rounds
@@ -217,7 +217,7 @@ def test_auto_repeats_stop_between_rounds_and_pass_the_turns_left(
     write_fake_model(tmp_path / "ok")
     case = _with(_case(tmp_path / "ok"), repeats=auto.min_repeats, auto_repeats=auto)
     turns = coordinator.turns()
-    session = RunSession(tmp_path / "reports", [], run_id="r", turns=turns)
+    session = ActiveRun(tmp_path / "reports", [], run_id="r", turns=turns)
     try:
         result = session.run_case(case)
     finally:

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from harness.backends.kv_runs import KVQuantizedRuns, KVRun, KVSetting
 from harness.core.types import Case, Gate, Status
+from harness.runner.active_run import ActiveRun
 from harness.runner.judge import judge
-from harness.runner.session import RunSession
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
 from harness.scenarios.kv_sweep import SCENARIO, KVSweepParams, divergence
 from harness.scenarios.specs import all_specs
@@ -210,15 +210,15 @@ def _case(path: Path, **params: Any) -> Case:
 
 
 @pytest.fixture()
-def session(tmp_path: Path) -> Iterator[RunSession]:
-    session = RunSession(tmp_path, [], run_id="r")
+def session(tmp_path: Path) -> Iterator[ActiveRun]:
+    session = ActiveRun(tmp_path, [], run_id="r")
     try:
         yield session
     finally:
         session.close_worker()
 
 
-def test_through_the_worker(qwen3: Path, session: RunSession) -> None:
+def test_through_the_worker(qwen3: Path, session: ActiveRun) -> None:
     result = session.run_case(_case(qwen3, kv_bits=8, require_same_tokens=1))
     assert result.status is Status.PASSED, result.reason
     ratio = result.metric("kv_sweep.kv_bytes_ratio")

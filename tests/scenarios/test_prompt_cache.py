@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness.core.types import Case, Status
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 from harness.scenarios.prompt_cache import PromptCacheParams, first_mismatch, plan
 from tests.runner.cases import path_case
 
@@ -64,10 +64,10 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunSession]:
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ActiveRun]:
     """One worker for the module's real runs, as a run keeps one across its cases (each case
     loads its model afresh: the worker holds one model at a time)."""
-    runs = RunSession(tmp_path_factory.mktemp("runs"), [], run_id="r")
+    runs = ActiveRun(tmp_path_factory.mktemp("runs"), [], run_id="r")
     try:
         yield runs
     finally:
@@ -118,7 +118,7 @@ CACHE_TYPES = [
 )
 def test_every_cache_type_measures_or_says_why_not(
     zoo: dict[str, Path],
-    session: RunSession,
+    session: ActiveRun,
     family: str,
     params: dict[str, Any],
     status: Status,
@@ -139,7 +139,7 @@ def test_every_cache_type_measures_or_says_why_not(
     assert speedup is not None and speedup.median > 0
 
 
-def test_a_planted_wrong_reuse_is_caught(zoo: dict[str, Path], session: RunSession) -> None:
+def test_a_planted_wrong_reuse_is_caught(zoo: dict[str, Path], session: ActiveRun) -> None:
     """On the zoo's content-bearing llama (its answer depends on the whole prompt), a warm
     run fed the wrong prefix answers differently: the check fails it; the right prefix passes."""
     common = {"shape": "shared_prefix", "prompt_tokens": 120, "gen_tokens": 12}
@@ -160,7 +160,7 @@ def test_a_planted_wrong_reuse_is_caught(zoo: dict[str, Path], session: RunSessi
 )
 def test_lru_replay_through_mlx_lm_prompt_cache(
     zoo: dict[str, Path],
-    session: RunSession,
+    session: ActiveRun,
     family: str,
     max_size: int,
     kinds_seen: set[str],

@@ -21,7 +21,7 @@ from packaging.version import Version
 
 from harness.backends import BACKENDS
 from harness.core.types import Case, Status
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru.probes import Order, order_probe, trim_probe
 from harness.scenarios.prompts import text_prompt
@@ -116,7 +116,7 @@ def _case(path: Path, **params: Any) -> Case:
 def test_cache_check_fails_on_a_mixup_and_is_not_judged_on_a_blind_model(
     content_llama: Path, random_llama: Path, tmp_path: Path
 ) -> None:
-    session = RunSession(tmp_path, [], run_id="r")
+    session = ActiveRun(tmp_path, [], run_id="r")
     try:
         right = session.run_case(_case(content_llama))
         mixup = session.run_case(_case(content_llama, self_check="wrong_prefix"))

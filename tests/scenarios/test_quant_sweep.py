@@ -19,7 +19,7 @@ from harness.backends.base import LoadInfo, QuantUnsupported, WeightQuantizing
 from harness.backends.weight_quant import QuantizedWeights, WeightQuant
 from harness.core.types import Status
 from harness.models.cache_dir import CACHE_ENV
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
 from harness.scenarios.quant_sweep import MODES, SCENARIO, QuantSweepParams
 from harness.scenarios.specs import all_specs
@@ -269,15 +269,15 @@ def test_a_backend_without_the_capability_is_skipped(fake_model: Path) -> None:
 
 
 @pytest.fixture()
-def session(tmp_path: Path) -> Iterator[RunSession]:
-    session = RunSession(tmp_path, [], run_id="r")
+def session(tmp_path: Path) -> Iterator[ActiveRun]:
+    session = ActiveRun(tmp_path, [], run_id="r")
     try:
         yield session
     finally:
         session.close_worker()
 
 
-def test_through_the_worker(tiny_llama: Path, session: RunSession) -> None:
+def test_through_the_worker(tiny_llama: Path, session: ActiveRun) -> None:
     params = QuantSweepParams(**{**COMMON, "quant": "affine8"}).model_dump()
     case = path_case(
         tiny_llama, "llama", "quant_sweep", params, case_id="t::llama::quant_sweep[affine8]"

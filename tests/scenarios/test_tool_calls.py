@@ -334,10 +334,10 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_through_the_worker_on_zoo_models(zoo: dict[str, Path], tmp_path: Path) -> None:
     from harness.core.types import Status
-    from harness.runner.session import RunSession
+    from harness.runner.active_run import ActiveRun
 
     small = {"fewshot": False, "categories": ["simple", "parallel"], "per_category": 1}
-    session = RunSession(tmp_path, [], run_id="r")
+    session = ActiveRun(tmp_path, [], run_id="r")
     try:
         qwen3 = session.run_case(_case(zoo["qwen3"], "qwen3", max_tokens=12, **small))
         gemma = session.run_case(_case(zoo["gemma3_text"], "gemma3", **small))
@@ -372,7 +372,7 @@ def test_smollm2_with_a_tool_template(tmp_path: Path) -> None:
     streamed calls equal non-streamed ones."""
     from harness.core.types import Status
     from harness.models.cache_dir import models_dir
-    from harness.runner.session import RunSession
+    from harness.runner.active_run import ActiveRun
 
     path = models_dir() / SMOLLM2
     if not (path / "config.json").is_file():
@@ -383,7 +383,7 @@ def test_smollm2_with_a_tool_template(tmp_path: Path) -> None:
         "per_category": 1,
         "max_tokens": 64,
     }
-    session = RunSession(tmp_path, [], run_id="r")
+    session = ActiveRun(tmp_path, [], run_id="r")
     try:
         result = session.run_case(_case(path, "smollm2", **params))
     finally:

@@ -5,7 +5,7 @@ any depth of nesting, named in :data:`SIZES` is shrunk, and the model is built t
 
 Families whose sizes live under other names stay large (``NOT_SHRUNK`` in the matrix, no
 weights written); families whose config needs a field with no default fail with their own
-error. Both are findings of the family matrix (:mod:`.audio_trial`), one line each.
+error. Both are findings of the family sweep (:mod:`.audio_trial`), one line each.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ family): each size field of a family's ``TextConfig`` / ``VisionConfig`` datacla
 shrunk to a tiny value, the model is built the way ``mlx_vlm.utils.load_model`` builds it, and a
 text forward pass is run. :func:`try_family` says how far a family gets, in one line.
 
-The start of a VLM family matrix: a family that builds here still needs a tokenizer, a chat
+The start of a VLM family sweep: a family that builds here still needs a tokenizer, a chat
 template and its processor's files to become a zoo entry (``families_media``).
 """
 

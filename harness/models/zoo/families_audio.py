@@ -8,7 +8,7 @@ layers: ~13 M parameters, ~50 MB float32), the rest is shrunk.
 Soprano is chosen because it needs nothing from the network: a Qwen3 language model over a
 tokenizer (written here) whose hidden states its own Vocos decoder turns into 32 kHz audio.
 Families that fetch a codec (Mimi, DAC, SNAC) or need a G2P package missing here cannot run
-offline; the family matrix (:mod:`harness.families.audio`) says which and why.
+offline; the family sweep (:mod:`harness.families.audio`) says which and why.
 """
 
 from __future__ import annotations

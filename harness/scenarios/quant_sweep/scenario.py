@@ -1,7 +1,7 @@
 """``quant_sweep``: what a weight quantisation mode saves and what it costs, and whether its
 quantised matmul computes what its weights say.
 
-One case is one cell of the matrix mode x model: one of mlx's weight quantisation modes
+One case is one mode on one model: one of mlx's weight quantisation modes
 (``quant``: affine at 2-8 bits, mxfp4, nvfp4, mxfp8; ``none`` is the model as loaded) applied in
 process to a copy of the loaded model (mlx-lm's ``quantize_model``, what ``mlx_lm.convert -q
 --q-mode`` does), run beside the model as loaded in the same case, interleaved (as loaded then

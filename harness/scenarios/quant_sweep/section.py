@@ -1,4 +1,4 @@
-"""Weight quantisation section: the matrix mode x model, one row per model and mode (the model
+"""Weight quantisation section: every mode on every model, one row per model and mode (the model
 as loaded first), with what the mode saves (weight bytes, share saved) beside what it costs and
 gives (prefill and decode speed, each against the model as loaded, the hardware share), its
 quality against the model as loaded (first-token agreement, KL, the token where greedy output

@@ -118,7 +118,7 @@ class _LiveModel:
     server: ServedIdentity | None = None
 
 
-class RunSession:
+class ActiveRun:
     """One run's record: cases in, exactly one result per planned case out.
 
     Every failure of the harness's own code while a case is handled (probe, policy, worker
@@ -206,12 +206,12 @@ class RunSession:
         self._preflight = Preflighter(budget=memory_budget)
         self._probed: set[str] = set()
         self._planned: dict[str, Case] = {}
-        self._results: dict[str, CaseResult] = {}  # this session's, by case id
+        self._results: dict[str, CaseResult] = {}  # this run's, by case id
         self._turns = turns
         self._case_turns = 0  # turns the current case has passed
         self._say = say or _to_stderr
         self._setup_s = 0.0  # seconds spent making prerequisites (never a case's own time)
-        self._llama_server: Prepared | None = None  # made (or failed) once per session
+        self._llama_server: Prepared | None = None  # made (or failed) once per run
 
     @property
     def log_path(self) -> Path:
@@ -272,7 +272,7 @@ class RunSession:
         return client
 
     def _prerequisite_problem(self, case: Case) -> str | None:
-        """Make what the case's model needs before its worker starts (once a session); why
+        """Make what the case's model needs before its worker starts (once a run); why
         it cannot be made, or None."""
         if not needs_llama_server(case.model):
             return None

@@ -1,4 +1,4 @@
-"""The CI policy through both drivers, on fake-backend models: each outcome kind x driver ->
+"""The exit rules through both drivers, on fake-backend models: each outcome kind x driver ->
 exit status, with the policy's line on the terminal. ``mlx-harness run`` and pytest (pytester)
 in process; the workers are real processes either way."""
 

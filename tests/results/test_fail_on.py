@@ -1,4 +1,4 @@
-"""The CI policy: which outcomes fail a run, parsed from ``--fail-on``, one line per finding."""
+"""The exit rules: which outcomes fail a run, parsed from ``--fail-on``, one line per finding."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import dataclasses
 import pytest
 
 from harness.core.types import Gate, GateResult, SkipCause, Status, SuiteInfo, Verdict
-from harness.results.ci_policy import (
+from harness.results.compare import CaseDelta, Comparison
+from harness.results.fail_on import (
     DEFAULT,
     FailOn,
-    PolicyError,
+    FailOnError,
     chosen_kinds,
     findings,
     notes,
     parse_fail_on,
 )
-from harness.results.compare import CaseDelta, Comparison
 from tests.report.report_fixtures import case, make_run
 
 GATE = Gate("throughput.decode_tps", ">=", 5.0, False, ">= 5")
@@ -151,7 +151,7 @@ def test_parse_fail_on(text: str | None, regression: bool, expected: frozenset[F
     ("text", "says"), [("", "empty"), ("regresion", "'regresion' is not a kind")]
 )
 def test_a_bad_fail_on_is_one_line_with_the_kinds(text: str, says: str) -> None:
-    with pytest.raises(PolicyError) as info:
+    with pytest.raises(FailOnError) as info:
         parse_fail_on(text)
     assert says in str(info.value) and "nothing-ran" in str(info.value)
     assert "\n" not in str(info.value)
@@ -165,7 +165,7 @@ def test_a_bad_fail_on_is_one_line_with_the_kinds(text: str, says: str) -> None:
     ],
 )
 def test_a_finding_names_three_cases_then_counts(cases: int, named: str) -> None:
-    from harness.results.ci_policy import _named
+    from harness.results.fail_on import _named
 
     assert _named([f"s::m{i}::load" for i in range(cases)]) == named
 

@@ -1,5 +1,5 @@
-"""What makes a run's exit status non-zero: one policy for ``run``, ``compare`` and the pytest
-plugin, so CI fails closed.
+"""What makes a run's exit status non-zero, the exit rules: one set for ``run``, ``compare`` and
+the pytest plugin, so CI fails closed.
 
 A case that failed, errored, crashed or timed out always fails the run. Beyond that, each
 :class:`FailOn` kind is a reason the harness could not say "all good" even though no case
@@ -70,7 +70,7 @@ NONE = "none"
 SHOWN = 3  # cases named per finding line; the rest counted
 
 
-class PolicyError(ValueError):
+class FailOnError(ValueError):
     """A ``--fail-on`` value that is not a list of kinds: one line with the fix."""
 
 
@@ -81,7 +81,7 @@ def parse_fail_on(text: str | None, *, regression: bool = False) -> frozenset[Fa
     if text is not None:
         words = [w.strip() for w in text.split(",") if w.strip()]
         if not words:
-            raise PolicyError(f"--fail-on: empty; give kinds ({kinds()}) or {NONE}")
+            raise FailOnError(f"--fail-on: empty; give kinds ({kinds()}) or {NONE}")
         chosen = set()
         for word in words:
             if word == NONE:
@@ -89,7 +89,7 @@ def parse_fail_on(text: str | None, *, regression: bool = False) -> frozenset[Fa
             try:
                 chosen.add(FailOn(word))
             except ValueError:
-                raise PolicyError(
+                raise FailOnError(
                     f"--fail-on: {word!r} is not a kind; use {kinds()} or {NONE}"
                 ) from None
     if regression:
@@ -118,7 +118,7 @@ def kinds() -> str:
 
 @dataclass(frozen=True)
 class Finding:
-    """One reason the policy fails the run, for people: ``nothing-ran: all 8 cases skipped``."""
+    """One reason the exit rules fail the run, for people: ``nothing-ran: all 8 cases skipped``."""
 
     kind: FailOn
     line: str

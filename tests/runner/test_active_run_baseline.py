@@ -1,7 +1,7 @@
 """A relative gate in a real session is judged against the baseline's case only where compare
 would compare them (issue 37, items 7 and 13): pp1024 is never judged against pp64, nor q4
 against f32 without --allow-model-change, nor a run on another machine without
---allow-machine-change; the words are compare's, and the CI policy fails closed."""
+--allow-machine-change; the words are compare's, and the exit rules fail closed."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from harness.core.types import (
     Unit,
     Verdict,
 )
-from harness.results.ci_policy import DEFAULT, FailOn, findings
 from harness.results.compare import Thresholds, compare_runs
+from harness.results.fail_on import DEFAULT, FailOn, findings
 from harness.results.store import load_run
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 from tests.runner.cases import gated_throughput_case
 
 DECODE = "throughput.decode_tps"
@@ -39,7 +39,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunRecord]
     anything the fake model does."""
     root = tmp_path_factory.mktemp("baseline")
     path = write_fake_model(root / "good", per_token_s=0.001)
-    session = RunSession(root / "reports", [], run_id="base", allow_dirty_machine=True)
+    session = ActiveRun(root / "reports", [], run_id="base", allow_dirty_machine=True)
     try:
         session.run_case(_case(path, 8))
     finally:
@@ -116,7 +116,7 @@ def test_a_relative_gate_is_judged_against_the_same_point_only(
 ) -> None:
     path, record = recorded
     baseline = _baseline(record, base_tokens, other_files, other_machine)
-    session = RunSession(
+    session = ActiveRun(
         tmp_path / "reports",
         [],
         run_id="r1",
@@ -144,7 +144,7 @@ def test_a_relative_gate_is_judged_against_the_same_point_only(
     if passed is None:
         assert case.verdict is Verdict.NOT_COMPARABLE
         assert f"({'; '.join(case.reasons)})" in gate.message
-        # and the CI policy fails closed: the one gate is not judged, the case not comparable
+        # and the exit rules fail closed: the one gate is not judged, the case not comparable
         kinds = {f.kind for f in findings(current, compare_runs(baseline, current), DEFAULT)}
         assert {FailOn.UNJUDGED_GATES, FailOn.NOT_COMPARABLE} <= kinds
     else:

@@ -9,7 +9,7 @@ import pytest
 from harness.backends.fake import write_fake_model
 from harness.core.types import Case, Expectation, ExpectKind, ModelRef, ModelSource, Status
 from harness.results.store import load_run
-from harness.runner.session import RunSession
+from harness.runner.active_run import ActiveRun
 
 
 def _case(
@@ -39,7 +39,7 @@ def _case(
 
 @pytest.fixture()
 def session(tmp_path: Path):  # type: ignore[no-untyped-def]
-    s = RunSession(tmp_path / "reports", [], run_id="r1")
+    s = ActiveRun(tmp_path / "reports", [], run_id="r1")
     yield s
     s.close_worker()
 
@@ -60,7 +60,7 @@ MISBEHAVIOURS = [
     ("behaviour", "status", "reason"), MISBEHAVIOURS, ids=[m[0] for m in MISBEHAVIOURS]
 )
 def test_misbehaving_worker_is_a_result_and_the_run_goes_on(
-    session: RunSession, tmp_path: Path, behaviour: str, status: Status, reason: str
+    session: ActiveRun, tmp_path: Path, behaviour: str, status: Status, reason: str
 ) -> None:
     bad = write_fake_model(tmp_path / "bad", on_generate=behaviour)
     good = write_fake_model(tmp_path / "good", per_token_s=0.001)
@@ -79,7 +79,7 @@ def test_misbehaving_worker_is_a_result_and_the_run_goes_on(
 
 
 def test_load_failure_errors_every_case_of_that_model_once(
-    session: RunSession, tmp_path: Path
+    session: ActiveRun, tmp_path: Path
 ) -> None:
     bad = write_fake_model(tmp_path / "bad", on_load="error")
     first = session.run_case(_case(bad))
@@ -88,14 +88,14 @@ def test_load_failure_errors_every_case_of_that_model_once(
     assert second.status is Status.ERRORED
 
 
-def test_crash_during_load(session: RunSession, tmp_path: Path) -> None:
+def test_crash_during_load(session: ActiveRun, tmp_path: Path) -> None:
     bad = write_fake_model(tmp_path / "bad", on_load="sigkill")
     result = session.run_case(_case(bad))
     assert result.status is Status.CRASHED
     assert "during load" in (result.reason or "") and "SIGKILL" in (result.reason or "")
 
 
-def test_results_are_durable_before_the_run_finishes(session: RunSession, tmp_path: Path) -> None:
+def test_results_are_durable_before_the_run_finishes(session: ActiveRun, tmp_path: Path) -> None:
     good = write_fake_model(tmp_path / "good")
     session.run_case(_case(good))
     run = load_run(session.run_dir)  # read while the run is still open
@@ -103,7 +103,7 @@ def test_results_are_durable_before_the_run_finishes(session: RunSession, tmp_pa
     assert [r.status for r in run.results] == [Status.PASSED]
 
 
-def test_expectations(session: RunSession, tmp_path: Path) -> None:
+def test_expectations(session: ActiveRun, tmp_path: Path) -> None:
     bad = write_fake_model(tmp_path / "bad", on_generate="error")
     good = write_fake_model(tmp_path / "good")
     xfail = Expectation(ExpectKind.XFAIL, "known bug", "https://example.invalid/1")
@@ -114,7 +114,7 @@ def test_expectations(session: RunSession, tmp_path: Path) -> None:
     assert skipped.status is Status.SKIPPED and skipped.reason == "not on this machine"
 
 
-def test_memory_views_are_labelled(session: RunSession, tmp_path: Path) -> None:
+def test_memory_views_are_labelled(session: ActiveRun, tmp_path: Path) -> None:
     good = write_fake_model(tmp_path / "good")
     result = session.run_case(_case(good))
     rss = result.metric("memory.process_peak_rss_bytes")
