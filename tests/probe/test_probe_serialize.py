@@ -52,6 +52,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "zoo/qwen3-coder-caller": {"model_type": "qwen3", "quantization": None},
     "zoo/pythonic-caller": {"model_type": "llama", "quantization": None},
     "zoo/gemma4-caller": {"model_type": "llama", "quantization": None},
+    "zoo/gemma4-hyphen-caller": {"model_type": "llama", "quantization": None},
+    "zoo/qwen2-pair-caller": {"model_type": "qwen2", "quantization": None},
     "zoo/qwen3-thinker": {"model_type": "qwen3", "quantization": None},  # trained to think
 }
 

@@ -278,8 +278,9 @@ def test_the_search_finds_a_planted_over_saturation() -> None:
     assert out.failures == () and a["stop_reason"] == "over-saturated"
     points = {p["value"]: p for p in a["points"]}
     saturated = [v for v, p in points.items() if p["oversaturated"]]
-    # found at 9 req/s at the latest, and the ramp went no further
-    assert saturated and min(saturated) <= 9 and max(points) == min(saturated)
+    # found at 9 req/s at the latest, and the ramp went no further; a refining point past the
+    # planted 5 req/s (5.2) may show it first: over the capacity, that is no mistake
+    assert saturated and 3 < min(saturated) <= 9 and max(points) == 9
     assert points[min(saturated)]["oversaturated"].startswith(("queue growing", "requests"))
     knee_value = a["knee"]["value"]
     assert 3 <= knee_value < min(saturated) and points[3]["good"]
