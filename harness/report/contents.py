@@ -79,7 +79,7 @@ def registered_sections(scenarios: Collection[str] | None = None) -> tuple[Secti
     that says so. ``scenarios``: the scenarios a run holds; a scenario folder's section is
     loaded only for a run that holds its scenario (it shows and claims only its own
     scenario's cases), so a report of two scenarios does not import the other thirty."""
-    folders = scenario_sections()
+    folders = BUILT_IN.keys() - REPORT_ONLY.keys()  # found on disk once, at import
     found = []
     for name in REPORT_SECTIONS.names():
         if scenarios is not None and name in folders and name not in scenarios:
