@@ -10,6 +10,10 @@ with no parsed call is a leak, so ``tool_call_markup`` fails then. An answer wit
 judged against the model's own greedy tokens (:mod:`.own_tokens`): a call there is a call the
 server dropped (every check fails); none there is "no tool call made" (not applicable); a
 server whose chat template is not known here cannot be checked (not applicable, saying so).
+An answer with calls is held to the own tokens too, where the harness can count their calls
+(a reader for the template's markup, and every call there parses): fewer or more calls than
+they hold, or other tools, streamed or not, fail every check, naming both counts (a server
+that returns the first of two calls).
 The ``tool_names`` parameter spells the tools' names (``get_weather``, or ``get-weather`` for a
 model trained on hyphenated names: :mod:`harness.core.tool_request`); ``tool_call_count: 2``
 asks for the weather in two cities, two calls in one turn.
@@ -26,7 +30,12 @@ from typing import Any
 from harness.backends.openai_client import Reply, StreamReply
 from harness.core.tool_request import PAIR_PROMPT, TOOL_PROMPT, tool_messages, tools_named
 from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
-from harness.scenarios.api_contracts.own_tokens import Held, call_in_text, own_tokens
+from harness.scenarios.api_contracts.own_tokens import (
+    Held,
+    call_in_text,
+    counts_calls,
+    own_tokens,
+)
 from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
@@ -101,7 +110,45 @@ def _unjudged(name: str, ctx: CheckContext) -> tuple[ToolExchange | None, CheckR
             return None, failed(name, reason, tools.evidence)
     if not any(calls for _, calls in tools.calls()):
         return None, _no_call(name, ctx, tools)
+    short = _calls_differ(ctx, tools)
+    if short is not None:
+        return None, failed(name, *short)
     return tools, None
+
+
+def _names(names: Sequence[Any], offered: Sequence[str]) -> str:
+    """The call names in one line; a name the request did not offer is not quoted (a server's
+    answer is untrusted)."""
+    return ", ".join(n if n in offered else "a name not offered" for n in names)
+
+
+def _calls_differ(
+    ctx: CheckContext, tools: ToolExchange
+) -> tuple[str, tuple[Exchange, ...]] | None:
+    """(the reason, the evidence) when the calls returned, streamed or not, are not as many, or
+    not the same tools in the same order, as the calls the model's own greedy tokens hold;
+    None when they agree or the own tokens' calls cannot be counted here. mlx-lm#1170: two
+    calls in one turn joined into one; a server that returns the first call only passes every
+    other rule."""
+    if not counts_calls(ctx):
+        return None
+    offered = [str(tool["function"]["name"]) for tool in tools_named(ctx.limits.tool_names)]
+    own = own_tokens(ctx, asked_messages(ctx), tools_named(ctx.limits.tool_names))
+    if own.calls is None:
+        return None
+    expected = [call.name for call in own.calls]
+    returned = [(mode, [n for n, _ in _normal(calls)]) for mode, calls in tools.calls()]
+    if all(names == expected for _, names in returned):
+        return None
+    server = ", ".join(
+        f"{len(names)} {mode} ({_names(names, offered)})" for mode, names in returned
+    )
+    reason = (
+        f"the model's own greedy tokens hold {len(expected)} tool "
+        f"call{'' if len(expected) == 1 else 's'} "
+        f"({_names(expected, offered)}) and the server returned {server} ({own.read})"
+    )
+    return reason, (*tools.evidence, *own.evidence)
 
 
 def _returned(reply: Reply | StreamReply) -> str:

@@ -26,7 +26,8 @@ from harness.core.tool_request import as_served
 from harness.scenarios.api_contracts.asking import ask
 from harness.scenarios.api_contracts.verdicts import Api, CheckContext, Exchange
 from harness.toolcalls.formats import FORMATS
-from harness.toolcalls.own_reading import read_own_calls, shown_call
+from harness.toolcalls.model import ToolCall
+from harness.toolcalls.own_reading import read_own_calls, shown_call, template_format
 
 
 class Held(str, Enum):
@@ -40,6 +41,10 @@ class OwnTokens:
     held: Held
     line: str  # one line: the call (marker and tool), none, or why it could not be checked
     evidence: tuple[Exchange, ...] = ()
+    # every call the harness's reader found, when it read the whole text cleanly (a reader for
+    # the template's markup, and no markup that failed to parse); None: how many is not known
+    calls: tuple[ToolCall, ...] | None = None
+    read: str = ""  # how the text was read ("its 40 token ids decoded here, read as ...")
 
 
 def openers() -> tuple[str, ...]:
@@ -90,31 +95,57 @@ def own_text(ctx: CheckContext, reply: Reply) -> tuple[str, str]:
     return reply.content, "the text returned"
 
 
-def judged(
-    ctx: CheckContext, text: str, source: str, tools: Sequence[Mapping[str, Any]]
-) -> tuple[Held, str]:
+@dataclass(frozen=True)
+class Judged:
+    """What a text holds: the verdict, its line, the calls counted (None: not known), and how
+    the text was read."""
+
+    held: Held
+    line: str
+    calls: tuple[ToolCall, ...] | None = None
+    read: str = ""
+
+
+def judged(ctx: CheckContext, text: str, source: str, tools: Sequence[Mapping[str, Any]]) -> Judged:
     """What ``text`` holds, read by the harness's reader for the template's markup (else by a
-    family's opening marker and a tool's name)."""
+    family's opening marker and a tool's name, which cannot count the calls)."""
     template = ctx.renderer.chat_template_text() if ctx.renderer is not None else None
     reading = read_own_calls(template, text, tools) if template else None
     if reading is not None:
         read = f"{source}, read as {reading.format} markup by the harness"
         if reading.opener_missing:
             read += f"; its opening {reading.opener_missing} missing, taken by the server"
+        counted = None if reading.errors else reading.calls
         if reading.calls:
-            return Held.CALL, f"the model called {shown_call(reading.calls[0])} ({read})"
+            line = f"the model called {shown_call(reading.calls[0])} ({read})"
+            return Judged(Held.CALL, line, counted, read)
         if reading.errors:
-            return Held.NONE, (
+            return Judged(
+                Held.NONE,
                 f"the model's own greedy tokens hold no call that parses ({read}: "
-                f"{reading.errors[0]})"
+                f"{reading.errors[0]})",
+                None,
+                read,
             )
-        return Held.NONE, f"the model's own greedy tokens hold none ({read})"
+        return Judged(Held.NONE, f"the model's own greedy tokens hold none ({read})", counted, read)
     names = [str(t["function"]["name"]) for t in tools]
     call = call_in_text(text, names)
     if call is None:
-        return Held.NONE, "the model's own greedy tokens hold none"
+        return Judged(Held.NONE, "the model's own greedy tokens hold none", read=source)
     marker, name = call
-    return Held.CALL, f"the model called {name} (its own greedy tokens hold {marker}… naming it)"
+    return Judged(
+        Held.CALL,
+        f"the model called {name} (its own greedy tokens hold {marker}… naming it)",
+        read=source,
+    )
+
+
+def counts_calls(ctx: CheckContext) -> bool:
+    """Whether the harness can count the calls in the model's own tokens: a chat template known
+    here whose markup the harness has a reader for."""
+    template = ctx.renderer.chat_template_text() if ctx.renderer is not None else None
+    fmt = template_format(template) if template else None
+    return fmt is not None and fmt.own_reader is not None
 
 
 def own_tokens(
@@ -142,8 +173,8 @@ def own_tokens(
         if not reply.ok:
             line = f"the model's own tokens could not be checked (/v1/completions: {reply.failure})"
             return OwnTokens(Held.UNKNOWN, line, tuple(evidence))
-        held, line = judged(ctx, *own_text(ctx, reply), tools)
-        return OwnTokens(held, line, tuple(evidence))
+        found = judged(ctx, *own_text(ctx, reply), tools)
+        return OwnTokens(found.held, found.line, tuple(evidence), found.calls, found.read)
 
     result: OwnTokens = ctx.once("tools_own_tokens", make)
     return result
