@@ -275,6 +275,16 @@ def own_server() -> Iterator[tuple[str, dict[str, str]]]:
         ),
         # one call made, one returned
         (PARIS, [W], [W], Verdict.PASS, ""),
+        # more returned than the own tokens hold: a release that strips call markup from
+        # /v1/completions (0.30.5's text, 0.31.2's opening marker in the ids) reads fewer
+        (
+            '{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
+            [W],
+            [W],
+            Verdict.PASS,
+            "",
+        ),
+        (ROME, [W, W], [W, W], Verdict.PASS, ""),
         # markup that does not parse: how many calls the model made is not known here
         (PARIS + "<tool_call>\n{not json}\n</tool_call>", [W], [W], Verdict.PASS, ""),
     ],

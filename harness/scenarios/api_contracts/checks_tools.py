@@ -11,9 +11,10 @@ judged against the model's own greedy tokens (:mod:`.own_tokens`): a call there 
 server dropped (every check fails); none there is "no tool call made" (not applicable); a
 server whose chat template is not known here cannot be checked (not applicable, saying so).
 An answer with calls is held to the own tokens too, where the harness can count their calls
-(a reader for the template's markup, and every call there parses): fewer or more calls than
-they hold, or other tools, streamed or not, fail every check, naming both counts (a server
-that returns the first of two calls).
+(a reader for the template's markup, and every call there parses): fewer calls than they hold,
+or as many to other tools, streamed or not, fail every check, naming both counts (a server
+that returns the first of two calls). More calls than they hold is not judged: a release may
+strip call markup from what ``/v1/completions`` returns.
 The ``tool_names`` parameter spells the tools' names (``get_weather``, or ``get-weather`` for a
 model trained on hyphenated names: :mod:`harness.core.tool_request`); ``tool_call_count: 2``
 asks for the weather in two cities, two calls in one turn.
@@ -122,14 +123,21 @@ def _names(names: Sequence[Any], offered: Sequence[str]) -> str:
     return ", ".join(n if n in offered else "a name not offered" for n in names)
 
 
+def _short(names: Sequence[Any], expected: Sequence[str]) -> bool:
+    """The calls returned fall short of the own tokens': fewer, or as many to other tools or
+    in another order. More is not judged: a release may strip a call's markup from what
+    ``/v1/completions`` returns (mlx-lm 0.30.5 from its text, 0.31.2 the opening marker from
+    its token ids), so the own tokens can hold fewer calls than the model made, never more."""
+    return len(names) < len(expected) or (len(names) == len(expected) and names != expected)
+
+
 def _calls_differ(
     ctx: CheckContext, tools: ToolExchange
 ) -> tuple[str, tuple[Exchange, ...]] | None:
-    """(the reason, the evidence) when the calls returned, streamed or not, are not as many, or
-    not the same tools in the same order, as the calls the model's own greedy tokens hold;
-    None when they agree or the own tokens' calls cannot be counted here. mlx-lm#1170: two
-    calls in one turn joined into one; a server that returns the first call only passes every
-    other rule."""
+    """(the reason, the evidence) when the calls returned, streamed or not, fall short of the
+    calls the model's own greedy tokens hold (:func:`_short`); None when they do not, or the
+    own tokens' calls cannot be counted here. A server that returns the first of two calls
+    passes every other rule."""
     if not counts_calls(ctx):
         return None
     offered = [str(tool["function"]["name"]) for tool in tools_named(ctx.limits.tool_names)]
@@ -138,7 +146,7 @@ def _calls_differ(
         return None
     expected = [call.name for call in own.calls]
     returned = [(mode, [n for n, _ in _normal(calls)]) for mode, calls in tools.calls()]
-    if all(names == expected for _, names in returned):
+    if not any(_short(names, expected) for _, names in returned):
         return None
     server = ", ".join(
         f"{len(names)} {mode} ({_names(names, offered)})" for mode, names in returned
