@@ -145,6 +145,9 @@ INSTALLED = {
         | {"bug_gemma4_hyphen"},
     ),
     "bug-parallel-fixed": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    # a penalized request after a plain one decoded without its penalty (#1225): 0.31.2-0.31.3
+    "bug-penalty-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    "bug-penalty-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
@@ -159,6 +162,10 @@ METAL = {
         {"bug_tool_drop"},
     ),
 }
+# every release from 0.31.2 to 0.31.3 leaves the stale processor slot (#1225)
+for _installed, _failing in [*INSTALLED.values(), *METAL.values()]:
+    if _installed["mlx-lm"] in ("0.31.2", "0.31.3"):
+        _failing.add("bug_penalty_dropped")
 
 
 def test_each_bug_has_a_buggy_and_a_fixed_release_and_its_ledger_line() -> None:

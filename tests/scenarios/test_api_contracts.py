@@ -48,6 +48,7 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.MAX_TOKENS_OFF_BY_ONE: "max_tokens",
     Plant.TOP_P_IGNORED: "top_p",
     Plant.MIN_P_IGNORED: "min_p",
+    Plant.PENALTY_DROPPED_UNSEEDED: "frequency_penalty",  # mlx-lm#1225 (0.31.2-0.31.3)
     Plant.THINK_LEAK: "reasoning",
     Plant.SHARED_KV_CACHE: "concurrent",
     Plant.BATCH_LEAVES_KV: "concurrent",  # only on the requests asked again after the batch
@@ -191,6 +192,7 @@ COMPARES_TEXTS = {
     "top_p",
     "min_p",
     "temperature_zero",
+    "frequency_penalty",
     "disconnect",
     "concurrent",
     "continuation",  # its own test: the prompt and the prompt + its answer answered alike
@@ -240,6 +242,8 @@ def test_completions_api_runs_text_checks_and_leaves_chat_ones_not_applicable(
 CANNOT_JUDGE: Mapping[Plant, frozenset[str]] = {
     Plant.USAGE_CACHE_DIFFERS: frozenset({"continuation"}),
     Plant.MAX_TOKENS_OFF_BY_ONE: frozenset({"continuation"}),
+    # a seeded request at temperature 0 samples: frequency_penalty's seeded answer is no control
+    Plant.TEMPERATURE_ZERO_SEEDED: frozenset({"frequency_penalty"}),
 }
 
 

@@ -210,6 +210,8 @@ class Engine:
             sampling = replace(sampling, top_p=1.0)
         if self.has(Plant.MIN_P_IGNORED):
             sampling = replace(sampling, min_p=0.0)
+        if self.has(Plant.PENALTY_DROPPED_UNSEEDED) and request.seed is None:
+            sampling = replace(sampling, frequency_penalty=0.0)
         seeded = request.seed is not None and not self.has(Plant.SEED_IGNORED)
         rng = random.Random(request.seed) if seeded else random.Random()
         return pieces, cached, kv, rng, sampling

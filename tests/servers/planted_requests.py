@@ -39,6 +39,10 @@ class Plant(str, Enum):
     MAX_TOKENS_OFF_BY_ONE = "max_tokens_off_by_one"  # one token more than max_tokens
     TOP_P_IGNORED = "top_p_ignored"
     MIN_P_IGNORED = "min_p_ignored"
+    # mlx-lm 0.31.2-0.31.3 (#1225): a penalized request batched after a plain one is decoded
+    # without its penalty (a stale slot of the batch's processor list); a seeded request,
+    # served alone, keeps it
+    PENALTY_DROPPED_UNSEEDED = "penalty_dropped_unseeded"
     THINK_LEAK = "think_leak"  # streamed: <think>...</think> left in the content
     # chat: the think block's text sent as content (markers dropped, no reasoning field): a
     # reasoning stream counted as answer
@@ -193,6 +197,7 @@ def parse_request(body: Any, *, chat: bool) -> Request:
         top_k=_integer(body, "top_k", 0, 0) or 0,
         top_p=_number(body, "top_p", 1.0, 0.0, 1.0),
         min_p=_number(body, "min_p", 0.0, 0.0, 1.0),
+        frequency_penalty=_number(body, "frequency_penalty", 0.0, -2.0, 2.0),
     )
     seed = _integer(body, "seed", None, -(2**63))
     if "model" in body and not isinstance(body["model"], str):

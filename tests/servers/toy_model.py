@@ -86,6 +86,7 @@ class Sampling:
     top_k: int = 0  # 0: off
     top_p: float = 1.0  # 1: off
     min_p: float = 0.0  # 0: off
+    frequency_penalty: float = 0.0  # 0: off; subtracted from a word's score per time generated
 
 
 def choose(scores: Sequence[float], sampling: Sampling, rng: random.Random) -> int:
@@ -148,13 +149,22 @@ def generate(
             yield kv.append(CALL_END)
         return
     position = 0
+    generated: dict[int, int] = {}  # word index -> times generated (the frequency penalty's)
     while True:
         if think and position == 0:
             piece = THINK_START
         elif think and position == THINK_WORDS + 1:
             piece = THINK_END
         else:
-            piece = WORDS[choose(logits(kv.state), sampling, rng)]
+            scores = logits(kv.state)
+            if sampling.frequency_penalty:
+                scores = [
+                    score - sampling.frequency_penalty * generated.get(i, 0)
+                    for i, score in enumerate(scores)
+                ]
+            index = choose(scores, sampling, rng)
+            generated[index] = generated.get(index, 0) + 1
+            piece = WORDS[index]
         position += 1
         yield kv.append(piece)
 

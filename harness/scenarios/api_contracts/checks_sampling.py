@@ -1,9 +1,13 @@
-"""Contract checks on sampling parameters: seed, top_k, top_p, min_p, temperature 0.
+"""Contract checks on sampling parameters: seed, top_k, top_p, min_p, temperature 0,
+frequency_penalty.
 
 Each compares non-streamed answers to the same prompt: with a sampler that keeps one token
 (``top_k: 1``, a tiny ``top_p``, ``min_p: 1``) at temperature 1 the answer must be the greedy
 one; the same seed must give the same answer; temperature 0 must give the greedy answer
-whatever the seed.
+whatever the seed; a ``frequency_penalty`` at temperature 0 must give one answer with and
+without a seed, asked right after a plain request (mlx-lm 0.31.2-0.31.3, #1225: a finished
+plain request leaves a stale slot in the batch's list of logits processors, so the next
+batched request is decoded without its penalty; a seeded one is served alone and keeps it).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ SAMPLING_TEMPERATURE = 1.0
 TOP_P_ONE_TOKEN = 0.001  # not 0: some servers read top_p 0 as "off"
 MIN_P_ONE_TOKEN = 1.0
 SEED = 1234
+PENALTY = 1.5  # frequency_penalty: large enough to change a greedy answer that repeats a token
 
 
 def _against_greedy(
@@ -102,6 +107,58 @@ def check_seed(ctx: CheckContext) -> CheckResult:
     return passed(name, "the same seed at temperature 1 gives the same text", evidence)
 
 
+def check_frequency_penalty(ctx: CheckContext) -> CheckResult:
+    """The plain request again (a request with no penalty that has just finished), then the
+    penalized one without a seed (batched where the server batches) and with one; the two
+    penalized answers must be the same text. Not applicable when the penalty does not change
+    this model's greedy answer (whether it is applied cannot be told)."""
+    name = "frequency_penalty"
+    ref = reference(ctx)
+    if ref.error is not None:
+        return failed(name, ref.error, (ref.whole_exchange,))
+    # the longer limit: the more tokens, the likelier one repeats and the penalty shows
+    payload = {**ref.payload, "max_tokens": ctx.limits.long_max_tokens}
+    plain, plain_exchange = ask(ctx, payload)
+    penalized = {**payload, "frequency_penalty": PENALTY}
+    unseeded, unseeded_exchange = ask(ctx, penalized)
+    seeded, seeded_exchange = ask(ctx, {**penalized, "seed": SEED})
+    evidence: tuple[Exchange, ...] = (plain_exchange, unseeded_exchange, seeded_exchange)
+    if not plain.ok:
+        return failed(name, f"the plain request failed: {plain.failure}", evidence)
+    for reply in (unseeded, seeded):
+        if reply.status is not None and 400 <= reply.status < 500 and reply.error is None:
+            reason = f"unsupported (rejected by the server): {reply.failure}"
+            return not_applicable(name, reason, evidence)
+        if not reply.ok:
+            return failed(name, f"a penalized request failed: {reply.failure}", evidence)
+    greedy = plain.content
+    shown = f"frequency_penalty {PENALTY} at temperature 0"
+    if unseeded.content != seeded.content:
+        seeded_plain, seeded_plain_exchange = ask(ctx, {**payload, "seed": SEED})
+        evidence = (*evidence, seeded_plain_exchange)
+        if seeded_plain.ok and seeded_plain.content != greedy:  # temperature_zero's failure
+            reason = (
+                "a seed changes the greedy answer here (see temperature_zero), so the answers "
+                "with and without one cannot be compared"
+            )
+            return not_applicable(name, reason, evidence)
+        where = differ_at(unseeded.content, seeded.content)
+        reason = f"{shown}: the answers without and with a seed {where}"
+        if unseeded.content == greedy:
+            reason += " (the one without a seed is the unpenalized greedy text: not applied)"
+        elif seeded.content == greedy:
+            reason += " (the one with a seed is the unpenalized greedy text: not applied)"
+        return failed(name, reason, evidence)
+    if seeded.content == greedy:
+        reason = (
+            f"{shown} does not change this model's greedy answer: whether it is applied cannot "
+            "be told"
+        )
+        return not_applicable(name, reason, evidence)
+    what = f"{shown} changes the greedy answer, the same with and without a seed"
+    return passed(name, what, evidence)
+
+
 CHECKS = (
     ContractCheck(
         "seed",
@@ -125,6 +182,13 @@ CHECKS = (
         "temperature_zero",
         "temperature 0 is deterministic, whatever the seed",
         check_temperature_zero,
+        compares_texts=True,
+    ),
+    ContractCheck(
+        "frequency_penalty",
+        "frequency_penalty at temperature 0 gives one answer, with and without a seed, "
+        "after a plain request",
+        check_frequency_penalty,
         compares_texts=True,
     ),
 )
