@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.scenarios.api_contracts.asking import ask, reference
+from harness.scenarios.api_contracts.asking import BASE_PROMPT, ask, body, reference
 from harness.scenarios.api_contracts.verdicts import (
     CheckContext,
     CheckResult,
@@ -108,21 +108,25 @@ def check_seed(ctx: CheckContext) -> CheckResult:
 
 
 def check_frequency_penalty(ctx: CheckContext) -> CheckResult:
-    """The plain request again (a request with no penalty that has just finished), then the
-    penalized one without a seed (batched where the server batches) and with one; the two
-    penalized answers must be the same text. Not applicable when the penalty does not change
-    this model's greedy answer (whether it is applied cannot be told)."""
+    """A prompt of its own, the nonce first (new to the server's prompt cache past the chat
+    template's first tokens), asked three times: penalized with a seed, plain, penalized
+    without a seed. The two penalized answers must be the same text.
+
+    The order matters on mlx-lm. The seeded request goes first: mlx_lm.server serves it alone,
+    and a penalty served from a cached prefix sees only the uncached tail of the prompt in its
+    window (0.32.x's single path passes ``prompt[prompt_cache_count:]``), which can change a
+    greedy answer by itself. The plain one goes just before the unseeded one, so a request with
+    no penalty has always just finished (#1225's stale slot). Not applicable when the penalty
+    changes nothing here (whether it is applied cannot be told)."""
     name = "frequency_penalty"
-    ref = reference(ctx)
-    if ref.error is not None:
-        return failed(name, ref.error, (ref.whole_exchange,))
+    text = f"Run {ctx.nonce}, with a frequency penalty. {BASE_PROMPT}"
     # the longer limit: the more tokens, the likelier one repeats and the penalty shows
-    payload = {**ref.payload, "max_tokens": ctx.limits.long_max_tokens}
-    plain, plain_exchange = ask(ctx, payload)
+    payload = body(ctx, text, max_tokens=ctx.limits.long_max_tokens)
     penalized = {**payload, "frequency_penalty": PENALTY}
-    unseeded, unseeded_exchange = ask(ctx, penalized)
     seeded, seeded_exchange = ask(ctx, {**penalized, "seed": SEED})
-    evidence: tuple[Exchange, ...] = (plain_exchange, unseeded_exchange, seeded_exchange)
+    plain, plain_exchange = ask(ctx, payload)
+    unseeded, unseeded_exchange = ask(ctx, penalized)
+    evidence: tuple[Exchange, ...] = (seeded_exchange, plain_exchange, unseeded_exchange)
     if not plain.ok:
         return failed(name, f"the plain request failed: {plain.failure}", evidence)
     for reply in (unseeded, seeded):
@@ -151,8 +155,9 @@ def check_frequency_penalty(ctx: CheckContext) -> CheckResult:
         return failed(name, reason, evidence)
     if seeded.content == greedy:
         reason = (
-            f"{shown} does not change this model's greedy answer: whether it is applied cannot "
-            "be told"
+            f"{shown} gives the greedy answer, with and without a seed: ignored by the server "
+            "(mlx-lm before 0.31.1) or no effect on this model's answer, so whether it is "
+            "applied cannot be told"
         )
         return not_applicable(name, reason, evidence)
     what = f"{shown} changes the greedy answer, the same with and without a seed"
