@@ -125,6 +125,11 @@ mutation: setup
 	$(VENV)/bin/mutmut results
 
 # The same four commands are the pre-commit hooks (.pre-commit-config.yaml).
+# mypy keeps its cache in the harness's cache folder, beside the models, so a fresh clone on a machine
+# that has checked the project before reads it (mypy compares each file's hash when its path or mtime
+# differ): 67 s of CPU cold, 1.5 s warm.
+HARNESS_CACHE := $(or $(MLX_HARNESS_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mlx-harness)
+lint typecheck: export MYPY_CACHE_DIR := $(HARNESS_CACHE)/mypy
 lint: setup
 	$(VENV)/bin/ruff check harness tests conftest.py
 	$(VENV)/bin/ruff format --check harness tests conftest.py

@@ -79,23 +79,51 @@ def _not_an_xdist_worker_below() -> Iterator[None]:
 
 
 # The longest test modules, started first: `make test`'s xdist (--dist loadscope) hands whole
-# modules to the workers in collection order, so a long module collected late leaves one worker
-# running it alone at the end (2 of 14 minutes once). Longest first is the classic fix (LPT);
-# a module missing from the list only runs in its usual place. By `--durations=0`, quiet.
+# modules to the workers in queue order, so a long module handed out late leaves one worker
+# running it alone at the end. Longest first is the classic fix (LPT); a module missing from the
+# list runs after these, in collection order. xdist's own reorder (by the number of tests in a
+# module, longest-first only for table modules) is turned off below, or it would undo this
+# order: it did until 2026-11-29. Wall seconds from `--durations=0`, three workers, 2026-11-29.
 LONGEST_FIRST = (
-    "tests/report/test_browser_escaping.py",
-    "tests/test_shipped_suites.py",
-    "tests/test_pytest_plugin.py",
-    "tests/scenarios/test_hostile_servers.py",
-    "tests/spec/test_hostile_suites.py",
-    "tests/test_pytest_xdist_parts.py",
-    "tests/scenarios/test_prompt_cache.py",
-    "tests/runner/test_server_lifecycle.py",
-    "tests/report/test_escape.py",
-    "tests/test_cli_bisect.py",
-    "tests/test_exit_rules_drivers.py",
-    "tests/runner/test_interrupts.py",
+    "tests/report/test_browser_escaping.py",  # 144 s
+    "tests/test_shipped_suites.py",  # 105 s
+    "tests/test_pytest_plugin.py",  # 89 s
+    "tests/runner/test_server_lifecycle.py",  # 74 s
+    "tests/test_pytest_xdist_parts.py",  # 73 s
+    "tests/scenarios/test_hostile_servers.py",  # 73 s
+    "tests/results/test_store.py",  # 70 s
+    "tests/test_pytest_benchmark_bridge.py",  # 67 s
+    "tests/spec/test_hostile_suites.py",  # 63 s
+    "tests/runner/test_interrupts.py",  # 60 s
+    "tests/test_exit_rules_drivers.py",  # 53 s
+    "tests/backends/test_mlx_audio.py",  # 49 s
+    "tests/runner/test_peak_prediction.py",  # 48 s
+    "tests/test_cli_bisect.py",  # 47 s
+    "tests/runner/test_active_run.py",  # 46 s
+    "tests/test_cli_pin_sets.py",  # 46 s
+    "tests/report/test_escape.py",  # 44 s
+    "tests/backends/test_mlx_lm.py",  # 42 s
+    "tests/scenarios/test_api_contracts.py",  # 42 s
+    "tests/test_exit_codes.py",  # 41 s
+    "tests/runner/test_pin_env_tracks.py",  # 40 s
+    "tests/test_cli_merge.py",  # 39 s
+    "tests/scenarios/test_prompt_cache.py",  # 38 s
+    "tests/report/test_publish.py",  # 36 s
+    "tests/scenarios/test_cancellation.py",  # 33 s
+    "tests/runner/test_fault_matrix.py",  # 32 s
+    "tests/scenarios/test_quant_sweep.py",  # 31 s
+    "tests/runner/test_preflight.py",  # 28 s
+    "tests/runner/test_pin_env.py",  # 26 s
+    "tests/spec/test_selectors.py",  # 25 s
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """xdist's loadscope queues modules by their number of tests unless told not to: the
+    order below is the one wanted (this conftest is loaded by the controller, which
+    schedules)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

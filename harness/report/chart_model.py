@@ -16,6 +16,7 @@ from functools import cached_property, partial
 from markupsafe import Markup
 
 from harness.core.types import Metric, Unit
+from harness.report import chart_cache
 from harness.report.chart_svg import MAX_SERIES, PALETTE, Axes, Guide, Series, xy_svg
 from harness.report.formatting import Scale, choose_scale, finite
 from harness.report.table import Cell, Column, Table
@@ -51,7 +52,7 @@ class Chart:
 
     @cached_property
     def svg(self) -> Markup:
-        return self.draw()
+        return chart_cache.drawn(self.draw)  # read back when an earlier render drew the same chart
 
 
 @dataclass(frozen=True)

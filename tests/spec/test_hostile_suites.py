@@ -178,30 +178,47 @@ def _kinds(mutants: list[Any]) -> set[tuple[str, str]]:
 
 
 PARTS = 16  # the corpus in strides; each holds every (suite, mutation kind) pair of the whole
+QUICK_STRIDE = 48  # `make test`'s sample: every 48th mutant, and the first of each kind it misses
+
+
+def _part(every: list[Any], part: int | str) -> list[Any]:
+    """One stride of the corpus (``make test-nightly`` runs all 16: the whole corpus), or the
+    quick sample: a third of a stride's mutants and still every (suite, kind) pair."""
+    if part != "quick":
+        return every[int(part) :: PARTS]
+    sample = every[::QUICK_STRIDE]
+    missing = _kinds(every) - _kinds(sample)
+    for mutant in every:
+        kind = next(iter(_kinds([mutant])))
+        if kind in missing:
+            sample.append(mutant)
+            missing.discard(kind)
+    return sample
 
 
 @pytest.mark.parametrize(
     "part",
     [
-        pytest.param(part, id=f"part{part}", marks=() if part == 0 else pytest.mark.nightly)
-        for part in range(PARTS)
+        "quick",
+        *(pytest.param(part, id=f"part{part}", marks=pytest.mark.nightly) for part in range(PARTS)),
     ],
 )
 def test_the_generated_corpus_never_gives_a_traceback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part: int | str
 ) -> None:
     """Mutations of every shipped suite (seed SEED): only SuiteInvalid, each error one line.
 
     An empty model cache: the mutations are of the suite text, and selectors then have nothing
     prepared to probe (probing 30-odd prepared models per mutant made this test take minutes).
-    The corpus (about 22,000 mutants) takes minutes to load (PyYAML's pure-Python composer,
-    which keeps positions): ``make test`` loads every sixteenth, ``make test-nightly`` the rest."""
+    The corpus (about 23,000 mutants) takes minutes to load (PyYAML's pure-Python composer,
+    which keeps positions): ``make test`` loads a sample of every kind of mutation (about 500),
+    ``make test-nightly`` all of it, in sixteen strides."""
     monkeypatch.setenv("MLX_HARNESS_CACHE", str(tmp_path / "empty-cache"))
     shutil.copytree(SUITES_DIR / "data", tmp_path / "data")
     include, shipped_include = tmp_path / INCLUDE, (SUITES_DIR / INCLUDE).read_bytes()
     every = corpus(SEED)
     assert len(every) >= 3000
-    mutants = every[part::PARTS]
+    mutants = _part(every, part)
     assert _kinds(mutants) == _kinds(every)  # a part leaves out no kind of mutation
     tracebacks, bad_lines, loaded = [], [], 0
     written = None
