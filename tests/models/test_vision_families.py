@@ -28,8 +28,9 @@ from harness.models.zoo.derive_vision_family import (
     recipe,
     vision_model_types,
 )
+from tests.installed import require
 
-pytest.importorskip("mlx_vlm")
+require("mlx_vlm")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -25,9 +25,10 @@ from harness.runner.active_run import ActiveRun
 from harness.scenarios.prompt_cache import PromptCacheParams
 from harness.scenarios.prompt_cache_lru.probes import Order, order_probe, trim_probe
 from harness.scenarios.prompts import text_prompt
+from tests.installed import require
 from tests.runner.cases import path_case
 
-pytest.importorskip("mlx_lm")
+require("mlx_lm")
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from harness.backends.base import LoadInfo
 from harness.backends.fake import FakeModel
 from harness.scenarios import SCENARIOS
 from harness.scenarios.base import ScenarioContext, ScenarioOutput
 from harness.scenarios.toolcalls_corpus import CorpusParams
+from tests.installed import require
 
-pytest.importorskip("mlx_lm")
+require("mlx_lm")
 
 
 def run(**params: Any) -> ScenarioOutput:

@@ -10,8 +10,9 @@ import pytest
 
 from harness.toolcalls import mlx_lm_server, mlx_lm_stream, shipped
 from harness.toolcalls.model import ToolCall
+from tests.installed import require
 
-pytest.importorskip("mlx_lm")
+require("mlx_lm")
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 BERLIN = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Berlin"}}\n</tool_call>'

@@ -20,8 +20,9 @@ from harness.core.tool_request import expected_call, tool_messages, tools_named,
 from harness.models.zoo import calling, training
 from harness.models.zoo.families_caller import CALLER_FAMILIES
 from harness.models.zoo.families_text import TEXT_FAMILIES
+from tests.installed import require
 
-pytest.importorskip("mlx_lm")
+require("mlx_lm")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -20,8 +20,9 @@ from harness.models.zoo import content
 from harness.models.zoo.build import MARKER, build
 from harness.models.zoo.families_draft import DRAFT_FAMILIES
 from harness.models.zoo.families_text import LLAMA, TEXT_FAMILIES
+from tests.installed import require
 
-pytest.importorskip("mlx_lm")
+require("mlx_lm")
 
 REQUIRED = {"llama", "qwen3", "qwen3_moe", "gemma3_text", "lfm2", "mistral"}
 

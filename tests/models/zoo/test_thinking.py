@@ -16,8 +16,9 @@ import pytest
 
 from harness.models.zoo import thinking
 from harness.models.zoo.families_thinker import THINKER_FAMILIES
+from tests.installed import require
 
-pytest.importorskip("mlx_lm")
+require("mlx_lm")
 
 NAME = "qwen3-thinker"
 
