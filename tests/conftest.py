@@ -29,11 +29,10 @@ def preloaded_blas() -> Path | None:
 
 @pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real tiny random-weight llama (mlx-lm format), generated here in ~2 s."""
-    from harness.models.zoo.build import build
-    from harness.models.zoo.families import FAMILIES
+    """A real tiny random-weight llama (mlx-lm format), generated once for the run (~2 s)."""
+    from tests.zoo_shared import zoo_family
 
-    return build(FAMILIES["llama"], tmp_path_factory.mktemp("zoo") / "llama")
+    return zoo_family(tmp_path_factory, "llama")
 
 
 @pytest.fixture()

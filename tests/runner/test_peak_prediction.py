@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from harness.core.types import Case, CaseResult, Status
-from harness.models.zoo.build import build
 from harness.models.zoo.families import FAMILIES
 from harness.probe.machine import MemoryBudget
 from harness.results.preflight_record import peak_check
 from harness.runner.active_run import ActiveRun
 from tests.quick_subset import quick_subset
 from tests.runner.cases import path_case
+from tests.zoo_shared import zoo_family
 
 TEXT_FAMILIES = [name for name, f in FAMILIES.items() if f.backend == "mlx_lm"]
 VISION_FAMILIES = [name for name, f in FAMILIES.items() if f.backend == "mlx_vlm"]
@@ -58,7 +58,7 @@ def measure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Measure]:
 
     def run(name: str, prompt: int) -> CaseResult:
         if name not in paths:
-            paths[name] = build(FAMILIES[name], root / name)
+            paths[name] = zoo_family(tmp_path_factory, name)
         return session.run_case(_case(name, paths[name], prompt))
 
     try:

@@ -15,8 +15,6 @@ from harness.backends.base import BackendCapability
 from harness.backends.fake import write_fake_model
 from harness.core.preflight_types import ContextSource, PolicyAction, WorkloadRecord
 from harness.core.types import Case, ModelRef, ModelSource, Status
-from harness.models.zoo.build import build
-from harness.models.zoo.families import FAMILIES
 from harness.probe.machine import MemoryBudget
 from harness.probe.memory import estimate_memory
 from harness.probe.types import Capability
@@ -30,6 +28,7 @@ from harness.runner.preflight import (
 )
 from harness.scenarios.base import Workload
 from harness.scenarios.throughput import ThroughputParams
+from tests.zoo_shared import zoo_family
 
 GIB = 1024**3
 PLENTY = MemoryBudget(total_bytes=64 * GIB, available_bytes=48 * GIB)
@@ -253,8 +252,7 @@ def test_backend_without_its_own_probe_runs_unjudged(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> Mapping[str, Path]:
-    root = tmp_path_factory.mktemp("preflight-zoo")
-    return {name: build(FAMILIES[name], root / name) for name in ("qwen2_vl", "whisper", "llama")}
+    return {name: zoo_family(tmp_path_factory, name) for name in ("qwen2_vl", "whisper", "llama")}
 
 
 @pytest.mark.parametrize(

@@ -235,13 +235,12 @@ UNSUPPORTED = [
 
 @pytest.mark.parametrize(("family", "params", "fragment"), UNSUPPORTED, ids=["group", "window"])
 def test_a_cache_that_cannot_be_quantized_is_skipped_with_why(
-    tmp_path: Path, family: str, params: dict[str, Any], fragment: str
+    tmp_path_factory: pytest.TempPathFactory, family: str, params: dict[str, Any], fragment: str
 ) -> None:
     from harness.backends import BACKENDS
-    from harness.models.zoo.build import build
-    from harness.models.zoo.families import FAMILIES
+    from tests.zoo_shared import zoo_family
 
-    model, _info = BACKENDS.get("mlx_lm").load(build(FAMILIES[family], tmp_path / family))
+    model, _info = BACKENDS.get("mlx_lm").load(zoo_family(tmp_path_factory, family))
     out = _run(model, kv_bits=4, **params)
     assert out.metrics == ()
     assert out.skip_reason is not None and out.skip_reason.startswith("not quantizable: ")

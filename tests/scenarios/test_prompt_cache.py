@@ -53,12 +53,10 @@ def _case(path: Path, key: str, **params: Any) -> Case:
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from harness.models.zoo.build import build
-    from harness.models.zoo.families import FAMILIES
+    from tests.zoo_shared import zoo_family
 
-    root = tmp_path_factory.mktemp("zoo")
     return {
-        name: build(FAMILIES[name], root / name)
+        name: zoo_family(tmp_path_factory, name)
         for name in ("llama", "gemma3_text", "qwen3", "lfm2")
     }
 

@@ -225,10 +225,9 @@ def test_a_backend_without_draft_decoding_skips_with_the_reason(llama_draft: Pat
 def test_drafts_that_cannot_be_used_fail_the_case(
     llama: MlxLmModel, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    from harness.models.zoo.build import build
-    from harness.models.zoo.families import FAMILIES
+    from tests.zoo_shared import zoo_family
 
-    qwen2 = build(FAMILIES["qwen2"], tmp_path_factory.mktemp("zoo") / "qwen2")
+    qwen2 = zoo_family(tmp_path_factory, "qwen2")
     out = _run(llama, qwen2)
     assert len(out.failures) == 1 and "does not share the model's vocabulary" in out.failures[0]
     unknown = SpeculativeParams(draft={"embedded": "zoo/nope"})

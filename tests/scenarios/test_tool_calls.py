@@ -325,11 +325,9 @@ def _case(path: Path, key: str, **params: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from harness.models.zoo.build import build
-    from harness.models.zoo.families import FAMILIES
+    from tests.zoo_shared import zoo_family
 
-    root = tmp_path_factory.mktemp("zoo")
-    return {name: build(FAMILIES[name], root / name) for name in ("qwen3", "gemma3_text")}
+    return {name: zoo_family(tmp_path_factory, name) for name in ("qwen3", "gemma3_text")}
 
 
 def test_through_the_worker_on_zoo_models(zoo: dict[str, Path], tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ and a wrapped rotating window, and a planted stale reuse is caught."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,12 +15,11 @@ from harness.scenarios.vision_prompt_cache import SCENARIO, turns
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory: pytest.TempPathFactory) -> ScenarioContext:
     from harness.backends.mlx_vlm import BACKEND
-    from harness.models.zoo.build import build
-    from harness.models.zoo.families import FAMILIES
+    from tests.zoo_shared import zoo_family
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
-        path = Path(build(FAMILIES["qwen2_vl"], tmp_path_factory.mktemp("zoo") / "qwen2_vl"))
+        path = zoo_family(tmp_path_factory, "qwen2_vl")
         model, info = BACKEND.load(path)
     return ScenarioContext(model, info, 1, 0, lambda: BACKEND.load(path), "mlx_vlm")
 

@@ -21,11 +21,9 @@ PARIS = ToolCall("get_weather", {"city": "Paris"})
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from harness.models.zoo.build import build
-    from harness.models.zoo.families import FAMILIES
+    from tests.zoo_shared import zoo_family
 
-    root = tmp_path_factory.mktemp("zoo")
-    return {name: build(FAMILIES[name], root / name) for name in ("qwen3", "gemma3_text")}
+    return {name: zoo_family(tmp_path_factory, name) for name in ("qwen3", "gemma3_text")}
 
 
 @pytest.fixture(scope="module")
