@@ -73,13 +73,21 @@ def offline() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Family], Path]:
-    """Build each family at most once per session; returns ``family -> model dir``."""
+    """Each family built at most once for the run (:mod:`tests.zoo_shared`: the probe tests and
+    others read the same builds); returns ``family -> model dir``."""
+    from tests.zoo_shared import zoo_family
+
     root = tmp_path_factory.mktemp("zoo")
     dirs: dict[str, Path] = {}
 
     def get(family: Family) -> Path:
         if family.name not in dirs:
-            dirs[family.name] = build(family, root / family.name)
+            shared = FAMILIES.get(family.name) == family
+            dirs[family.name] = (
+                zoo_family(tmp_path_factory, family.name)
+                if shared
+                else build(family, root / family.name)
+            )
         return dirs[family.name]
 
     return get
@@ -218,10 +226,10 @@ def test_chatml_template_renders_like_hermes(built: Callable[[Family], Path]) ->
     )
 
 
-def test_build_is_seeded_and_deterministic(tmp_path: Path) -> None:
+def test_build_is_seeded_and_deterministic(tmp_path: Path, built: Callable[[Family], Path]) -> None:
     family = FAMILIES["llama"]
     first = build(family, tmp_path / "a", seed=0)
-    again = build(family, tmp_path / "b", seed=0)
+    again = built(family)  # the same family and seed, built in another process or folder
     other = build(family, tmp_path / "c", seed=1)
     for name in ("model.safetensors", "tokenizer.json", "config.json", "tokenizer_config.json"):
         assert (first / name).read_bytes() == (again / name).read_bytes(), name
