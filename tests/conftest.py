@@ -125,6 +125,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, the harness, mlx) lives to the end: frozen,
+    the cyclic collector stops walking it on each full collection, and collects less often
+    (a worker holds ~1 GB of objects). Four in-process modules: GC 2.6 -> 1.1 s of CPU."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
     root = config.rootpath
