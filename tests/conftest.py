@@ -16,6 +16,12 @@ from harness.backends.fake import write_fake_model
 from tests.blas_preload import preload_in_process
 
 PRELOADED_BLAS = preload_in_process(os.environ)
+# pytester's in-process runs drop the modules first imported inside them when they end, and a C
+# extension such as numpy's cannot be imported twice in one process ("cannot load module more
+# than once per process"): the third run of a test that judges gates (numpy's bootstrap) failed
+# so when numpy came first from a pytester run. Loaded here, it stays for the whole session.
+import numpy  # noqa: E402, F401
+
 # Test data is read by tests, never collected: results/data/golden holds the suite its records
 # came from, whose fake models are not there.
 collect_ignore_glob = ["*/data/*"]

@@ -286,15 +286,17 @@ def test_baseline_relative_gate_and_comparison(pytester: pytest.Pytester) -> Non
     base = pytester.path / "reports" / "base"
 
     # the relative gate and the comparison, not the machine's state, are under test: a busy
-    # runner's samples are judged too (--allow-dirty-machine). The same model again is never a
-    # regression; on a loaded machine its sleeps jitter so much that the gate may not be
-    # judgeable ("inconclusive"), which this run's exit rules do not count (the rest still do)
+    # runner's samples are judged too (--allow-dirty-machine). The same model again never fails
+    # its gate and is never newly failing; on a loaded machine its sleeps jitter so much that the
+    # gate may not be judgeable ("inconclusive"), which this run's exit rules do not count (the
+    # rest still do), and its timings may even differ enough to read as a regression (e2e +11.5%
+    # at p = 0.008 once, under a full `make test`): regressions are not asked for here, and the
+    # planted 15x gap below is what shows one
     same = pytester.runpytest(
         "--run-id",
         "same",
         "--baseline",
         str(base),
-        "--fail-on-regression",
         "--allow-dirty-machine",
         "--fail-on",
         FAIL_ON_BUT_UNJUDGED,
@@ -302,8 +304,8 @@ def test_baseline_relative_gate_and_comparison(pytester: pytest.Pytester) -> Non
     same.assert_outcomes(passed=1)
     assert same.ret == 0
     same.stdout.fnmatch_lines(["vs baseline base: *"])
-    same.stdout.no_fnmatch_line("*regressed*")
     same.stdout.no_fnmatch_line("*newly_failing*")
+    same.stdout.no_fnmatch_line("*FAILED*")
 
     # 15x slower decode: a gap no load on a shared box closes
     write_fake_model(model, per_token_s=0.03, prefill_per_token_s=0.005)
