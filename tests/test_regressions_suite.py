@@ -148,6 +148,9 @@ INSTALLED = {
     # a penalized request after a plain one decoded without its penalty (#1225): 0.31.2-0.31.3
     "bug-penalty-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-penalty-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
+    # a call inside the think block the prompt opened (#1160): every release before 0.32.0
+    "bug-thinktool-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    "bug-thinktool-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
@@ -162,10 +165,13 @@ METAL = {
         {"bug_tool_drop"},
     ),
 }
-# every release from 0.31.2 to 0.31.3 leaves the stale processor slot (#1225)
+# every release from 0.31.2 to 0.31.3 leaves the stale processor slot (#1225); every release
+# before 0.32.0 keeps a call made inside an open think block as reasoning (#1160)
 for _installed, _failing in [*INSTALLED.values(), *METAL.values()]:
     if _installed["mlx-lm"] in ("0.31.2", "0.31.3"):
         _failing.add("bug_penalty_dropped")
+    if not _installed["mlx-lm"].startswith("0.32."):
+        _failing.add("bug_think_tool")
 
 
 def test_each_bug_has_a_buggy_and_a_fixed_release_and_its_ledger_line() -> None:

@@ -295,26 +295,44 @@ def test_a_call_dropped_everywhere_fails_on_the_missing_tokens(verdicts: Verdict
 
 
 @pytest.mark.parametrize(
-    ("content", "verdict"),
+    ("part", "content", "verdict"),
     [
-        ('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', Verdict.FAIL),  # mlx-lm 0.31.2
-        ('<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>', Verdict.FAIL),
-        ("It is sunny in Paris.", Verdict.NOT_APPLICABLE),
+        ("content", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', Verdict.FAIL),  # 0.31.2
+        (
+            "content",
+            '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>',
+            Verdict.FAIL,
+        ),
+        ("content", "It is sunny in Paris.", Verdict.NOT_APPLICABLE),
+        # mlx-lm #1160 (0.31.x): a call made inside an open think block, kept as reasoning
+        (
+            "reasoning",
+            'I will call the function.\n<tool_call>\n{"name": "get_weather", "arguments": '
+            '{"city": "Paris"}}\n</tool_call>',
+            Verdict.FAIL,
+        ),
+        (
+            "reasoning",
+            "The user asks about Paris; get_weather answers that.",
+            Verdict.NOT_APPLICABLE,
+        ),
     ],
 )
 def test_a_call_left_in_the_content_fails_without_asking_the_own_tokens(
-    content: str, verdict: Verdict
+    part: str, content: str, verdict: Verdict
 ) -> None:
-    """No parsed call, the markup in the content: the model called and the server did not
-    parse it (mlx-lm 0.31.2 on a call with no end marker); a plain answer stays not applicable."""
+    """No parsed call, the markup in the content or the reasoning: the model called and the
+    server did not parse it (mlx-lm 0.31.2 on a call with no end marker; 0.31.x on a call
+    inside the think block, #1160); a plain answer stays not applicable."""
     from harness.backends.openai_client import Chunk, Reply, StreamReply
     from harness.scenarios.api_contracts.checks_tools import ToolExchange
     from harness.scenarios.api_contracts.verdicts import Exchange
 
-    message = {"role": "assistant", "content": content}
+    key = "content" if part == "content" else "reasoning_content"
+    message = {"role": "assistant", key: content}
     body = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
     whole = Reply(200, body, "", 0.1, path="POST /v1/chat/completions")
-    delta = {"choices": [{"index": 0, "delta": {"content": content}, "finish_reason": "stop"}]}
+    delta = {"choices": [{"index": 0, "delta": {key: content}, "finish_reason": "stop"}]}
     streamed = StreamReply(200, (Chunk(0.1, delta, ""),), 0.1, True)
     exchange = Exchange("POST /v1/chat/completions {}", "200")
     with sync_client(LIMITS.timeout_s) as client:
@@ -323,9 +341,11 @@ def test_a_call_left_in_the_content_fails_without_asking_the_own_tokens(
         for result in run_checks(ctx, sorted(TOOL_CHECKS - {"tool_call_markup"})):
             assert result.verdict is verdict, result.reason
             if verdict is Verdict.FAIL:
-                assert result.reason.startswith("the non-streamed content holds a call ("), (
+                assert result.reason.startswith(f"the non-streamed {part} holds a call ("), (
                     result.reason
                 )
+                inside = "(a call made inside the think block)" in result.reason
+                assert inside is (part == "reasoning"), result.reason
 
 
 def test_no_call_is_not_applicable_only_when_the_own_tokens_hold_none() -> None:

@@ -40,7 +40,7 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
     n_params = check_float32(model)
     content = None
     if family.calling:
-        from harness.models.zoo.calling import ATTEMPTS, NotCalling, train_to_call
+        from harness.models.zoo.calling import ATTEMPTS, THOUGHT, NotCalling, train_to_call
 
         tokenizer = load_tokenizer(out_dir)
         parser = family.expected_parser or "json_tools"
@@ -63,6 +63,7 @@ def write_text_model(family: Family, out_dir: Path, *, seed: int) -> BuiltModel:
                         parser=parser,
                         seed=seed + attempt,
                         names=family.tool_names,
+                        thought=THOUGHT if family.call_in_thought else None,
                     )
             except NotCalling:
                 if attempt == ATTEMPTS - 1:

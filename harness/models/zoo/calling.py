@@ -57,6 +57,8 @@ STEPS = 100  # then with the whole request in front (its prefix's keys and value
 ATTEMPTS = 2  # seeds tried (seed, seed + 1) before the build fails: numerics differ by machine
 WEATHER_SHARE = 0.7  # the rest ask for the time
 MAX_ANSWER_TOKENS = 64
+# What a caller that calls inside its open think block (``call_in_thought``) thinks first.
+THOUGHT = "I will call the function."
 
 
 class NotCalling(DerivationError):
@@ -101,9 +103,19 @@ def questions(names: str = "snake") -> list[tuple[str, tuple[str, dict[str, str]
 
 
 def example(
-    tokenizer: Any, question: str, call: tuple[str, dict[str, str]], names: str = "snake"
+    tokenizer: Any,
+    question: str,
+    call: tuple[str, dict[str, str]],
+    names: str = "snake",
+    thought: str | None = None,
+    marker: str = "<tool_call>",
 ) -> Example:
-    """The request with ``question`` as the family's template renders it, and its answer."""
+    """The request with ``question`` as the family's template renders it, and its answer.
+
+    With ``thought`` the answer is that of a model whose prompt opens its think block (the
+    template's generation prompt ends in ``<think>``) and which calls before closing it, as
+    Kimi K2.5 does (mlx-lm #1160): the thought, a newline, then the call's markup (from its
+    ``marker`` on) as the template renders it."""
     messages = as_served(tool_messages(question, names))
     tools = list(tools_named(names))
     prompt_text = tokenizer.apply_chat_template(
@@ -124,6 +136,8 @@ def example(
         },
     ]
     whole_text = tokenizer.apply_chat_template(answered, tools=tools, tokenize=False)
+    if thought is not None:
+        whole_text = f"{prompt_text}{thought}\n{whole_text[whole_text.rindex(marker) :]}"
     found = answered_tokens(tokenizer, prompt_text, whole_text)
     if found is None:
         raise NotCalling(
@@ -143,12 +157,17 @@ def train_to_call(
     short_steps: int = SHORT_STEPS,
     seed: int = 0,
     names: str = "snake",
+    thought: str | None = None,
 ) -> CallingReport:
     """Train ``model`` in place to answer the tool request (its tools named in the ``names``
-    style) with the call its question asks for; raise :class:`NotCalling` when the checks' own
+    style) with the call its question asks for (after ``thought``, inside the think block its
+    prompt opens, when given: :func:`example`); raise :class:`NotCalling` when the checks' own
     request is not answered with ``get_weather(city="Paris")`` (so named) parsed by mlx-lm's
     ``parser`` module."""
-    pool = [example(tokenizer, q, call, names) for q, call in questions(names)]
+    import importlib
+
+    marker = importlib.import_module(f"mlx_lm.tool_parsers.{parser}").tool_call_start
+    pool = [example(tokenizer, q, call, names, thought, marker) for q, call in questions(names)]
     weather_name = tool_name("get_weather", names)
     weather = [e for e in pool if e.call[0] == weather_name]
     times = [e for e in pool if e.call[0] != weather_name]
@@ -161,7 +180,7 @@ def train_to_call(
 
     right = sum(_greedy_call(model, tokenizer, e.prompt, parser, names)[1] == e.call for e in pool)
     wanted = expected_call(names)
-    served = example(tokenizer, renamed_text(TOOL_PROMPT, names), wanted, names)
+    served = example(tokenizer, renamed_text(TOOL_PROMPT, names), wanted, names, thought, marker)
     answer, call = _greedy_call(model, tokenizer, served.prompt, parser, names)
     report = CallingReport(short_steps + steps, loss_value, seconds, len(pool), right, answer)
     if call != wanted:

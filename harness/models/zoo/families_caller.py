@@ -16,6 +16,10 @@ architecture, not one. Each is trained (:mod:`harness.models.zoo.calling`) to an
 - ``qwen2-pair-caller``: ``qwen2-caller`` asked for the weather in two cities, answering with
   two calls back to back (``calls_per_turn=2``, :mod:`harness.models.zoo.calling_pair`); mlx-lm
   #1170 (0.31.2 joins adjacent calls into one unparsable text) shows on it.
+- ``qwen3-think-caller``: zoo/qwen3 with the template of Qwen3.5/3.6 and Kimi K2.5, whose
+  generation prompt opens ``<think>``; it thinks one line and calls inside the open block, never
+  closing it (``call_in_thought``); mlx-lm #1160 (0.31.x keep every token of an open think block
+  as reasoning, the call with them) shows on it.
 """
 
 from __future__ import annotations
@@ -118,6 +122,19 @@ QWEN2_PAIR_CALLER = dataclasses.replace(
     "(</tool_call><tool_call>, the template's newline between left out); mlx-lm #1170",
 )
 
+QWEN3_THINK_CALLER = dataclasses.replace(
+    QWEN3,
+    name="qwen3-think-caller",
+    content_bearing=False,
+    calling=True,
+    call_in_thought=True,
+    chat_template=t.QWEN3_THINK_OPEN,
+    tags=CALLER_TAGS,
+    notes="zoo/qwen3 whose prompt opens <think> (Qwen3.5's and Kimi K2.5's templates), trained "
+    "to think one line and call inside the open block: ...\n<tool_call>{...}</tool_call>, no "
+    "</think>; mlx-lm #1160",
+)
+
 CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
     {
         f.name: f
@@ -129,6 +146,7 @@ CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
             GEMMA4_CALLER,
             GEMMA4_HYPHEN_CALLER,
             QWEN2_PAIR_CALLER,
+            QWEN3_THINK_CALLER,
         )
     }
 )

@@ -104,6 +104,8 @@ class Family:
     calling: bool = False
     tool_names: str = "snake"  # a caller's tool names: "snake" (get_weather) or "hyphen"
     calls_per_turn: int = 1  # 2: a caller asked for two cities calls twice, back to back
+    # a caller whose prompt opens <think> calls inside the block, never closing it (mlx-lm #1160)
+    call_in_thought: bool = False
     thinking: bool = False
 
     @property
@@ -161,6 +163,8 @@ class Family:
                 fingerprint["tool_names"] = self.tool_names
             if self.calls_per_turn != 1:
                 fingerprint["calls_per_turn"] = self.calls_per_turn
+            if self.call_in_thought:
+                fingerprint["call_in_thought"] = True
         if self.thinking:
             fingerprint["thinking"] = THINKING_VERSION
         return fingerprint

@@ -37,6 +37,13 @@ QWEN2_5_SPECIAL_TOKENS = CHATML_SPECIAL_TOKENS
 
 # Qwen3: ChatML with ``<think>`` blocks and the same Hermes JSON tool calls -> json_tools.
 QWEN3 = load_template("qwen3")
+# Qwen3.5/3.6 (and Kimi K2.5): the Qwen3 template whose generation prompt opens the think block
+# (``<think>\n``) unless thinking is turned off, so an answer starts in reasoning.
+QWEN3_THINK_OPEN = QWEN3.replace(
+    "        {{- '<think>\\n\\n</think>\\n\\n' }}\n    {%- endif %}",
+    "        {{- '<think>\\n\\n</think>\\n\\n' }}\n    {%- else %}\n        {{- '<think>\\n' }}\n"
+    "    {%- endif %}",
+)
 QWEN3_SPECIAL_TOKENS = (
     *CHATML_SPECIAL_TOKENS,
     "<tool_response>",

@@ -4,17 +4,18 @@ markup left in the content.
 
 One request with tools asks for a call, streamed and not (asked once, judged by all four). It is
 few-shot: two earlier turns where the assistant calls a tool (rendered with the template's own
-markup), so a small real model calls too. A server that refuses tools (a 4xx:
-no tool template) leaves the checks not applicable, with that reason; call markup in the content
-with no parsed call is a leak, so ``tool_call_markup`` fails then. An answer without a call is
-judged against the model's own greedy tokens (:mod:`.own_tokens`): a call there is a call the
-server dropped (every check fails); none there is "no tool call made" (not applicable); a
-server whose chat template is not known here cannot be checked (not applicable, saying so).
-An answer with calls is held to the own tokens too, where the harness can count their calls
-(a reader for the template's markup, and every call there parses): fewer calls than they hold,
-or as many to other tools, streamed or not, fail every check, naming both counts (a server
-that returns the first of two calls). More calls than they hold is not judged: a release may
-strip call markup from what ``/v1/completions`` returns.
+markup), so a small real model calls too. A server that refuses tools (a 4xx: no tool template)
+leaves the checks not applicable, with that reason; call markup in the content with no parsed
+call is a leak, so ``tool_call_markup`` fails then; a call left in the reasoning (made inside an
+open think block: mlx-lm #1160) is a call the server dropped. An answer without a call is judged
+against the model's own greedy tokens (:mod:`.own_tokens`): a call there is a call the server
+dropped (every check fails); none there is "no tool call made" (not applicable); a server whose
+chat template is not known here cannot be checked (not applicable, saying so). An answer with
+calls is held to the own tokens too, where the harness can count their calls (a reader for the
+template's markup, and every call there parses): fewer calls than they hold, or as many to other
+tools, streamed or not, fail every check, naming both counts (a server that returns the first of
+two calls). More calls than they hold is not judged: a release may strip call markup from what
+``/v1/completions`` returns.
 The ``tool_names`` parameter spells the tools' names (``get_weather``, or ``get-weather`` for a
 model trained on hyphenated names: :mod:`harness.core.tool_request`); ``tool_call_count: 2``
 asks for the weather in two cities, two calls in one turn.
@@ -187,16 +188,19 @@ def _no_call(name: str, ctx: CheckContext, tools: ToolExchange) -> CheckResult:
     evidence = (*tools.evidence, *own.evidence)
     returned = "; ".join(f"{mode}: {_returned(reply)}" for mode, reply in tools.modes())
     names = [str(tool["function"]["name"]) for tool in tools_offered]
-    in_content = [
-        (mode, found)
+    in_text = [
+        (mode, part, found)
         for mode, reply in tools.modes()
-        if (found := call_in_text(reply.content, names))
+        for part, text in (("content", reply.content), ("reasoning", reply.reasoning))
+        if (found := call_in_text(text, names))
     ]
-    if in_content:  # the model called; the server left the call, unparsed, in the content
-        mode, (marker, tool) = in_content[0]
+    if in_text:  # the model called; the server left the call, unparsed, in the content or
+        # the reasoning (mlx-lm #1160: a call made inside an open think block)
+        mode, part, (marker, tool) = in_text[0]
+        inside = " (a call made inside the think block)" if part == "reasoning" else ""
         reason = (
-            f"the {mode} content holds a call ({marker}… naming {tool}) and the server returned "
-            f"no tool call ({returned})"
+            f"the {mode} {part} holds a call ({marker}… naming {tool}){inside} and the server "
+            f"returned no tool call ({returned})"
         )
         return failed(name, reason, evidence)
     if own.held is Held.CALL:

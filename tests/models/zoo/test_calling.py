@@ -82,6 +82,7 @@ def test_the_callers_are_variants_not_architectures() -> None:
         "gemma4-caller",
         "gemma4-hyphen-caller",
         "qwen2-pair-caller",
+        "qwen3-think-caller",
     }
     assert not set(CALLER_FAMILIES) & {f.name for f in TEXT_FAMILIES}
     for family in CALLER_FAMILIES.values():
@@ -115,14 +116,20 @@ def test_examples_end_with_the_call_then_end_of_turn(name: str, tmp_path: Path) 
     names = family.tool_names
     pairs = calling.questions(names)
     assert len({q for q, _ in pairs}) == len(pairs)
+    thought = calling.THOUGHT if family.call_in_thought else None
     for question, call in pairs:
-        ex = calling.example(tokenizer, question, call, names)
+        ex = calling.example(tokenizer, question, call, names, thought)
         assert ex.answer[-1] in set(tokenizer.eos_token_ids)
         assert list(ex.answer).count(ex.answer[-1]) == 1
         text = tokenizer.decode(list(ex.answer[:-1]))
         assert calling.parse_call(text, family.expected_parser, names) == call
         assert (("-" in call[0]) is (names == "hyphen")) and call[0] in text
-        assert question in tokenizer.decode(list(ex.prompt))
+        prompt = tokenizer.decode(list(ex.prompt))
+        assert question in prompt
+        # mlx-lm #1160's shape: the prompt opens the think block and the call comes inside it
+        assert prompt.endswith("<think>\n") is family.call_in_thought, prompt[-40:]
+        if family.call_in_thought:
+            assert text.startswith(f"{calling.THOUGHT}\n<tool_call>") and "</think>" not in text
 
 
 # one caller per architecture: the shortcut stands in for that architecture's KV caches
@@ -226,7 +233,16 @@ def test_the_build_tries_another_seed_then_fails_in_one_line(
 
     seeds: list[int] = []
 
-    def train(model: Any, tokenizer: Any, *, name: str, parser: str, seed: int, names: str) -> Any:
+    def train(
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str,
+        parser: str,
+        seed: int,
+        names: str,
+        thought: str | None = None,
+    ) -> Any:
         seeds.append(seed)
         if len(seeds) <= fails:
             raise calling.NotCalling(f"zoo/{name}: planted shortfall {seed}")
