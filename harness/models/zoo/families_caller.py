@@ -16,6 +16,11 @@ architecture, not one. Each is trained (:mod:`harness.models.zoo.calling`) to an
 - ``qwen2-pair-caller``: ``qwen2-caller`` asked for the weather in two cities, answering with
   two calls back to back (``calls_per_turn=2``, :mod:`harness.models.zoo.calling_pair`); mlx-lm
   #1170 (0.31.2 joins adjacent calls into one unparsable text) shows on it.
+- ``qwen2-split-caller``: ``qwen2-caller`` whose tokenizer holds no ``<tool_call>`` token and
+  pre-tokenizes as Qwen2's (``pre_tokenizer="qwen2"``): the marker is written in pieces and its
+  ``>`` with the newline after it as one token (``>\n``), while ``encode("<tool_call>")`` ends in
+  ``>`` alone; mlx-lm #1335 (0.31.2-0.31.3 match markers as token ids, so the call stays in the
+  content) shows on it.
 """
 
 from __future__ import annotations
@@ -118,6 +123,17 @@ QWEN2_PAIR_CALLER = dataclasses.replace(
     "(</tool_call><tool_call>, the template's newline between left out); mlx-lm #1170",
 )
 
+QWEN2_SPLIT_CALLER = dataclasses.replace(
+    QWEN2_CALLER,
+    name="qwen2-split-caller",
+    appended_special_tokens=tuple(
+        tok for tok in t.QWEN2_5_SPECIAL_TOKENS if tok not in ("<tool_call>", "</tool_call>")
+    ),
+    pre_tokenizer="qwen2",
+    notes="qwen2-caller with no <tool_call> token and Qwen2's pre-tokenizer: the call opens "
+    "<tool + _call + >\\n (one token), while encode('<tool_call>') ends in > alone; mlx-lm #1335",
+)
+
 CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
     {
         f.name: f
@@ -129,6 +145,7 @@ CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
             GEMMA4_CALLER,
             GEMMA4_HYPHEN_CALLER,
             QWEN2_PAIR_CALLER,
+            QWEN2_SPLIT_CALLER,
         )
     }
 )

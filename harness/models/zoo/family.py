@@ -105,6 +105,9 @@ class Family:
     tool_names: str = "snake"  # a caller's tool names: "snake" (get_weather) or "hyphen"
     calls_per_turn: int = 1  # 2: a caller asked for two cities calls twice, back to back
     thinking: bool = False
+    # the tokenizer's pre-tokenizer (harness.models.zoo.tokenizer.PRE_TOKENIZERS): "gpt2", or
+    # "qwen2" (punctuation keeps its newlines: ">\n" one token; mlx-lm #1335)
+    pre_tokenizer: str = "gpt2"
 
     @property
     def model_type(self) -> str:
@@ -163,6 +166,8 @@ class Family:
                 fingerprint["calls_per_turn"] = self.calls_per_turn
         if self.thinking:
             fingerprint["thinking"] = THINKING_VERSION
+        if self.pre_tokenizer != "gpt2":  # only then: the other families' files stay current
+            fingerprint["pre_tokenizer"] = self.pre_tokenizer
         return fingerprint
 
 
