@@ -151,6 +151,9 @@ INSTALLED = {
     # a call inside the think block the prompt opened (#1160): every release before 0.32.0
     "bug-thinktool-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-thinktool-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
+    # a <tool_call> in pieces whose ">" the model writes with its newline (#1335): to 0.31.3
+    "bug-splitmarker-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    "bug-splitmarker-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
@@ -172,6 +175,10 @@ for _installed, _failing in [*INSTALLED.values(), *METAL.values()]:
         _failing.add("bug_penalty_dropped")
     if not _installed["mlx-lm"].startswith("0.32."):
         _failing.add("bug_think_tool")
+    # no release before 0.32.0 parses a <tool_call> written in pieces, ">\n" merged: 0.31.2-0.31.3
+    # miss the marker's token ids (#1335), the ones before turn tool calling off (#984)
+    if tuple(int(p) for p in _installed["mlx-lm"].split(".")) < (0, 32, 0):
+        _failing.add("bug_split_marker")
 
 
 def test_each_bug_has_a_buggy_and_a_fixed_release_and_its_ledger_line() -> None:
@@ -264,3 +271,18 @@ def test_the_hyphen_replay_asks_with_the_names_its_caller_was_trained_on() -> No
     (name,) = pair.models or []
     embedded = str(models[name].embedded)
     assert CALLER_FAMILIES[embedded.removeprefix("zoo/")].calls_per_turn == 2
+
+
+def test_the_split_marker_replay_serves_the_caller_with_qwen2s_pre_tokenizer() -> None:
+    """#1335 shows only when ``<tool_call>`` is no token and the model writes its ``>`` with the
+    newline after it: the case serves the caller whose tokenizer does (Qwen2's pre-tokenizer,
+    no marker tokens); tests/models/zoo/test_tokenizer.py checks the token shapes."""
+    from harness.models.zoo.families_caller import CALLER_FAMILIES
+
+    suite = load_suite(SUITE).suite
+    models = {m.name: m for m in suite.models}
+    case = {s.id: s for s in suite.scenarios}["bug_split_marker"]
+    (name,) = case.models or []
+    family = CALLER_FAMILIES[str(models[name].embedded).removeprefix("zoo/")]
+    assert family.pre_tokenizer == "qwen2" and family.expected_parser == "json_tools"
+    assert "<tool_call>" not in (*family.special_tokens, *family.appended_special_tokens)

@@ -49,6 +49,7 @@ def write_tokenizer(
         bos_token=family.bos_token if family.add_bos_token else None,
         appended_special_tokens=family.appended_special_tokens,
         appended_tokens=appended_tokens,
+        pre_tokenizer=family.pre_tokenizer,
     )
     missing = [
         tok for tok in (*family.special_tokens, *family.appended_special_tokens) if tok not in vocab

@@ -20,6 +20,11 @@ architecture, not one. Each is trained (:mod:`harness.models.zoo.calling`) to an
   generation prompt opens ``<think>``; it thinks one line and calls inside the open block, never
   closing it (``call_in_thought``); mlx-lm #1160 (0.31.x keep every token of an open think block
   as reasoning, the call with them) shows on it.
+- ``qwen2-split-caller``: ``qwen2-caller`` whose tokenizer holds no ``<tool_call>`` token and
+  pre-tokenizes as Qwen2's (``pre_tokenizer="qwen2"``): the marker is written in pieces and its
+  ``>`` with the newline after it as one token (``>\n``), while ``encode("<tool_call>")`` ends in
+  ``>`` alone; mlx-lm #1335 (0.31.2-0.31.3 match markers as token ids, so the call stays in the
+  content) shows on it.
 """
 
 from __future__ import annotations
@@ -135,6 +140,17 @@ QWEN3_THINK_CALLER = dataclasses.replace(
     "</think>; mlx-lm #1160",
 )
 
+QWEN2_SPLIT_CALLER = dataclasses.replace(
+    QWEN2_CALLER,
+    name="qwen2-split-caller",
+    appended_special_tokens=tuple(
+        tok for tok in t.QWEN2_5_SPECIAL_TOKENS if tok not in ("<tool_call>", "</tool_call>")
+    ),
+    pre_tokenizer="qwen2",
+    notes="qwen2-caller with no <tool_call> token and Qwen2's pre-tokenizer: the call opens "
+    "<tool + _call + >\\n (one token), while encode('<tool_call>') ends in > alone; mlx-lm #1335",
+)
+
 CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
     {
         f.name: f
@@ -147,6 +163,7 @@ CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
             GEMMA4_HYPHEN_CALLER,
             QWEN2_PAIR_CALLER,
             QWEN3_THINK_CALLER,
+            QWEN2_SPLIT_CALLER,
         )
     }
 )

@@ -107,6 +107,9 @@ class Family:
     # a caller whose prompt opens <think> calls inside the block, never closing it (mlx-lm #1160)
     call_in_thought: bool = False
     thinking: bool = False
+    # the tokenizer's pre-tokenizer (harness.models.zoo.tokenizer.PRE_TOKENIZERS): "gpt2", or
+    # "qwen2" (punctuation keeps its newlines: ">\n" one token; mlx-lm #1335)
+    pre_tokenizer: str = "gpt2"
 
     @property
     def model_type(self) -> str:
@@ -167,6 +170,8 @@ class Family:
                 fingerprint["call_in_thought"] = True
         if self.thinking:
             fingerprint["thinking"] = THINKING_VERSION
+        if self.pre_tokenizer != "gpt2":  # only then: the other families' files stay current
+            fingerprint["pre_tokenizer"] = self.pre_tokenizer
         return fingerprint
 
 

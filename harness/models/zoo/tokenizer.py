@@ -2,6 +2,14 @@
 
 Real tokenizer machinery (``tokenizers`` BPE, byte-level pre-tokenizer and decoder), trained in
 well under a second on a fixed corpus so it is the same on every machine.
+
+Two pre-tokenizers (:data:`PRE_TOKENIZERS`): ``"gpt2"`` (every family's: GPT-2's byte-level
+split, which keeps ``>`` apart from a following newline) and ``"qwen2"`` (Qwen2's and DeepSeek's
+``Split`` on :data:`QWEN2_PATTERN`, then byte-level without its own split, as Qwen2.5's
+``tokenizer.json`` has it), which keeps punctuation and the newlines after it in one piece, so
+``>\n`` can be one token while ``<tool_call>`` alone ends in ``>`` (mlx-lm #1335). The ``"qwen2"``
+tokenizer also learns from :data:`MARKUP_CORPUS`, whose newlines are kept (the main corpus is
+read line by line).
 """
 
 from __future__ import annotations
@@ -22,6 +30,22 @@ user assistant system tool function arguments name content role
 Benchmarks measure throughput in tokens per second and latency in seconds.
 """
 
+# Qwen2's pre-tokenizer pattern, as in Qwen2.5's tokenizer.json (punctuation takes the newlines
+# that follow it: ``>\n`` is one piece).
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+PRE_TOKENIZERS = ("gpt2", "qwen2")
+
+# Hermes calls with their newlines, learnt by the "qwen2" tokenizer only: its ">\n" is one token.
+MARKUP_CORPUS = (
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+    '<tool_call>\n{"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}\n</tool_call>',
+    "<tools>\n</tools>\n<tool_call>\n</tool_call>\n",
+)
+MARKUP_REPEATS = 8
+
 
 def train_tokenizer(
     out_dir: Path,
@@ -31,6 +55,7 @@ def train_tokenizer(
     bos_token: str | None = None,
     appended_special_tokens: tuple[str, ...] = (),
     appended_tokens: tuple[str, ...] = (),
+    pre_tokenizer: str = "gpt2",
 ) -> dict[str, int]:
     """Train a byte-level BPE on :data:`CORPUS` and write ``tokenizer.json`` into ``out_dir``.
 
@@ -38,7 +63,8 @@ def train_tokenizer(
     them. ``appended_special_tokens`` then ``appended_tokens`` (not special, e.g. Whisper's
     timestamps) come after the trained vocabulary, the layout of Qwen and Whisper, whose
     decoders treat ids below the first special token as text. With ``bos_token`` the tokenizer
-    prepends it to every encoding, like Gemma's and Mistral's. Returns the whole vocabulary.
+    prepends it to every encoding, like Gemma's and Mistral's. ``pre_tokenizer`` is one of
+    :data:`PRE_TOKENIZERS`. Returns the whole vocabulary.
     """
     from tokenizers import (
         AddedToken,
@@ -50,8 +76,22 @@ def train_tokenizer(
         trainers,
     )
 
+    if pre_tokenizer not in PRE_TOKENIZERS:
+        raise ValueError(f"pre_tokenizer {pre_tokenizer!r} is not one of {PRE_TOKENIZERS}")
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    corpus = CORPUS.splitlines() * 4
+    if pre_tokenizer == "qwen2":
+        from tokenizers import Regex
+
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(QWEN2_PATTERN), behavior="isolated", invert=False),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+        corpus += list(MARKUP_CORPUS) * MARKUP_REPEATS
+    else:
+        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -59,7 +99,6 @@ def train_tokenizer(
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    corpus = CORPUS.splitlines() * 4
     tokenizer.train_from_iterator(corpus, trainer=trainer)
     tokenizer.add_special_tokens(list(appended_special_tokens))
     tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in appended_tokens])

@@ -83,6 +83,7 @@ def test_the_callers_are_variants_not_architectures() -> None:
         "gemma4-hyphen-caller",
         "qwen2-pair-caller",
         "qwen3-think-caller",
+        "qwen2-split-caller",
     }
     assert not set(CALLER_FAMILIES) & {f.name for f in TEXT_FAMILIES}
     for family in CALLER_FAMILIES.values():
