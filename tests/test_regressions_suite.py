@@ -154,6 +154,21 @@ INSTALLED = {
     # a <tool_call> in pieces whose ">" the model writes with its newline (#1335): to 0.31.3
     "bug-splitmarker-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-splitmarker-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
+    # a cached prompt past a sliding window reused by the next request (#1035): 0.31.0-0.31.1
+    "bug-cachemerge-buggy": (
+        {"mlx-lm": "0.31.1", "mlx": "0.31.0"},
+        {"bug_rotating_merge", "bug_gemma4_parse", "bug_gemma4_hyphen"},
+    ),
+    "bug-cachemerge-fixed": (
+        {"mlx-lm": "0.31.2", "mlx": "0.31.1"},
+        {
+            "bug_tool_drop",
+            "bug_arrays_join",
+            "bug_kv_join",
+            "bug_gemma4_hyphen",
+            "bug_parallel_calls",
+        },
+    ),
 }
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
@@ -161,7 +176,7 @@ METAL = {
         {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
         {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream", "bug_tool_finish"}
         | {"bug_tool_drop", "bug_arrays_join", "bug_coder_infer", "bug_gemma4_parse"}
-        | {"bug_kv_join", "bug_gemma4_hyphen", "bug_parallel_calls"},
+        | {"bug_kv_join", "bug_gemma4_hyphen", "bug_parallel_calls", "bug_cache_merge"},
     ),
     "bug-stream-fixed": (
         {"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
@@ -179,6 +194,9 @@ for _installed, _failing in [*INSTALLED.values(), *METAL.values()]:
     # miss the marker's token ids (#1335), the ones before turn tool calling off (#984)
     if tuple(int(p) for p in _installed["mlx-lm"].split(".")) < (0, 32, 0):
         _failing.add("bug_split_marker")
+    # a sliding-window cache reused past its window breaks BatchRotatingKVCache.merge (#1035)
+    if _installed["mlx-lm"] in ("0.31.0", "0.31.1"):
+        _failing.add("bug_cache_merge")
 
 
 def test_each_bug_has_a_buggy_and_a_fixed_release_and_its_ledger_line() -> None:
