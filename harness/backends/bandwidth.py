@@ -30,7 +30,6 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -137,6 +136,8 @@ def _cpu_name() -> str:
 
 def machine_facts() -> dict[str, str]:
     """What the bandwidth depends on: host, CPU, cores, the MLX device and version, BLAS."""
+    from importlib.metadata import PackageNotFoundError, version  # costly: only when measured
+
     try:
         mlx_version = version("mlx")
     except PackageNotFoundError:

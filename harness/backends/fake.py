@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.base import BackendCapability, BackendError, LoadInfo, weights_bytes
-from harness.probe.probe import ProbeError
 from harness.probe.types import (
     Capability,
     Finding,
@@ -127,6 +126,8 @@ class FakeBackend:
             config = json.loads((path / "fake.json").read_text())
             declared = dict(config.get("probe") or {})
         except (OSError, ValueError, TypeError, AttributeError) as exc:
+            from harness.probe.probe import ProbeError  # costly: a worker never probes
+
             raise ProbeError(f"{path}: not a fake model ({exc})") from None
         text = declared.get("text")
         return Probe(

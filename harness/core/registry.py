@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Callable, Iterator, Mapping
-from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -53,6 +52,8 @@ class Registry(Generic[T]):
             return
         self._scanned = True
         assert self._group is not None
+        from importlib.metadata import entry_points  # only here: costly to import in a worker
+
         for ep in entry_points(group=self._group):
             self._targets.setdefault(ep.name, ep.value)
 

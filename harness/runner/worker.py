@@ -16,7 +16,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -207,6 +206,8 @@ class Worker:
                 self.reply(CrashReply(f"out of memory: {exception_line(exc)}"))
                 return 3
             except Exception as exc:  # every failure is a result the supervisor records
+                import traceback
+
                 traceback.print_exc(file=sys.stderr)
                 from harness.backends.base import ServerUnreachable
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.backends.fake import write_fake_model
+from harness.runner.blas import worker_env
 from harness.runner.messages import (
     ErrorReply,
     LoadedReply,
@@ -90,3 +94,38 @@ def test_a_malformed_request_is_answered_with_one_error_line(
     assert isinstance(error, ErrorReply) and not error.failed
     assert error.error.startswith("not a request: ") and words in error.error, error.error
     assert isinstance(result, ResultReply)
+
+
+# what a worker of a fake model never needs, so never imports (each costs every worker's start)
+NOT_AT_IMPORT = ("importlib.metadata", "pydantic", "traceback")
+NOT_FOR_A_FAKE_CASE = ("harness.probe.probe", "harness.backends.bandwidth")
+IMPORTS = """
+import io, json, sys
+from harness.runner.worker import Worker
+print(json.dumps([m for m in sys.argv[2:] if m in sys.modules]))
+requests = [{"op": "load", "backend": "fake", "path": sys.argv[1]},
+            {"op": "run", "scenario": "throughput", "params": {"prompt_tokens": 4, "gen_tokens": 2},
+             "repeats": 1, "warmup": 0}]
+out = io.StringIO()
+Worker(out).serve(io.StringIO("".join(json.dumps(r) + "\\n" for r in requests)))
+print(json.dumps([json.loads(line)["op"] for line in out.getvalue().splitlines()]))
+print(json.dumps([m for m in sys.argv[2:] if m in sys.modules]))
+"""
+
+
+def test_a_worker_imports_only_what_its_case_needs(tmp_path: Path) -> None:
+    """A fresh process: what importing the worker, then loading a fake model and running a
+    throughput case on it, left in ``sys.modules``."""
+    model = write_fake_model(tmp_path / "m")
+    watched = [*NOT_AT_IMPORT, *NOT_FOR_A_FAKE_CASE]
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS, str(model), *watched],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=worker_env({k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}),
+    )  # (coverage started in the process would import more than the worker does)
+    at_import, ops, after_case = (json.loads(line) for line in done.stdout.splitlines())
+    assert at_import == []
+    assert ops == ["loaded", "progress", "result"]  # the case ran
+    assert [m for m in after_case if m in NOT_FOR_A_FAKE_CASE] == []

@@ -32,11 +32,10 @@ import itertools
 import math
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from harness.backends.bandwidth import WORKER, Bandwidth, read_bandwidth
 from harness.backends.base import BackendCapability, LoadedModel, PromptCaching
 from harness.backends.decode_traffic import (
     ReportsTraffic,
@@ -59,6 +58,9 @@ from harness.scenarios.base import (
 )
 from harness.scenarios.percentiles import percentile
 from harness.scenarios.prompts import text_prompt
+
+if TYPE_CHECKING:
+    from harness.backends.bandwidth import Bandwidth
 
 PREFILL = MetricSpec("throughput.prefill_tps", Unit.TOKENS_PER_SECOND, True, "prompt tokens / TTFT")
 DECODE = MetricSpec("throughput.decode_tps", Unit.TOKENS_PER_SECOND, True, "generated tokens/s")
@@ -251,9 +253,7 @@ class ThroughputScenario(BaseScenario[ThroughputParams]):
             return lacks(ctx, BackendCapability.TEXT_GENERATION)
         if params.depth_tokens and not isinstance(model, PromptCaching):
             return lacks(ctx, BackendCapability.PROMPT_CACHE)
-        found = read_bandwidth() if isinstance(model, ReportsTraffic) else None
-        if found is not None and found.source == "measured" and found.measured_in == WORKER:
-            reset_peaks()  # the measurement's buffer is no part of this case's memory peak
+        found = _ceilings() if isinstance(model, ReportsTraffic) else None
         text = text_prompt(model, params.depth_tokens + params.prompt_tokens)
         context, prompt = text[: params.depth_tokens], text[params.depth_tokens :]
         runs = []
@@ -338,6 +338,17 @@ def _over_text(over: dict[str, float]) -> str:
     return ", ".join(f"{kind} {share:.0%}" for kind, share in over.items())
 
 
+def _ceilings() -> Bandwidth | None:
+    """The device's ceilings, for a model that reports its decode traffic (imported here: a
+    worker whose model does not never pays for the bandwidth module)."""
+    from harness.backends.bandwidth import WORKER, read_bandwidth
+
+    found = read_bandwidth()
+    if found is not None and found.source == "measured" and found.measured_in == WORKER:
+        reset_peaks()  # the measurement's buffer is no part of this case's memory peak
+    return found
+
+
 def _checked(found: Bandwidth, runs: _Runs) -> tuple[_Shares, dict[str, object]]:
     """The runs' shares of ``found``'s ceilings or, when a run passed one, of the ceilings
     measured again (once), with what happened: ``remeasured`` and, for each ceiling still
@@ -347,6 +358,8 @@ def _checked(found: Bandwidth, runs: _Runs) -> tuple[_Shares, dict[str, object]]
     if not over:
         return shares, {}
     reason = f"{SHARE_REASON} ({_over_text(over)})"
+    from harness.backends.bandwidth import read_bandwidth
+
     again = read_bandwidth(remeasure=reason)
     facts: dict[str, object] = {
         "remeasured": {"reason": reason, "before": found.to_json(), "done": again is not None}
