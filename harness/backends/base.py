@@ -46,6 +46,13 @@ class ServerUnreachable(BackendError):
     cases are ``failed`` with the server named (not ``errored``)."""
 
 
+class ServerArgsRefused(BackendError):
+    """The suite's server arguments were refused by the server's own argument parser (an
+    option its installed release does not have, e.g. mlx_lm.server before 0.31 and
+    ``--prefill-step-size``): the case cannot run in this environment, so it is ``skipped``
+    with the arguments named, not ``errored`` (nothing of ours broke) and never a pass."""
+
+
 class QuantUnsupported(BackendError):
     """The backend cannot quantise a model's weights as asked (the installed mlx lacks the mode,
     the model is already quantised, no layer's width divides by the group size); one line."""

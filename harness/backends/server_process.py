@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.backends.base import BackendError
+from harness.backends.base import BackendError, ServerArgsRefused
 
 HEALTH_POLL_S = 0.2
 STOP_GRACE_S = 5.0
@@ -46,6 +47,17 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
         return ""
     kept = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return " | ".join(kept[-lines:])
+
+
+def refused_args(path: Path) -> str | None:
+    """The arguments an argparse-based server refused at start (its ``error: unrecognized
+    arguments: ...`` line, as Python's argparse writes it), or None."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return None
+    found = re.findall(r"error: unrecognized arguments: (.+)", text)
+    return found[-1].strip()[:200] if found else None
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -107,6 +119,13 @@ class ServerProcess:
                 code = self.proc.poll()
                 if code is not None:
                     self.stop()
+                    refused = refused_args(self.log_path)
+                    if refused is not None:
+                        raise ServerArgsRefused(
+                            f"{self.command.label} here does not take {refused} (its argument "
+                            "parser: unrecognized arguments; a release without that option): "
+                            "the case cannot run in this environment"
+                        )
                     raise ServerStartError(self._early_exit(code))
                 with contextlib.suppress(httpx.HTTPError):
                     if client.get(self.command.health_url).status_code == 200:

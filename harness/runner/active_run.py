@@ -263,6 +263,9 @@ class ActiveRun:
             if isinstance(reply, ErrorReply) and reply.failed:  # a url: server not there
                 live.load_status = Status.FAILED
                 live.load_error = reply.error
+            elif isinstance(reply, ErrorReply) and reply.skipped:  # cannot run here
+                live.load_status = Status.SKIPPED
+                live.load_error = reply.error
             else:
                 live.load_error = f"load failed: {_said(reply)}"
             raise WorkerGone(live.load_error)

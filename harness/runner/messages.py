@@ -287,24 +287,31 @@ def _checks(raw: object) -> tuple[CheckVerdict, ...]:
 @dataclass(frozen=True)
 class ErrorReply:
     """The request failed; ``error`` is its one line. ``failed``: the fault is not ours but
-    the suite's (its ``url:`` server did not answer), so the case fails rather than errors."""
+    the suite's (its ``url:`` server did not answer), so the case fails rather than errors.
+    ``skipped``: the case cannot run in this environment (the server refused the suite's
+    arguments: a release without that option), so it is skipped with the reason."""
 
     OP: ClassVar[str] = "error"
     error: str
     failed: bool = False
+    skipped: bool = False
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"op": self.OP, "error": self.error}
         if self.failed:
             wire["status"] = "failed"
+        elif self.skipped:
+            wire["status"] = "skipped"
         return wire
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any]) -> ErrorReply:
         status = raw.get("status")
-        if status not in (None, "failed"):
-            raise MessageError(f"'error' message: 'status' is not 'failed': {status!r:.60}")
-        return cls(_text(raw, cls.OP, "error"), status == "failed")
+        if status not in (None, "failed", "skipped"):
+            raise MessageError(
+                f"'error' message: 'status' is not 'failed' or 'skipped': {status!r:.60}"
+            )
+        return cls(_text(raw, cls.OP, "error"), status == "failed", status == "skipped")
 
 
 @dataclass(frozen=True)

@@ -209,11 +209,13 @@ class Worker:
                 import traceback
 
                 traceback.print_exc(file=sys.stderr)
-                from harness.backends.base import ServerUnreachable
+                from harness.backends.base import ServerArgsRefused, ServerUnreachable
 
                 # the suite's server did not answer: the case fails, it is not our error
                 if isinstance(exc, ServerUnreachable):
                     self.reply(ErrorReply(str(exc), failed=True))
+                elif isinstance(exc, ServerArgsRefused):  # this release lacks an option
+                    self.reply(ErrorReply(str(exc), skipped=True))
                 else:
                     self.reply(ErrorReply(exception_line(exc)))
         return 0

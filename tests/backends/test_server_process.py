@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.backends.base import ServerArgsRefused
 from harness.backends.server_process import (
     ServerCommand,
     ServerProcess,
@@ -70,6 +71,28 @@ def test_failed_start_is_one_line_and_leaves_nothing(
     for fragment in fragments:
         assert fragment in message
     assert not server.alive()
+
+
+# what argparse prints and how it exits (code 2) on an option the server's release lacks
+REFUSES = (
+    "import sys; print('usage: server.py [-h] [--model MODEL]'); "
+    "print('server.py: error: unrecognized arguments: --prefill-step-size 4'); sys.exit(2)"
+)
+
+
+def test_refused_arguments_are_named_and_told_from_a_crash(tmp_path: Path) -> None:
+    """A server whose argument parser refuses the suite's options (a release without them)
+    raises ServerArgsRefused naming them, so the case is skipped, not errored; any other
+    early exit stays a ServerStartError."""
+    server = ServerProcess(command(REFUSES, free_port()), tmp_path / "s.log")
+    with pytest.raises(ServerArgsRefused) as info:
+        server.wait_healthy(30)
+    message = str(info.value)
+    assert "stand-in here does not take --prefill-step-size 4" in message
+    assert "\n" not in message and not server.alive()
+    crash = ServerProcess(command(DIES, free_port()), tmp_path / "d.log")
+    with pytest.raises(ServerStartError):
+        crash.wait_healthy(30)
 
 
 def test_missing_binary_is_one_line(tmp_path: Path) -> None:

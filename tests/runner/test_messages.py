@@ -68,6 +68,7 @@ REPLY_CASES = [
     ),
     ErrorReply("RuntimeError: boom"),
     ErrorReply("server at http://x did not answer", failed=True),
+    ErrorReply("mlx_lm.server here does not take --prefill-step-size 4", skipped=True),
     CrashReply("out of memory: MemoryError"),
     RepeatProgress(2, 5, warmup=False, auto=True, tokens=32),
 ]

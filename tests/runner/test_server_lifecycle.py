@@ -118,7 +118,7 @@ def test_a_finished_run_leaves_no_server(project: Path) -> None:
     assert identity.server_models  # what /v1/models listed
 
 
-def test_a_server_that_dies_at_start_is_one_line(project: Path) -> None:
+def test_a_server_that_refuses_the_suites_options_skips_in_one_line(project: Path) -> None:
     text = SUITE.replace("serve: mlx_lm", "serve: {engine: mlx_lm, args: [--no-such-flag]}")
     (project / "s.suite.yaml").write_text(
         text.split("  - scenario: http_throughput\n    id: long")[0]
@@ -128,8 +128,9 @@ def test_a_server_that_dies_at_start_is_one_line(project: Path) -> None:
     )
     run = load_run(project / "reports" / "d")
     reasons = {r.status: r.reason for r in run.results}
-    assert set(reasons) == {Status.ERRORED}, done.stdout
-    reason = reasons[Status.ERRORED] or ""
-    assert "mlx_lm.server exited with code 2 before it was ready" in reason
-    assert "--no-such-flag" in reason  # the last lines of its log say why
+    # the installed mlx_lm.server has no such option: the case cannot run here (skipped, the
+    # option named), as an older release without an option the suite gives it; never a pass
+    assert set(reasons) == {Status.SKIPPED}, done.stdout
+    reason = reasons[Status.SKIPPED] or ""
+    assert "mlx_lm.server here does not take --no-such-flag" in reason
     assert "\n" not in reason and "Traceback" not in done.stdout + done.stderr
