@@ -497,8 +497,30 @@ def _outcome(path: Path, data: bytes) -> RunRecord | None:
             return None
 
 
+# `make test` cuts a record near every line boundary and at every QUICK_STRIDE-th byte; the
+# nightly tests cut it at every byte (and type-mutate every value, not every third)
+QUICK_STRIDE = 5
+EVERY = [pytest.param("quick"), pytest.param("every", marks=pytest.mark.nightly)]
+
+
+def _cut_points(data: bytes, starts: list[int], part: str) -> list[int]:
+    """Where to cut ``data``: every byte, or (``quick``) the bytes around each line boundary
+    (where the verdict changes) and every QUICK_STRIDE-th byte between them."""
+    if part == "every":
+        return list(range(len(data) + 1))
+    near = {s + d for s in starts for d in (-2, -1, 0, 1, 2)}
+    return sorted(
+        {o for o in near if 0 <= o <= len(data)}
+        | set(range(0, len(data) + 1, QUICK_STRIDE))
+        | {len(data)}
+    )
+
+
+@pytest.mark.parametrize("part", EVERY)
 @pytest.mark.parametrize("ascii_only", [True, False], ids=["as written", "utf-8 text"])
-def test_every_truncation_of_a_real_record(tmp_path: Path, real: Path, ascii_only: bool) -> None:
+def test_every_truncation_of_a_real_record(
+    tmp_path: Path, real: Path, ascii_only: bool, part: str
+) -> None:
     """Cut at every byte: whole lines read as they are; a cut later line is skipped with one
     warning; a cut first line is a RunFileError; nothing else escapes."""
     items = events(real)
@@ -506,7 +528,7 @@ def test_every_truncation_of_a_real_record(tmp_path: Path, real: Path, ascii_onl
     assert ascii_only or not data.isascii()  # the record carries non-ASCII text
     starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
     path = tmp_path / "run.jsonl"
-    for offset in range(len(data) + 1):
+    for offset in _cut_points(data, starts, part):
         whole = sum(1 for start in starts[1:] if start <= offset)  # lines with their newline
         rest = data[starts[whole] : offset]
         if rest and rest == data[starts[whole] : starts[whole + 1] - 1]:
@@ -533,9 +555,11 @@ def test_random_bytes_are_run_file_errors(tmp_path: Path) -> None:
     assert read < 200
 
 
-def test_every_type_mutation_of_a_real_record(tmp_path: Path, real: Path) -> None:
+@pytest.mark.parametrize("part", EVERY)
+def test_every_type_mutation_of_a_real_record(tmp_path: Path, real: Path, part: str) -> None:
     """Each value of each event replaced by null, numbers, strings, containers, or removed:
-    a RunFileError or a record; downstream readers take every record that reads."""
+    a RunFileError or a record; downstream readers take every record that reads (``quick``:
+    every third mutant, each kind of value still met)."""
     from harness.report import render_html, render_markdown
     from harness.results.benchmark_json import pytest_benchmark_json
     from harness.results.compare import compare_runs
@@ -544,7 +568,10 @@ def test_every_type_mutation_of_a_real_record(tmp_path: Path, real: Path) -> Non
     base = load_run(real)
     path = tmp_path / "run.jsonl"
     read = refused = 0
+    step = 3 if part == "quick" else 1
     for number, (label, data) in enumerate(type_mutants(events(real))):
+        if number % step:
+            continue
         run = _outcome(path, data)
         if run is None:
             refused += 1
@@ -552,8 +579,8 @@ def test_every_type_mutation_of_a_real_record(tmp_path: Path, real: Path) -> Non
         read += 1
         json.dumps(pytest_benchmark_json(run))
         series([base, run], "throughput.decode_tps")
-        if number % 60 == 0:  # the slow readers on a sample
+        if number % (60 * step) == 0:  # the slow readers on a sample
             compare_runs(base, run)
             assert "could not be built" not in render_markdown(run), label
             render_html(run)
-    assert read > 500 and refused > 1000, (read, refused)
+    assert read > 500 // step and refused > 1000 // step, (read, refused)
