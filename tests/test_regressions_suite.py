@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.core.types import ExpectKind
 from harness.spec.ledger import expectation_for
 from harness.spec.loader import load_suite
 
@@ -199,7 +200,7 @@ def test_each_bug_has_a_buggy_and_a_fixed_release_and_its_ledger_line() -> None:
             assert pinned in pins[name] or package == "mlx", (name, pinned)
     cases = {s.id: s for s in suite.scenarios}
     assert all(case is not None and case.startswith("bug_") for case in cases)
-    bugs = [e for e in suite.expect if e.versions]
+    bugs = [e for e in suite.expect if e.versions and e.status == "xfail"]
     # one line per bug case, and more for a case a release cannot run at all (no parser yet)
     globs = [g for e in bugs for g in e.scenario]
     assert all(any(fnmatch(c, g) for g in globs) for c in cases) and len(bugs) >= len(cases) >= 3
@@ -219,9 +220,14 @@ def test_each_bug_has_a_buggy_and_a_fixed_release_and_its_ledger_line() -> None:
                 installed=installed,
                 entry_id=case,
             )
-            assert (expected is not None) is (case in failing), (name, case)
-            if expected is not None:
-                assert expected.link, (name, case)
+            # before 0.31 the join cases' servers lack their options: a known skip
+            old = installed["mlx-lm"].startswith("0.30.")
+            skips = old and case in ("bug_arrays_join", "bug_kv_join")
+            xfails = expected is not None and expected.kind is ExpectKind.XFAIL
+            assert xfails is (case in failing), (name, case)
+            assert (expected is not None and expected.kind is ExpectKind.SKIP) is skips
+            if xfails:
+                assert expected is not None and expected.link, (name, case)
     for case in cases:  # red on some buggy release
         sets = [*INSTALLED.items(), *METAL.items()]
         assert [n for n, (_, failing) in sets if n.endswith("-buggy") and case in failing], case

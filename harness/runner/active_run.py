@@ -118,6 +118,14 @@ class _LiveModel:
     server: ServedIdentity | None = None
 
 
+def _load_outcome(live: _LiveModel) -> Outcome:
+    """Every case of a model whose load the worker refused: its load's status and line; a skip
+    there is the suite's input (its server refused the suite's arguments)."""
+    assert live.load_error is not None
+    skipped = live.load_status is Status.SKIPPED
+    return Outcome(live.load_status, live.load_error, input_skip=skipped)
+
+
 class ActiveRun:
     """One run's record: cases in, exactly one result per planned case out.
 
@@ -320,13 +328,13 @@ class ActiveRun:
         self, case: Case, live: _LiveModel, on_progress: OnProgress | None = None
     ) -> Outcome:
         if live.load_error is not None:
-            return Outcome(live.load_status, live.load_error)
+            return _load_outcome(live)
         try:
             client = self._ensure_loaded(live, case.timeout_s)
         except WorkerGone as exc:
             live.client = None
             if live.load_error is not None:  # the backend said no: same answer for every case
-                return Outcome(live.load_status, live.load_error)
+                return _load_outcome(live)
             status = Status.TIMED_OUT if exc.timed_out else Status.CRASHED
             live.load_error = f"load {status.value}: {exc}"
             return Outcome(status, f"during load: {exc}")

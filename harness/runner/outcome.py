@@ -53,6 +53,7 @@ class Outcome:
     version: int = 1
     preflight: PreflightRecord | None = None  # Preflight.record(); None: not judged
     checks: tuple[CheckVerdict, ...] = ()  # each named check's verdict (ScenarioOutput.checks)
+    input_skip: bool = False  # skipped for the suite's input (a server refused its args)
 
 
 class HarnessFault(Exception):
@@ -132,11 +133,13 @@ INPUT_CODES = frozenset({"corrupt_model", "missing_weights"})
 def skip_cause(case: Case, outcome: Outcome) -> SkipCause:
     """Why ``case`` was skipped: a model the plan could not resolve (its planned skip, with no
     ``expect:`` entry behind it) or files the preflight found unusable are the user's input;
-    an ``expect:`` skip entry is expected; anything else (a capability n/a) does not apply."""
+    an ``expect:`` skip entry is expected; so are a server that refused the suite's arguments
+    (``input_skip``: a typo, or a release without that option, which an ``expect:`` skip entry
+    for those versions says is known); anything else (a capability n/a) does not apply."""
     expectation = case.expectation
     if expectation is not None and expectation.kind is ExpectKind.SKIP:
         return SkipCause.EXPECTED if expectation.source is not None else SkipCause.INPUT
     preflight = outcome.preflight
-    if preflight is not None and preflight.code in INPUT_CODES:
+    if outcome.input_skip or (preflight is not None and preflight.code in INPUT_CODES):
         return SkipCause.INPUT
     return SkipCause.NOT_APPLICABLE

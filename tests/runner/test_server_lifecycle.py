@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.types import Status
+from harness.core.types import SkipCause, Status
 from harness.models.catalog import find_embedded
 from harness.results.store import load_run
 from tests.runner.run_processes import run_processes, start_marked, wait_for_case, wait_gone
@@ -133,4 +133,8 @@ def test_a_server_that_refuses_the_suites_options_skips_in_one_line(project: Pat
     assert set(reasons) == {Status.SKIPPED}, done.stdout
     reason = reasons[Status.SKIPPED] or ""
     assert "mlx_lm.server here does not take --no-such-flag" in reason
+    # the suite's input: CI does not read it as a pass (input-skip, exit 1), unless an expect:
+    # skip entry says the release lacks the option
+    assert done.returncode == 1 and "input-skip" in done.stdout + done.stderr, done.stdout
+    assert {r.skip_cause for r in run.results} == {SkipCause.INPUT}
     assert "\n" not in reason and "Traceback" not in done.stdout + done.stderr
