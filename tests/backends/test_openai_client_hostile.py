@@ -168,4 +168,7 @@ def test_the_case_deadline_cuts_a_request_and_says_so(server: HostileServer) -> 
         reply = stream(client, endpoint, CHAT, body, case_end=time.monotonic() + 0.5)
     assert reply.out_of_case_time and not reply.ok
     assert reply.failure is not None
-    assert reply.failure.startswith("no complete answer within 0.5 s (the case's time limit)")
+    # What is left of the case's half second when the request starts depends on the machine's load.
+    assert re.match(
+        r"no complete answer within 0\.[345]\d* s \(the case's time limit\)", reply.failure
+    ), reply.failure

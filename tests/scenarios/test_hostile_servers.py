@@ -277,7 +277,9 @@ def test_a_check_cut_by_the_case_time_is_not_judged() -> None:
         ctx = CheckContext(client, endpoint, Api.CHAT, limits, "t", case_end=time.monotonic() + 1.0)
         (result,) = api_contracts.run_checks(ctx, ["seed"])
     assert result.verdict is Verdict.UNJUDGED
-    assert result.reason.startswith(
-        "not judged: the case's time limit (timeout_s) ran out during it: no complete answer "
-        "within 1 s (the case's time limit)"
-    )
+    # What is left of the case's second when the request starts depends on the machine's load.
+    assert re.match(
+        r"not judged: the case's time limit \(timeout_s\) ran out during it: no complete answer "
+        r"within (1|0\.\d+) s \(the case's time limit\)",
+        result.reason,
+    ), result.reason
