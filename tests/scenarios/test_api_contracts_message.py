@@ -155,3 +155,19 @@ def test_message_content_needs_the_chat_api() -> None:
     result = _judge(_whole(tool_calls=[CALL]), api=Api.COMPLETIONS)
     assert result.verdict is Verdict.NOT_APPLICABLE
     assert result.reason == "the chat message needs the chat API (api: chat)"
+
+
+@pytest.mark.parametrize(
+    ("reply", "shown"),
+    [
+        (_whole(tool_calls=[CALL]), "content: (no content key)"),
+        (_whole(None, tool_calls=[CALL]), "content: null"),
+        (_whole("", tool_calls=[CALL]), 'content: ""'),
+        (_whole("It is sunny."), 'content: "It is sunny."'),
+    ],
+    ids=["missing", "null", "empty-string", "text"],
+)
+def test_the_evidence_keeps_a_missing_content_key_apart_from_null(reply: Reply, shown: str) -> None:
+    from harness.scenarios.api_contracts.asking import describe
+
+    assert shown in describe(reply).splitlines()

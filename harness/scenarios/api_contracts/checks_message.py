@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.backends.openai_client import Reply
-from harness.scenarios.api_contracts.asking import shown_value
+from harness.scenarios.api_contracts.asking import chat_message, shown_value
 from harness.scenarios.api_contracts.checks_reasoning import SHARED_KEY, ReasoningExchange
 from harness.scenarios.api_contracts.checks_tools import tool_exchange
 from harness.scenarios.api_contracts.verdicts import (
@@ -65,16 +65,6 @@ def judged_answers(ctx: CheckContext) -> list[tuple[str, Reply, Exchange]]:
     return answers
 
 
-def message_of(reply: Reply) -> Mapping[str, Any] | str:
-    """``choices[0].message`` of the answer's raw JSON, or what is missing (one line)."""
-    body = reply.body
-    choices = body.get("choices") if isinstance(body, Mapping) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        return "no choices[0] object"
-    message = choices[0].get("message")
-    return message if isinstance(message, Mapping) else "no choices[0].message object"
-
-
 def keys_line(message: Mapping[str, Any]) -> str:
     """The message's keys as sent, in one line (a key not known here quoted, cut)."""
     keys = [str(k) if k in MESSAGE_KEYS else shown_value(k, 24) for k in message]
@@ -115,7 +105,7 @@ def check_message_content(ctx: CheckContext) -> CheckResult:
             else:
                 problems.append(f"the non-streamed {asked} failed: {reply.failure}")
             continue
-        message = message_of(reply)
+        message = chat_message(reply)
         if isinstance(message, str):
             problems.append(f"the {asked}'s non-streamed answer has {message}")
             continue
