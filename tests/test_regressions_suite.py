@@ -155,6 +155,9 @@ INSTALLED = {
     # a <tool_call> in pieces whose ">" the model writes with its newline (#1335): to 0.31.3
     "bug-splitmarker-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
     "bug-splitmarker-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
+    # a non-streamed message with no text sent without its content key (#1738): 0.31.2-0.31.3
+    "bug-contentkey-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
+    "bug-contentkey-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
 }
 # a cached prompt past a sliding window reused by the next request (#1035): 0.31.0-0.31.1; the
 # same releases (and so the same other cells) as the Gemma 4 parser's pair
@@ -173,11 +176,13 @@ METAL = {
         {"bug_tool_drop"},
     ),
 }
-# every release from 0.31.2 to 0.31.3 leaves the stale processor slot (#1225); every release
-# before 0.32.0 keeps a call made inside an open think block as reasoning (#1160)
+# every release from 0.31.2 to 0.31.3 leaves the stale processor slot (#1225) and sends a
+# message with no text without its content key (#1738); every release before 0.32.0 keeps a
+# call made inside an open think block as reasoning (#1160)
 for _installed, _failing in [*INSTALLED.values(), *METAL.values()]:
     if _installed["mlx-lm"] in ("0.31.2", "0.31.3"):
         _failing.add("bug_penalty_dropped")
+        _failing.add("bug_content_key")
     if not _installed["mlx-lm"].startswith("0.32."):
         _failing.add("bug_think_tool")
     # no release before 0.32.0 parses a <tool_call> written in pieces, ">\n" merged: 0.31.2-0.31.3

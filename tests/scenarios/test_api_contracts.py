@@ -61,6 +61,7 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.TOOL_MARKUP_LEAK: "tool_call_markup",
     Plant.TOOL_CALL_DROPPED: TOOL_CHECKS,  # no call to judge: each fails on the own tokens
     Plant.TOOL_CALL_DROPPED_EVERYWHERE: TOOL_CHECKS,  # own tokens empty too: tokens went missing
+    Plant.MESSAGE_CONTENT_MISSING: "message_content",  # mlx-lm#1738 (0.31.2-0.31.3)
     Plant.EXACT_HIT_DIES: "continuation",  # mlx-lm#1215: the prompt followed by its answer
     Plant.RESPONSES_DROP_PREVIOUS: "responses_state",
     Plant.RESPONSES_STATUS_COMPLETED: "responses_text",
@@ -82,6 +83,7 @@ COMPLETIONS = "clean-completions"
 NEEDS_CHAT = {
     "reasoning",
     *(n for n in CHECK_NAMES if n.startswith("tool_call")),
+    "message_content",
     # the other surfaces: their text is compared with the chat answer
     *(n for n in CHECK_NAMES if n.startswith(("responses_", "messages_"))),
 }
@@ -244,6 +246,8 @@ CANNOT_JUDGE: Mapping[Plant, frozenset[str]] = {
     Plant.MAX_TOKENS_OFF_BY_ONE: frozenset({"continuation"}),
     # a seeded request at temperature 0 samples: frequency_penalty's seeded answer is no control
     Plant.TEMPERATURE_ZERO_SEEDED: frozenset({"frequency_penalty"}),
+    # the call markup left in the content is text: no answer without text to judge on
+    Plant.TOOL_MARKUP_LEAK: frozenset({"message_content"}),
 }
 
 
@@ -607,3 +611,19 @@ def test_two_calls_asked_when_the_case_says_so() -> None:
     assert ApiContractsParams(tool_call_count=2).tool_call_count == 2
     with pytest.raises(ValueError):
         ApiContractsParams(tool_call_count=3)  # type: ignore[arg-type]
+
+
+def test_a_message_without_its_content_key_fails_and_content_null_passes(
+    verdicts: Verdicts,
+) -> None:
+    """mlx-lm#1738 (0.31.2-0.31.3) over HTTP: the tool call's message sent as {role,
+    tool_calls} fails, naming its keys; the clean server's content null passes."""
+    clean = {r.name: r for r in verdicts[CLEAN]}["message_content"]
+    assert clean.verdict is Verdict.PASS, clean.reason
+    assert "tool request: content null" in clean.reason
+    planted = {r.name: r for r in verdicts[Plant.MESSAGE_CONTENT_MISSING.value]}
+    result = planted["message_content"]
+    assert result.verdict is Verdict.FAIL
+    assert result.reason.startswith(
+        "the tool request's non-streamed message has no content key (its keys: role, tool_calls)"
+    ), result.reason

@@ -321,6 +321,8 @@ class Engine:
             as_object = self.has(Plant.TOOL_ARGS_OBJECT)
             message["tool_calls"] = self._tool_calls(seen.calls, 0, as_object=as_object)
             message["content"] = raw.strip() if self.has(Plant.TOOL_MARKUP_LEAK) else None
+        if self.has(Plant.MESSAGE_CONTENT_MISSING) and not message["content"]:
+            del message["content"]  # mlx-lm 0.31.2-0.31.3 (#1738): content only with text
         finish = self._finish(stopped, ended, bool(seen.calls))
         choice = {"index": 0, "message": message, "finish_reason": finish}
         return _envelope(ident, "chat.completion", choice, usage)

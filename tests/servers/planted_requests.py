@@ -70,6 +70,9 @@ class Plant(str, Enum):
     # mlx-lm#1307 (0.31.2-0.31.3): the call dropped in chat AND in /v1/completions (its text
     # empty too): the server says it generated the tokens and returns none of them
     TOOL_CALL_DROPPED_EVERYWHERE = "tool_call_dropped_everywhere"
+    # mlx-lm#1738 (0.31.2-0.31.3): a non-streamed chat message with no text (a tool call) has
+    # no content key at all ({"role", "tool_calls"}); OpenAI's schema requires it, nullable
+    MESSAGE_CONTENT_MISSING = "message_content_missing"
     # mlx-lm#1215: a prompt equal to an earlier request's prompt and answer (an exact cache hit,
     # nothing left to process) kills the generation: that request and every later one fail
     EXACT_HIT_DIES = "exact_hit_dies"

@@ -51,6 +51,25 @@ def _calls_text(calls: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps(list(calls), ensure_ascii=False, sort_keys=True) if calls else "none"
 
 
+def chat_message(reply: Reply) -> Mapping[str, Any] | str:
+    """``choices[0].message`` of a non-streamed answer's raw JSON, or what is missing (one
+    line): openai-python reads a missing ``content`` as None; this keeps the key's absence."""
+    body = reply.body
+    choices = body.get("choices") if isinstance(body, Mapping) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        return "no choices[0] object"
+    message = choices[0].get("message")
+    return message if isinstance(message, Mapping) else "no choices[0].message object"
+
+
+def _content_shown(reply: Reply | StreamReply) -> str:
+    """The text as JSON; a chat message's null content, or its missing key, as such."""
+    message = chat_message(reply) if isinstance(reply, Reply) else None
+    if isinstance(message, Mapping) and message.get("content") is None:
+        return "null" if "content" in message else "(no content key)"
+    return excerpt(json.dumps(reply.content, ensure_ascii=False), TEXT_CHARS)
+
+
 def describe(reply: Reply | StreamReply) -> str:
     """The answer in a few lines: status (or the error), finish reason, usage, text, calls."""
     head = f"HTTP {reply.status}" if reply.status is not None else "no HTTP answer"
@@ -71,7 +90,7 @@ def describe(reply: Reply | StreamReply) -> str:
     lines.append(f"usage: {_usage_text(reply.usage)}")
     if reply.reasoning:
         lines.append(f"reasoning: {excerpt(json.dumps(reply.reasoning), TEXT_CHARS)}")
-    lines.append(f"content: {excerpt(json.dumps(reply.content, ensure_ascii=False), TEXT_CHARS)}")
+    lines.append(f"content: {_content_shown(reply)}")
     calls = reply.tool_calls
     if calls:
         lines.append(f"tool_calls: {excerpt(_calls_text(calls), TEXT_CHARS)}")

@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 from harness.scenarios.api_contracts import (
     checks_continuation,
+    checks_message,
     checks_reasoning,
     checks_sampling,
     checks_server,
@@ -25,6 +26,7 @@ CHECKS: Mapping[str, ContractCheck] = MappingProxyType(
             checks_server,
             checks_reasoning,
             checks_tools,
+            checks_message,  # after the two: it judges their non-streamed answers
             checks_surfaces,
             checks_continuation,  # last: a server may not survive it (mlx-lm#1215)
         )

@@ -8,12 +8,16 @@ applicable (saying whether the markup stayed in the content, as such a server se
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from harness.backends.openai_client import Reply, StreamReply
 from harness.scenarios.api_contracts.asking import ask, ask_stream
 from harness.scenarios.api_contracts.verdicts import (
     Api,
     CheckContext,
     CheckResult,
     ContractCheck,
+    Exchange,
     failed,
     not_applicable,
     passed,
@@ -21,21 +25,42 @@ from harness.scenarios.api_contracts.verdicts import (
 from harness.toolcalls.formats import THINK
 
 REASONING_PROMPT = "Think step by step, then answer: what is 17 times 3?"
+SHARED_KEY = "reasoning"  # the exchange in ``ctx.shared`` once asked (message_content reads it)
+
+
+@dataclass(frozen=True)
+class ReasoningExchange:
+    whole: Reply
+    whole_exchange: Exchange
+    streamed: StreamReply
+    stream_exchange: Exchange
+
+
+def reasoning_exchange(ctx: CheckContext) -> ReasoningExchange:
+    """The request that asks for thinking, streamed and not; asked once per run."""
+
+    def make() -> ReasoningExchange:
+        payload = {
+            "messages": [{"role": "user", "content": REASONING_PROMPT}],
+            "max_tokens": ctx.limits.long_max_tokens,
+            "temperature": 0.0,
+            "chat_template_kwargs": {"enable_thinking": True},
+        }
+        whole, whole_exchange = ask(ctx, payload)
+        streamed, stream_exchange = ask_stream(ctx, payload)
+        return ReasoningExchange(whole, whole_exchange, streamed, stream_exchange)
+
+    result: ReasoningExchange = ctx.once(SHARED_KEY, make)
+    return result
 
 
 def check_reasoning(ctx: CheckContext) -> CheckResult:
     name = "reasoning"
     if ctx.api is not Api.CHAT:
         return not_applicable(name, "reasoning needs the chat API (api: chat)")
-    payload = {
-        "messages": [{"role": "user", "content": REASONING_PROMPT}],
-        "max_tokens": ctx.limits.long_max_tokens,
-        "temperature": 0.0,
-        "chat_template_kwargs": {"enable_thinking": True},
-    }
-    whole, whole_exchange = ask(ctx, payload)
-    streamed, stream_exchange = ask_stream(ctx, payload)
-    evidence = (whole_exchange, stream_exchange)
+    asked = reasoning_exchange(ctx)
+    whole, streamed = asked.whole, asked.streamed
+    evidence = (asked.whole_exchange, asked.stream_exchange)
     modes = (("non-streamed", whole), ("streamed", streamed))
     broken = [
         f"the {mode} request failed: {reply.failure}" for mode, reply in modes if not reply.ok
