@@ -49,6 +49,7 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.TOP_P_IGNORED: "top_p",
     Plant.MIN_P_IGNORED: "min_p",
     Plant.PENALTY_DROPPED_UNSEEDED: "frequency_penalty",  # mlx-lm#1225 (0.31.2-0.31.3)
+    Plant.XTC_DIES: "xtc",  # mlx-lm#1257 (0.30.4-0.31.3)
     Plant.THINK_LEAK: "reasoning",
     Plant.SHARED_KV_CACHE: "concurrent",
     Plant.BATCH_LEAVES_KV: "concurrent",  # only on the requests asked again after the batch

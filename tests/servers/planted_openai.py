@@ -119,6 +119,10 @@ class Handler(BaseHTTPRequestHandler):
         if engine.dead:
             self._error(404, "generation thread died")
             return
+        xtc = request.xtc_probability > 0 and request.sampling.temperature > 0
+        if engine.has(Plant.XTC_DIES) and xtc:
+            self.close_connection = True  # the sampler raised: no answer at all
+            return
         try:
             if request.stream:
                 self._stream(request)

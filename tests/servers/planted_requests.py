@@ -32,6 +32,9 @@ class Plant(str, Enum):
     NO_CACHED_TOKENS = "no_cached_tokens"  # prompt_tokens_details.cached_tokens always 0
     INVALID_PARAMS_200 = "invalid_params_200"  # bad parameters replaced by defaults, HTTP 200
     INVALID_PARAMS_DROP = "invalid_params_drop"  # bad parameters: connection closed, no answer
+    # mlx-lm 0.30.4-0.31.3 (#1257): XTC sampling raises in the sampler; a seeded request's
+    # connection is closed with no answer (the batched path's thread dies: every request hangs)
+    XTC_DIES = "xtc_dies"
     DISCONNECT_CORRUPTS = "disconnect_corrupts"  # a hung-up stream's tokens leak into the next
     SEED_IGNORED = "seed_ignored"  # sampling never seeded
     TOP_K_IGNORED = "top_k_ignored"
@@ -109,6 +112,7 @@ class Request:
     include_usage: bool
     calls: tuple[dict[str, Any], ...]  # the tool calls the toy will make
     think: bool
+    xtc_probability: float = 0.0  # read, not applied: the toy has no XTC sampler
 
 
 def _number(body: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
@@ -218,6 +222,7 @@ def parse_request(body: Any, *, chat: bool) -> Request:
         include_usage=options.get("include_usage") is True,
         calls=calls,
         think=think and not calls,
+        xtc_probability=_number(body, "xtc_probability", 0.0, 0.0, 1.0),
     )
 
 

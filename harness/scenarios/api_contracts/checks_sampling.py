@@ -1,5 +1,5 @@
 """Contract checks on sampling parameters: seed, top_k, top_p, min_p, temperature 0,
-frequency_penalty.
+frequency_penalty, xtc.
 
 Each compares non-streamed answers to the same prompt: with a sampler that keeps one token
 (``top_k: 1``, a tiny ``top_p``, ``min_p: 1``) at temperature 1 the answer must be the greedy
@@ -8,6 +8,11 @@ whatever the seed; a ``frequency_penalty`` at temperature 0 must give one answer
 without a seed, asked right after a plain request (mlx-lm 0.31.2-0.31.3, #1225: a finished
 plain request leaves a stale slot in the batch's list of logits processors, so the next
 batched request is decoded without its penalty; a seeded one is served alone and keeps it).
+XTC ("exclude top choices", ``xtc_probability`` / ``xtc_threshold``, mlx_lm.server and
+llama-server) samples, so its text is not compared: the sampled request must be answered, and
+the greedy request after it must give the greedy text (mlx-lm 0.30.4-0.31.3, #1257: the
+server's XTC special tokens were an int and a list, the sampler raised, and the generation
+thread died: that request and every one after it hung).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ TOP_P_ONE_TOKEN = 0.001  # not 0: some servers read top_p 0 as "off"
 MIN_P_ONE_TOKEN = 1.0
 SEED = 1234
 PENALTY = 1.5  # frequency_penalty: large enough to change a greedy answer that repeats a token
+# XTC on half of the steps, cutting every choice above 10% but the least likely of them
+XTC = {"xtc_probability": 0.5, "xtc_threshold": 0.1}
 
 
 def _against_greedy(
@@ -164,6 +171,41 @@ def check_frequency_penalty(ctx: CheckContext) -> CheckResult:
     return passed(name, what, evidence)
 
 
+def check_xtc(ctx: CheckContext) -> CheckResult:
+    """The reference request sampled at temperature 1 with XTC, with no seed (mlx_lm.server
+    batches such a request), then the greedy one again: the first must be answered, the second
+    must give the greedy text. Not applicable when the server refuses XTC (400 or 422)."""
+    name = "xtc"
+    ref = reference(ctx)
+    if ref.error is not None:
+        return failed(name, ref.error, (ref.whole_exchange,))
+    shown = ", ".join(f"{k} {v}" for k, v in XTC.items())
+    sampled, sampled_exchange = ask(
+        ctx, {**ref.payload, "temperature": SAMPLING_TEMPERATURE, **XTC}
+    )
+    evidence: tuple[Exchange, ...] = (ref.whole_exchange, sampled_exchange)
+    if sampled.status in (400, 422) and sampled.error is None:
+        reason = f"unsupported (rejected by the server): {shown}: {sampled.failure}"
+        return not_applicable(name, reason, evidence)
+    if not sampled.ok:
+        reason = f"a request with {shown} at temperature 1 failed: {sampled.failure}"
+        return failed(name, reason, evidence)
+    after, after_exchange = ask(ctx, ref.payload)
+    evidence = (*evidence, after_exchange)
+    if not after.ok:
+        reason = f"the greedy request after one with {shown} failed: {after.failure}"
+        return failed(name, reason, evidence)
+    if after.content != ref.whole.content:
+        where = differ_at(after.content, ref.whole.content)
+        reason = f"the greedy request after one with {shown}: text and greedy text {where}"
+        return failed(name, reason, evidence)
+    what = (
+        f"a request with {shown} at temperature 1 is answered, and the greedy request after "
+        "it gives the greedy text"
+    )
+    return passed(name, what, evidence)
+
+
 CHECKS = (
     ContractCheck(
         "seed",
@@ -195,5 +237,10 @@ CHECKS = (
         "after a plain request",
         check_frequency_penalty,
         compares_texts=True,
+    ),
+    ContractCheck(
+        "xtc",
+        "a request sampled with XTC is answered, and the greedy one after it is unchanged",
+        check_xtc,
     ),
 )
