@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 from harness.scenarios.api_contracts import (
     checks_continuation,
+    checks_logprobs,
     checks_reasoning,
     checks_sampling,
     checks_server,
@@ -26,6 +27,7 @@ CHECKS: Mapping[str, ContractCheck] = MappingProxyType(
             checks_reasoning,
             checks_tools,
             checks_surfaces,
+            checks_logprobs,
             checks_continuation,  # last: a server may not survive it (mlx-lm#1215)
         )
         for check in module.CHECKS
