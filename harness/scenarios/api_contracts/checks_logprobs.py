@@ -51,7 +51,7 @@ from harness.scenarios.api_contracts.verdicts import (
 
 TOP = 3  # top_logprobs of the request asked alone and of the first joiner
 OTHER_TOP = 5  # the second joiner's: a server that mixes the two up shows the other count
-PACER_LENGTH = 4  # x long_max_tokens: the plain stream the joiners join must still be running
+PACER_LENGTH = 2  # x long_max_tokens: the plain stream the joiners join must still be running
 LOGPROB_SLACK = 1e-6  # a logprob of 0 computed in floating point may come out a hair above
 ENTRIES_SHOWN = 3  # problems named per answer, then a count
 
