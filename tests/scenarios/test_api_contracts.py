@@ -68,6 +68,7 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.MESSAGES_STOP_END_TURN: "messages_text",
     Plant.MESSAGES_STREAM_DIFFERS: "messages_stream",
     Plant.EMBEDDINGS_ONE_VECTOR: "embeddings",
+    Plant.LOGPROBS_LAST_ARGS: "logprobs",  # mlx-lm#1072: only on the requests joining a stream
 }
 LIMITS = Limits(
     max_tokens=24,
@@ -81,6 +82,7 @@ CLEAN = "clean"
 COMPLETIONS = "clean-completions"
 NEEDS_CHAT = {
     "reasoning",
+    "logprobs",
     *(n for n in CHECK_NAMES if n.startswith("tool_call")),
     # the other surfaces: their text is compared with the chat answer
     *(n for n in CHECK_NAMES if n.startswith(("responses_", "messages_"))),
@@ -122,7 +124,12 @@ def _no_call_exchange(ctx: CheckContext) -> Any:
 
 # plants that act only on requests running at the same time: their tokens come slowly (a
 # request lasts about half a second), so the batch's requests overlap even on a loaded machine
-OVERLAPPING = {Plant.SHARED_KV_CACHE, Plant.BATCH_LEAVES_KV, Plant.BATCH_CHECKPOINT_SWAP}
+OVERLAPPING = {
+    Plant.SHARED_KV_CACHE,
+    Plant.BATCH_LEAVES_KV,
+    Plant.BATCH_CHECKPOINT_SWAP,
+    Plant.LOGPROBS_LAST_ARGS,
+}
 # plants for other scenarios (cancellation, soak, reasoning): no contract check is meant to
 # catch them (a reasoning sent as content leaves no markup for the reasoning check to see)
 OTHER_SCENARIOS = {

@@ -23,11 +23,14 @@ CHECKS: Mapping[str, ContractCheck] = MappingProxyType(
         for module in (
             checks_text,
             checks_sampling,
+            # named only (mlx-lm 0.30.4 does not survive it: an entry of its own); before usage,
+            # which reads counts only, so a server that leaves a batch's tokens to the next
+            # request fails concurrent, not the check after this batch
+            checks_logprobs,
             checks_server,
             checks_reasoning,
             checks_tools,
             checks_surfaces,
-            checks_logprobs,
             checks_continuation,  # last: a server may not survive it (mlx-lm#1215)
         )
         for check in module.CHECKS
