@@ -215,7 +215,7 @@ def check_logprobs(ctx: CheckContext) -> CheckResult:
     spelled = (
         "their tokens spell the text"
         if _spelled(reply)
-        else "their tokens do not spell the text (vocabulary pieces: not judged)"
+        else "their tokens do not spell the text (not judged: e.g. vocabulary pieces)"
     )
     pacer_tokens = ctx.limits.long_max_tokens * PACER_LENGTH
     pacer = body(ctx, prompt(ctx, "a plain stream others join"), max_tokens=pacer_tokens)
