@@ -166,13 +166,18 @@ INSTALLED = {
 # same releases (and so the same other cells) as the Gemma 4 parser's pair
 INSTALLED["bug-cachemerge-buggy"] = INSTALLED["bug-gemma4parse-buggy"]
 INSTALLED["bug-cachemerge-fixed"] = INSTALLED["bug-gemma4parse-fixed"]
+# batched logprobs formatted with the last request's arguments (#1072): 0.30.6-0.31.1 (0.30.5:
+# no chat logprobs.content, #829; 0.30.4: NameError, #800); the same releases again
+INSTALLED["bug-logprobs-buggy"] = INSTALLED["bug-gemma4parse-buggy"]
+INSTALLED["bug-logprobs-fixed"] = INSTALLED["bug-gemma4parse-fixed"]
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
     "bug-stream-buggy": (
         {"mlx-lm": "0.31.2", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
         {"bug_batch_kv", "bug_rotating_merge", "bug_thread_stream", "bug_tool_finish"}
         | {"bug_tool_drop", "bug_arrays_join", "bug_coder_infer", "bug_gemma4_parse"}
-        | {"bug_kv_join", "bug_gemma4_hyphen", "bug_parallel_calls", "bug_cache_merge"},
+        | {"bug_kv_join", "bug_gemma4_hyphen", "bug_parallel_calls", "bug_cache_merge"}
+        | {"bug_logprobs_batch"},
     ),
     "bug-stream-fixed": (
         {"mlx-lm": "0.31.3", "mlx": "0.31.2", "mlx-metal": "0.31.2"},
@@ -196,6 +201,9 @@ for _installed, _failing in [*INSTALLED.values(), *METAL.values()]:
     # a sliding-window cache reused past its window breaks BatchRotatingKVCache.merge (#1035)
     if _installed["mlx-lm"] in ("0.31.0", "0.31.1"):
         _failing.add("bug_cache_merge")
+    # every release before 0.31.2 breaks batched logprobs (#1072, #829's shape, #800's crash)
+    if tuple(int(p) for p in _installed["mlx-lm"].split(".")) < (0, 31, 2):
+        _failing.add("bug_logprobs_batch")
 
 
 def test_each_bug_has_a_buggy_and_a_fixed_release_and_its_ledger_line() -> None:

@@ -70,6 +70,7 @@ CAUGHT_BY: Mapping[Plant, str | frozenset[str]] = {
     Plant.MESSAGES_STOP_END_TURN: "messages_text",
     Plant.MESSAGES_STREAM_DIFFERS: "messages_stream",
     Plant.EMBEDDINGS_ONE_VECTOR: "embeddings",
+    Plant.LOGPROBS_LAST_ARGS: "logprobs",  # mlx-lm#1072: only on the requests joining a stream
 }
 LIMITS = Limits(
     max_tokens=24,
@@ -83,6 +84,7 @@ CLEAN = "clean"
 COMPLETIONS = "clean-completions"
 NEEDS_CHAT = {
     "reasoning",
+    "logprobs",
     *(n for n in CHECK_NAMES if n.startswith("tool_call")),
     "message_content",
     # the other surfaces: their text is compared with the chat answer
@@ -125,7 +127,12 @@ def _no_call_exchange(ctx: CheckContext) -> Any:
 
 # plants that act only on requests running at the same time: their tokens come slowly (a
 # request lasts about half a second), so the batch's requests overlap even on a loaded machine
-OVERLAPPING = {Plant.SHARED_KV_CACHE, Plant.BATCH_LEAVES_KV, Plant.BATCH_CHECKPOINT_SWAP}
+OVERLAPPING = {
+    Plant.SHARED_KV_CACHE,
+    Plant.BATCH_LEAVES_KV,
+    Plant.BATCH_CHECKPOINT_SWAP,
+    Plant.LOGPROBS_LAST_ARGS,
+}
 # plants for other scenarios (cancellation, soak, reasoning): no contract check is meant to
 # catch them (a reasoning sent as content leaves no markup for the reasoning check to see)
 OTHER_SCENARIOS = {

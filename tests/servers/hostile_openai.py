@@ -27,7 +27,18 @@ The modes answer a completion request (``POST .../v1/chat/completions`` or
 - redirect: a 307 to another address;
 - reset: the connection closed with a TCP reset before any answer;
 - chat_only: ``/v1/completions`` is a 404 (a chat-only server); chat answers well;
-- rejects_sampling: a 400 for ``top_p``, ``min_p`` or ``top_k`` ("unsupported"); else well.
+- rejects_sampling: a 400 for ``top_p``, ``min_p`` or ``top_k`` ("unsupported"); else well;
+- logprobs_blanked: a batch as mlx-lm 0.30.5-0.31.1 formats it (#1072): a stream, once its first
+  event is out, waits for ``joiners`` requests to arrive; the non-streamed ones wait for it to
+  end, and when a plain request (no logprobs) came among them, the others' logprobs entries are
+  blank (``{}``, as mlx-lm formats a count of -1);
+- logprobs_hang: a request asking logprobs is never answered, nor is any request after it (mlx-lm
+  0.30.4's generation thread died on a NameError, #800).
+
+Every well-behaved answer to a request asking ``logprobs`` (and ``top_logprobs: k``) carries
+``choices[0].logprobs.content``: one entry per word (its token, a logprob and k alternatives).
+The two logprobs modes are not in the hostile run of every mode (a stream there waits for
+requests that never come): :data:`LOGPROBS_MODES`.
 """
 
 from __future__ import annotations
@@ -75,6 +86,12 @@ class Mode(str, Enum):
     RESET = "reset"
     CHAT_ONLY = "chat_only"
     REJECTS_SAMPLING = "rejects_sampling"
+    LOGPROBS_BLANKED = "logprobs_blanked"
+    LOGPROBS_HANG = "logprobs_hang"
+
+
+LOGPROBS_MODES = frozenset({Mode.LOGPROBS_BLANKED, Mode.LOGPROBS_HANG})
+JOIN_WAIT_S = 30.0  # a safety net only: a batch's stream waits this long at most for joiners
 
 
 class HostileServer(ThreadingHTTPServer):
@@ -88,12 +105,15 @@ class HostileServer(ThreadingHTTPServer):
         slow_s: float = 30.0,
         huge_bytes: int = 20 * 2**20,
         tick_s: float = 0.05,
+        joiners: int = 3,
     ) -> None:
         super().__init__(address, Handler)
         self.slow_s = slow_s
         self.huge_bytes = huge_bytes
         self.tick_s = tick_s
         self.stopping = threading.Event()
+        self.batch = Batch(joiners)
+        self.dead = threading.Event()  # logprobs_hang: the generation thread died
 
     @property
     def url(self) -> str:
@@ -108,6 +128,68 @@ class HostileServer(ThreadingHTTPServer):
     def mode_url(self, mode: Mode) -> str:
         """The base URL (no ``/v1``) whose completion endpoints misbehave as ``mode``."""
         return f"{self.url}/m/{mode.value}"
+
+
+class Batch:
+    """logprobs_blanked's batch: streams under way, the requests that arrived since the last
+    one began, and whether a plain one came among them."""
+
+    def __init__(self, joiners: int) -> None:
+        self.joiners = joiners
+        self.changed = threading.Condition()
+        self.streams = 0
+        self.arrivals = 0
+        self.plain_joined = False
+
+    def start_stream(self) -> int:
+        with self.changed:
+            self.streams += 1
+            self.plain_joined = False
+            return self.arrivals
+
+    def wait_for_joiners(self, since: int, stopping: threading.Event) -> None:
+        with self.changed:
+            self.changed.wait_for(
+                lambda: stopping.is_set() or self.arrivals - since >= self.joiners, JOIN_WAIT_S
+            )
+
+    def end_stream(self) -> None:
+        with self.changed:
+            self.streams -= 1
+            self.changed.notify_all()
+
+    def join(self, plain: bool, stopping: threading.Event) -> bool:
+        """A non-streamed request arrives and waits for the batch's streams to end; True when
+        its logprobs come out blank (a plain request joined the batch too)."""
+        with self.changed:
+            self.arrivals += 1
+            batched = self.streams > 0
+            if plain and batched:
+                self.plain_joined = True
+            self.changed.notify_all()
+            self.changed.wait_for(lambda: stopping.is_set() or self.streams == 0, JOIN_WAIT_S)
+            return batched and self.plain_joined
+
+
+def _top(request: dict[str, Any]) -> int | None:
+    """The count of alternatives a request asks per token (0: logprobs alone), None: none."""
+    if not request.get("logprobs"):
+        return None
+    top = request.get("top_logprobs")
+    return top if isinstance(top, int) and not isinstance(top, bool) else 0
+
+
+def _logprobs(text: str, top: int, blank: bool) -> dict[str, Any]:
+    """``choices[0].logprobs`` for ``text``: an entry per word, or ``{}`` each when ``blank``."""
+    entries: list[dict[str, Any]] = []
+    for word in _words(text):
+        alternatives = [
+            {"token": word if k == 0 else f"alt{k}", "logprob": -0.5 - k} for k in range(top)
+        ]
+        entries.append(
+            {} if blank else {"token": word, "logprob": -0.5, "top_logprobs": alternatives}
+        )
+    return {"content": entries}
 
 
 def _for_prompt(text: str, request: dict[str, Any]) -> str:
@@ -137,8 +219,10 @@ def _chunk(chat: bool, text: str, finish: str | None = None) -> dict[str, Any]:
     return {"id": "hostile-1", "object": kind, "model": MODEL_ID, "choices": [choice]}
 
 
-def _whole(chat: bool, text: str) -> dict[str, Any]:
+def _whole(chat: bool, text: str, top: int | None = None, *, blank: bool = False) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "finish_reason": "length"}
+    if top is not None:
+        choice["logprobs"] = _logprobs(text, top, blank)
     if chat:
         choice["message"] = {"role": "assistant", "content": text}
     else:
@@ -226,8 +310,15 @@ class Handler(BaseHTTPRequestHandler):
             used = next(k for k in SAMPLERS if k in request)
             message = f"unsupported parameter: {used}"
             self._json(400, {"error": {"message": message, "type": "invalid_request_error"}})
-        elif mode in (Mode.WELL, Mode.CHAT_ONLY, Mode.REJECTS_SAMPLING):
-            self._good(chat, streamed, _for_prompt(ANSWER, request))
+        elif mode is Mode.LOGPROBS_HANG and (
+            self.server.dead.is_set() or _top(request) is not None
+        ):
+            self.server.dead.set()
+            self.server.stopping.wait()
+        elif mode is Mode.LOGPROBS_BLANKED:
+            self._batched(chat, streamed, request)
+        elif mode in (Mode.WELL, Mode.CHAT_ONLY, Mode.REJECTS_SAMPLING, Mode.LOGPROBS_HANG):
+            self._good(chat, streamed, _for_prompt(ANSWER, request), _top(request))
         elif mode is Mode.HOSTILE_TEXT:
             text = _for_prompt(HOSTILE_TEXT, request)
             self._good(chat, streamed, text + (" streamed" if streamed else ""))
@@ -248,13 +339,34 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._bad_whole(mode, chat)
 
-    def _good(self, chat: bool, streamed: bool, text: str) -> None:
+    def _good(self, chat: bool, streamed: bool, text: str, top: int | None = None) -> None:
         if not streamed:
-            self._json(200, _whole(chat, text))
+            self._json(200, _whole(chat, text, top))
             return
         self._open_stream()
         for word in _words(text):
             self._event(_chunk(chat, word))
+        self._stream_end(chat)
+
+    def _batched(self, chat: bool, streamed: bool, request: dict[str, Any]) -> None:
+        text, top, batch = _for_prompt(ANSWER, request), _top(request), self.server.batch
+        if not streamed:
+            blank = batch.join(top is None, self.server.stopping)
+            self._json(200, _whole(chat, text, top, blank=blank))
+            return
+        since = batch.start_stream()
+        try:
+            self._open_stream()
+            first, *rest = _words(text)
+            self._event(_chunk(chat, first))
+            batch.wait_for_joiners(since, self.server.stopping)
+            for word in rest:
+                self._event(_chunk(chat, word))
+            self._stream_end(chat)
+        finally:
+            batch.end_stream()
+
+    def _stream_end(self, chat: bool) -> None:
         self._event(_chunk(chat, "", "length"))
         self._event({"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 14}})
         self._raw(b"data: [DONE]\n\n")

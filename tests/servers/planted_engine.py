@@ -117,6 +117,7 @@ class Engine:
     # (join_pair_mid_prompt: when a second one does; ``joiners`` counts them)
     processing: tuple[list[str], threading.Event] | None = None
     joiners: int = 0
+    last_top: int | None = None  # logprobs_last_args: the top_logprobs of the latest request
 
     def _delay(self) -> None:
         """A token's time: asleep, or computing (``spin``: the CPU busy, as a real engine's)."""
@@ -170,6 +171,7 @@ class Engine:
         pieces = pieces_of(self.tokenizer, request.prompt)
         with self.lock:
             self.requests += 1
+            self.last_top = request.top_logprobs
             if self.has(Plant.LEAK_PER_REQUEST):
                 self.leaked.append(b"\x01" * LEAK_BYTES)  # written, so resident
             key = tuple(pieces)
@@ -296,9 +298,11 @@ class Engine:
         """The non-streamed answer."""
         prompt, cached, tokens = self._tokens(request)
         raw, count, stopped = "", 0, False
+        texts: list[str] = []
         for position, piece in tokens:
             count += 1
-            raw += piece_text(position, piece)
+            texts.append(piece_text(position, piece))
+            raw += texts[-1]
             hit = first_stop(raw, request.stops)
             if hit is not None:
                 raw, stopped = raw[:hit], True
@@ -325,6 +329,10 @@ class Engine:
             del message["content"]  # mlx-lm 0.31.2-0.31.3 (#1738): content only with text
         finish = self._finish(stopped, ended, bool(seen.calls))
         choice = {"index": 0, "message": message, "finish_reason": finish}
+        if request.top_logprobs is not None:
+            with self.lock:
+                top = self.last_top if self.has(Plant.LOGPROBS_LAST_ARGS) else request.top_logprobs
+            choice["logprobs"] = {"content": [_logprob_entry(t, top) for t in texts]}
         return _envelope(ident, "chat.completion", choice, usage)
 
     def stream(self, request: Request, send: Send) -> None:
@@ -444,6 +452,17 @@ class Engine:
         half = len(arguments) // 2
         for part in (arguments[:half], arguments[half:]):
             event({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+
+
+def _logprob_entry(text: str, top: int | None) -> dict[str, Any]:
+    """One token's ``logprobs.content`` entry with ``top`` alternatives (the token first); None:
+    blank, as mlx-lm 0.30.6-0.31.1 format a count of -1."""
+    if top is None:
+        return {}
+    alternatives = [{"token": text, "logprob": -0.25}]
+    alternatives += [{"token": f" alt{k}", "logprob": -2.0 - k} for k in range(1, top)]
+    token = {"token": text, "logprob": -0.25, "bytes": list(text.encode())}
+    return {**token, "top_logprobs": alternatives[:top]}
 
 
 @dataclass

@@ -62,6 +62,9 @@ class Plant(str, Enum):
     # two extending a batch of one); the second starts from that prompt's state. One joiner
     # alone is served right
     JOIN_PAIR_MID_PROMPT = "join_pair_mid_prompt"
+    # mlx-lm 0.30.6-0.31.1 (#1072): a request's logprobs formatted with the top_logprobs of the
+    # request that started last (blank entries, {}, when that one asked none)
+    LOGPROBS_LAST_ARGS = "logprobs_last_args"
     PROMPT_BLIND = "prompt_blind"  # every prompt answered alike: texts compared prove nothing
     TOOL_FINISH_STOP = "tool_finish_stop"  # finish_reason "stop" after tool calls
     TOOL_ARGS_OBJECT = "tool_args_object"  # non-streamed arguments a JSON object, not a string
@@ -113,6 +116,7 @@ class Request:
     calls: tuple[dict[str, Any], ...]  # the tool calls the toy will make
     think: bool
     xtc_probability: float = 0.0  # read, not applied: the toy has no XTC sampler
+    top_logprobs: int | None = None  # chat: alternatives per token asked (None: no logprobs)
 
 
 def _number(body: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
@@ -169,6 +173,21 @@ def _tools(body: Mapping[str, Any]) -> list[Any]:
     return tools
 
 
+MAX_TOP_LOGPROBS = 20
+
+
+def _top_logprobs(body: Mapping[str, Any]) -> int | None:
+    """A chat request's ``logprobs`` and ``top_logprobs``: the alternatives per token it asks,
+    None when it asks no logprobs."""
+    logprobs = body.get("logprobs")
+    if logprobs is not None and not isinstance(logprobs, bool):
+        raise BadRequest("logprobs must be a boolean")
+    top = _integer(body, "top_logprobs", None, 0)
+    if top is not None and top > MAX_TOP_LOGPROBS:
+        raise BadRequest(f"top_logprobs must be at most {MAX_TOP_LOGPROBS}")
+    return (top or 0) if logprobs else None
+
+
 def parse_request(body: Any, *, chat: bool) -> Request:
     """``body`` (parsed JSON) as a request to the chat or the completions endpoint."""
     if not isinstance(body, Mapping):
@@ -223,6 +242,7 @@ def parse_request(body: Any, *, chat: bool) -> Request:
         calls=calls,
         think=think and not calls,
         xtc_probability=_number(body, "xtc_probability", 0.0, 0.0, 1.0),
+        top_logprobs=_top_logprobs(body) if chat else None,
     )
 
 

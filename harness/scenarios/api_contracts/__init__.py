@@ -65,9 +65,9 @@ class ApiContractsParams(Params):
         min_length=1,
         description="the checks to run (default: all but "
         + ", ".join(n for n in CHECK_NAMES if n not in DEFAULT_CHECKS)
-        + ", which run when named: the other APIs' surfaces, and continuation, which a server "
-        "may not survive: name it in an entry of its own, after the model's other cases): "
-        + ", ".join(CHECK_NAMES),
+        + ", which run when named: the other APIs' surfaces, and continuation and logprobs, "
+        "which a server may not survive: name each in an entry of its own, after the model's "
+        "other cases): " + ", ".join(CHECK_NAMES),
     )
     api: Literal["chat", "completions"] = Field(
         "chat", description="the endpoint the text checks use (tools and reasoning need chat)"

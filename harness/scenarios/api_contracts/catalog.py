@@ -8,6 +8,7 @@ from types import MappingProxyType
 from harness.scenarios.api_contracts import (
     checks_continuation,
     checks_message,
+    checks_logprobs,
     checks_reasoning,
     checks_sampling,
     checks_server,
@@ -23,6 +24,10 @@ CHECKS: Mapping[str, ContractCheck] = MappingProxyType(
         for module in (
             checks_text,
             checks_sampling,
+            # named only (mlx-lm 0.30.4 does not survive it: an entry of its own); before usage,
+            # which reads counts only, so a server that leaves a batch's tokens to the next
+            # request fails concurrent, not the check after this batch
+            checks_logprobs,
             checks_server,
             checks_reasoning,
             checks_tools,
