@@ -7,8 +7,8 @@ from types import MappingProxyType
 
 from harness.scenarios.api_contracts import (
     checks_continuation,
-    checks_message,
     checks_logprobs,
+    checks_message,
     checks_reasoning,
     checks_sampling,
     checks_server,
