@@ -160,7 +160,10 @@ INSTALLED = {
     "bug-contentkey-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
     # a request sampled with XTC kills the generation thread (#1257): every release to 0.31.3
     "bug-xtc-buggy": ({"mlx-lm": "0.31.3", "mlx": "0.31.2"}, {"bug_tool_drop"}),
-    "bug-xtc-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.31.2"}, set()),
+    "bug-xtc-fixed": ({"mlx-lm": "0.32.0", "mlx": "0.32.4"}, set()),
+    # an invalid parameter answered by a closed connection, no 400: every release to 0.32.0
+    "bug-invalidparams-buggy": ({"mlx-lm": "0.32.0", "mlx": "0.32.4"}, set()),
+    "bug-invalidparams-fixed": ({"mlx-lm": "0.32.1", "mlx": "0.32.4"}, set()),
 }
 # a cached prompt past a sliding window reused by the next request (#1035): 0.31.0-0.31.1; the
 # same releases (and so the same other cells) as the Gemma 4 parser's pair
@@ -194,6 +197,8 @@ for _installed, _failing in [*INSTALLED.values(), *METAL.values()]:
     if not _installed["mlx-lm"].startswith("0.32."):
         _failing.add("bug_think_tool")
         _failing.add("bug_xtc")  # XTC's special tokens an int and a list (#1257)
+    if tuple(int(p) for p in _installed["mlx-lm"].split(".")) < (0, 32, 1):
+        _failing.add("bug_invalid_params")  # validate_model_parameters() with no try (#1527)
     # no release before 0.32.0 parses a <tool_call> written in pieces, ">\n" merged: 0.31.2-0.31.3
     # miss the marker's token ids (#1335), the ones before turn tool calling off (#984)
     if tuple(int(p) for p in _installed["mlx-lm"].split(".")) < (0, 32, 0):

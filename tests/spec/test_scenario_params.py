@@ -94,7 +94,7 @@ def test_every_parameter_is_described() -> None:
             '"exact_repeat" | "shared_prefix" | "multi_turn" | "divergent_edit"',
             '"shared_prefix"',
         ),
-        ("api_contracts", "checks", "", "list[str]", "20 built-in values"),
+        ("api_contracts", "checks", "", "list[str]", "22 built-in values"),
     ],
 )
 def test_param_docs_carry_type_default_and_unit(
