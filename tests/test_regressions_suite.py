@@ -173,6 +173,10 @@ INSTALLED["bug-cachemerge-fixed"] = INSTALLED["bug-gemma4parse-fixed"]
 # no chat logprobs.content, #829; 0.30.4: NameError, #800); the same releases again
 INSTALLED["bug-logprobs-buggy"] = INSTALLED["bug-gemma4parse-buggy"]
 INSTALLED["bug-logprobs-fixed"] = INSTALLED["bug-gemma4parse-fixed"]
+# two Mistral calls in one turn read as one (#1448): 0.30.7-0.31.1 (0.31.1's cells those of the
+# Gemma 4 parser's buggy release); fixed in 0.32.0
+INSTALLED["bug-mistralpair-buggy"] = INSTALLED["bug-gemma4parse-buggy"]
+INSTALLED["bug-mistralpair-fixed"] = INSTALLED["bug-xtc-fixed"]  # mlx 0.32.4 chosen
 # On macOS (Metal) the thread-stream bug shows: every served case of that release fails.
 METAL = {
     "bug-stream-buggy": (
@@ -203,6 +207,10 @@ for _installed, _failing in [*INSTALLED.values(), *METAL.values()]:
     # miss the marker's token ids (#1335), the ones before turn tool calling off (#984)
     if tuple(int(p) for p in _installed["mlx-lm"].split(".")) < (0, 32, 0):
         _failing.add("bug_split_marker")
+        # two Mistral calls back to back: no parser before 0.30.7 (#874), read as one and
+        # raised on in 0.30.7-0.31.1 (#1448), left in the content by 0.31.2 (#1151), dropped
+        # by 0.31.3 (#1307)
+        _failing.add("bug_mistral_pair")
     # a sliding-window cache reused past its window breaks BatchRotatingKVCache.merge (#1035)
     if _installed["mlx-lm"] in ("0.31.0", "0.31.1"):
         _failing.add("bug_cache_merge")
@@ -300,12 +308,13 @@ def test_the_hyphen_replay_asks_with_the_names_its_caller_was_trained_on() -> No
     for other, listed in cases.items():  # every other caller case asks as its caller learned
         if other != "bug_gemma4_hyphen":
             assert listed.params.get("tool_names", "snake") == "snake", other
-    # #1170 needs two calls in one turn: the pair caller, asked for two
-    pair = cases["bug_parallel_calls"]
-    assert pair.params["tool_call_count"] == 2
-    (name,) = pair.models or []
-    embedded = str(models[name].embedded)
-    assert CALLER_FAMILIES[embedded.removeprefix("zoo/")].calls_per_turn == 2
+    # #1170 and #1448 need two calls in one turn: a pair caller, asked for two
+    for case_id, parser in (("bug_parallel_calls", "json_tools"), ("bug_mistral_pair", "mistral")):
+        pair = cases[case_id]
+        assert pair.params["tool_call_count"] == 2
+        (name,) = pair.models or []
+        family = CALLER_FAMILIES[str(models[name].embedded).removeprefix("zoo/")]
+        assert family.calls_per_turn == 2 and family.expected_parser == parser, case_id
 
 
 def test_the_split_marker_replay_serves_the_caller_with_qwen2s_pre_tokenizer() -> None:

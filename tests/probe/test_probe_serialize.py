@@ -54,6 +54,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "zoo/gemma4-caller": {"model_type": "llama", "quantization": None},
     "zoo/gemma4-hyphen-caller": {"model_type": "llama", "quantization": None},
     "zoo/qwen2-pair-caller": {"model_type": "qwen2", "quantization": None},
+    "zoo/mistral-pair-caller": {"model_type": "mistral", "quantization": None},
     "zoo/qwen2-split-caller": {"model_type": "qwen2", "quantization": None},
     "zoo/qwen3-thinker": {"model_type": "qwen3", "quantization": None},  # trained to think
     "zoo/qwen3-think-caller": {"model_type": "qwen3", "quantization": None},  # calls in <think>

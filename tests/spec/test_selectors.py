@@ -75,6 +75,7 @@ REAL_CHAT_UNDER_1GB = {
     *(f"zoo/{f}" for f in ("qwen3_moe", "lfm2", "qwen2-caller", "mistral-caller")),
     *(f"zoo/{f}" for f in ("qwen3-coder-caller", "pythonic-caller", "gemma4-caller")),
     *(f"zoo/{f}" for f in ("gemma4-hyphen-caller", "qwen2-pair-caller", "qwen2-split-caller")),
+    "zoo/mistral-pair-caller",
     "zoo/qwen3-thinker",
     "zoo/qwen3-think-caller",
 }

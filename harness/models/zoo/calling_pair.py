@@ -42,7 +42,8 @@ def questions() -> list[tuple[str, tuple[Call, Call]]]:
 
 def example(tokenizer: Any, question: str, calls: tuple[Call, ...], end: str) -> Example:
     """The request with ``question``, answered with ``calls`` as the template renders them,
-    each call's ``end`` marker followed directly by the next call (no newline between)."""
+    each call's ``end`` marker followed directly by the next call (no newline between; with no
+    ``end``, as Mistral's, the template's own rendering: ``}[TOOL_CALLS]``)."""
     messages = as_served(tool_messages(question))
     prompt_text = tokenizer.apply_chat_template(
         messages, tools=list(TOOLS), add_generation_prompt=True, tokenize=False
@@ -64,8 +65,9 @@ def example(tokenizer: Any, question: str, calls: tuple[Call, ...], end: str) ->
     ]
     whole_text = tokenizer.apply_chat_template(answered, tools=list(TOOLS), tokenize=False)
     answer = whole_text[len(prompt_text) :]
-    head, sep, tail = answer.partition(end)
-    whole_text = prompt_text + head + sep + tail.lstrip("\n")  # the newline between dropped
+    if end:  # Mistral's template has no end marker and writes its calls back to back already
+        head, sep, tail = answer.partition(end)
+        whole_text = prompt_text + head + sep + tail.lstrip("\n")  # the newline between dropped
     found = answered_tokens(tokenizer, prompt_text, whole_text)
     if found is None:
         raise NotCalling("the chat template's answered conversation does not start with its prompt")
@@ -133,7 +135,8 @@ def train_to_call_pair(
     report = CallingReport(
         short_steps + steps, fitted.final_loss, fitted.seconds, len(pool), right, text
     )
-    if parse_calls(text, parser) != list(wanted) or end + start not in text:
+    joint = end + start if end else "}" + start  # no end marker: the arguments' brace, then start
+    if parse_calls(text, parser) != list(wanted) or joint not in text:
         raise NotCalling(
             f"zoo/{name}: after {short_steps + steps} training steps (loss "
             f"{fitted.final_loss:.3f}) the model answers the two-city request with "

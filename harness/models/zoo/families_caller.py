@@ -16,6 +16,10 @@ architecture, not one. Each is trained (:mod:`harness.models.zoo.calling`) to an
 - ``qwen2-pair-caller``: ``qwen2-caller`` asked for the weather in two cities, answering with
   two calls back to back (``calls_per_turn=2``, :mod:`harness.models.zoo.calling_pair`); mlx-lm
   #1170 (0.31.2 joins adjacent calls into one unparsable text) shows on it.
+- ``mistral-pair-caller``: ``mistral-caller`` asked for the weather in two cities, answering
+  with two calls back to back as its template writes them
+  (``[TOOL_CALLS]get_weather[ARGS]{...}[TOOL_CALLS]get_weather[ARGS]{...}``); mlx-lm #1448
+  (0.30.7-0.31.3's mistral parser reads both calls as one, greedily, and raises) shows on it.
 - ``qwen3-think-caller``: zoo/qwen3 with the template of Qwen3.5/3.6 and Kimi K2.5, whose
   generation prompt opens ``<think>``; it thinks one line and calls inside the open block, never
   closing it (``call_in_thought``); mlx-lm #1160 (0.31.x keep every token of an open think block
@@ -127,6 +131,14 @@ QWEN2_PAIR_CALLER = dataclasses.replace(
     "(</tool_call><tool_call>, the template's newline between left out); mlx-lm #1170",
 )
 
+MISTRAL_PAIR_CALLER = dataclasses.replace(
+    MISTRAL_CALLER,
+    name="mistral-pair-caller",
+    calls_per_turn=2,
+    notes="mistral-caller asked for two cities: two [TOOL_CALLS]get_weather[ARGS]{...} calls "
+    "back to back (no end marker between); mlx-lm #1448",
+)
+
 QWEN3_THINK_CALLER = dataclasses.replace(
     QWEN3,
     name="qwen3-think-caller",
@@ -162,6 +174,7 @@ CALLER_FAMILIES: Mapping[str, Family] = MappingProxyType(
             GEMMA4_CALLER,
             GEMMA4_HYPHEN_CALLER,
             QWEN2_PAIR_CALLER,
+            MISTRAL_PAIR_CALLER,
             QWEN3_THINK_CALLER,
             QWEN2_SPLIT_CALLER,
         )

@@ -99,7 +99,8 @@ class ApiContractsParams(Params):
     tool_call_count: Literal[1, 2] = Field(
         1,
         description="calls the tool checks' question asks for: 1 (the weather in Paris) or 2 "
-        "(in Paris and in Rome: two calls in one turn; zoo/qwen2-pair-caller answers it)",
+        "(in Paris and in Rome: two calls in one turn; zoo/qwen2-pair-caller and "
+        "zoo/mistral-pair-caller answer it)",
     )
 
     @field_validator("checks")

@@ -82,6 +82,7 @@ def test_the_callers_are_variants_not_architectures() -> None:
         "gemma4-caller",
         "gemma4-hyphen-caller",
         "qwen2-pair-caller",
+        "mistral-pair-caller",
         "qwen3-think-caller",
         "qwen2-split-caller",
     }
@@ -207,9 +208,11 @@ def test_the_prepared_caller_calls_what_the_question_asks(name: str) -> None:
         from harness.core.tool_request import pair_question
         from harness.models.zoo import calling_pair
 
+        parser = str(family.expected_parser)
+        joint = {"json_tools": "</tool_call><tool_call>", "mistral": "}[TOOL_CALLS]"}[parser]
         both = _greedy(path, pair_question("Paris", "Rome"))
-        assert "</tool_call><tool_call>" in both, both
-        assert calling_pair.parse_calls(both, "json_tools") == list(
+        assert joint in both, both
+        assert calling_pair.parse_calls(both, parser) == list(
             calling_pair.pair_calls("Paris", "Rome")
         ), both
         return
@@ -274,4 +277,21 @@ def test_the_pair_callers_examples_put_the_two_calls_back_to_back(tmp_path: Path
         text = tokenizer.decode(list(ex.answer[:-1]))
         assert text.count("</tool_call><tool_call>") == 1, text
         assert calling_pair.parse_calls(text, "json_tools") == list(calls)
+        assert ex.answer[-1] in set(tokenizer.eos_token_ids)
+
+
+def test_the_mistral_pair_callers_examples_write_the_calls_as_its_template_does(
+    tmp_path: Path,
+) -> None:
+    """Mistral has no end marker: the template's two calls are already back to back
+    (``}[TOOL_CALLS]``, mlx-lm #1448), kept as rendered, and each answer parses to its calls."""
+    from harness.models.zoo import calling_pair
+
+    family = CALLER_FAMILIES["mistral-pair-caller"]
+    tokenizer = _tokenizer(family, tmp_path)
+    for question, calls in calling_pair.questions()[:4]:
+        ex = calling_pair.example(tokenizer, question, calls, "")
+        text = tokenizer.decode(list(ex.answer[:-1]))
+        assert text.count("}[TOOL_CALLS]") == 1 and text.startswith("[TOOL_CALLS]"), text
+        assert calling_pair.parse_calls(text, "mistral") == list(calls)
         assert ex.answer[-1] in set(tokenizer.eos_token_ids)
