@@ -179,3 +179,9 @@ def prompt_independence(ctx: CheckContext) -> str | None:
 def shown_value(value: object, limit: int = 40) -> str:
     """A value the server sent, for a reason line: its repr (control characters escaped), cut."""
     return excerpt(repr(value), limit)
+
+
+def refused(reply: Reply | StreamReply) -> bool:
+    """The server answered with a 4xx of its own (not a transport failure): it says it does
+    not take what was asked (a parameter, tools), so a check on it is not applicable."""
+    return reply.status is not None and 400 <= reply.status < 500 and reply.error is None

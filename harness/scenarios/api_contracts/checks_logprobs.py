@@ -35,6 +35,7 @@ from harness.scenarios.api_contracts.asking import (
     body,
     describe,
     prompt,
+    refused,
     request_text,
     shown_value,
 )
@@ -154,11 +155,6 @@ def _spelled(reply: Reply) -> bool:
     return "".join(str(e.get("token", "")) for e in entries) == reply.content
 
 
-def _refused(reply: Reply) -> bool:
-    """A 4xx with an answer: the server says it does not take the parameter."""
-    return reply.status is not None and 400 <= reply.status < 500 and reply.error is None
-
-
 async def _joined(
     ctx: CheckContext, pacer: Mapping[str, Any], joiners: Sequence[Asked]
 ) -> tuple[StreamReply, list[Reply]]:
@@ -202,7 +198,7 @@ def check_logprobs(ctx: CheckContext) -> CheckResult:
         return not_applicable(name, "asks the chat API's logprobs and top_logprobs (api: chat)")
     alone = _asking(ctx, "the request alone", "logprobs asked alone", TOP)
     reply, exchange = ask(ctx, alone.payload)
-    if _refused(reply):
+    if refused(reply):
         return not_applicable(
             name, f"unsupported (rejected by the server): {reply.failure}", (exchange,)
         )

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.backends.openai_client import Reply
-from harness.scenarios.api_contracts.asking import chat_message, shown_value
+from harness.scenarios.api_contracts.asking import chat_message, refused, shown_value
 from harness.scenarios.api_contracts.checks_reasoning import SHARED_KEY, ReasoningExchange
 from harness.scenarios.api_contracts.checks_tools import tool_exchange
 from harness.scenarios.api_contracts.verdicts import (
@@ -99,8 +99,7 @@ def check_message_content(ctx: CheckContext) -> CheckResult:
             )
             return unjudged(NAME, reason, evidence)
         if not reply.ok:
-            refused = reply.status is not None and 400 <= reply.status < 500
-            if refused and reply.error is None:
+            if refused(reply):
                 unanswered.append(f"the server refused the {asked} ({reply.failure})")
             else:
                 problems.append(f"the non-streamed {asked} failed: {reply.failure}")

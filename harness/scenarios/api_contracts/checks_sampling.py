@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.scenarios.api_contracts.asking import BASE_PROMPT, ask, body, reference
+from harness.scenarios.api_contracts.asking import BASE_PROMPT, ask, body, reference, refused
 from harness.scenarios.api_contracts.verdicts import (
     CheckContext,
     CheckResult,
@@ -57,7 +57,7 @@ def _against_greedy(
         reply, exchange = ask(ctx, {**ref.payload, **extra})
         evidence.append(exchange)
         shown = ", ".join(f"{k} {v}" for k, v in extra.items())
-        if reply.status is not None and 400 <= reply.status < 500 and reply.error is None:
+        if refused(reply):
             rejected.append(f"{shown}: {reply.failure}")
         elif not reply.ok:
             problems.append(f"{shown}: the request failed: {reply.failure}")
@@ -104,7 +104,7 @@ def check_seed(ctx: CheckContext) -> CheckResult:
     evidence = (first_exchange, second_exchange)
     if not (first.ok and second.ok):
         why = first.failure or second.failure
-        if first.status is not None and 400 <= first.status < 500 and first.error is None:
+        if refused(first):
             return not_applicable(name, f"unsupported (rejected by the server): {why}", evidence)
         return failed(name, f"a seeded request failed: {why}", evidence)
     if first.content != second.content:
@@ -137,7 +137,7 @@ def check_frequency_penalty(ctx: CheckContext) -> CheckResult:
     if not plain.ok:
         return failed(name, f"the plain request failed: {plain.failure}", evidence)
     for reply in (unseeded, seeded):
-        if reply.status is not None and 400 <= reply.status < 500 and reply.error is None:
+        if refused(reply):
             reason = f"unsupported (rejected by the server): {reply.failure}"
             return not_applicable(name, reason, evidence)
         if not reply.ok:

@@ -31,7 +31,7 @@ from typing import Any
 
 from harness.backends.openai_client import Reply, StreamReply
 from harness.core.tool_request import PAIR_PROMPT, TOOL_PROMPT, tool_messages, tools_named
-from harness.scenarios.api_contracts.asking import ask, ask_stream, shown_value
+from harness.scenarios.api_contracts.asking import ask, ask_stream, refused, shown_value
 from harness.scenarios.api_contracts.own_tokens import (
     Held,
     call_in_text,
@@ -104,7 +104,7 @@ def _unjudged(name: str, ctx: CheckContext) -> tuple[ToolExchange | None, CheckR
         return None, not_applicable(name, "tool calls need the chat API (api: chat)")
     tools = tool_exchange(ctx)
     for mode, reply in tools.modes():
-        if reply.status is not None and 400 <= reply.status < 500 and reply.error is None:
+        if refused(reply):
             reason = f"the server refused a request with tools ({mode}: {reply.failure})"
             return None, not_applicable(name, reason, tools.evidence)
         if not reply.ok:
